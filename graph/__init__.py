@@ -1,0 +1,1 @@
+"""The LangGraph state machine and everything it reasons with."""

@@ -1,0 +1,94 @@
+"""Pydantic models for every structured reasoning output (LLM or offline).
+
+Field descriptions are part of the LLM prompt: keep them precise.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class RouteDecision(BaseModel):
+    """Whether a question needs the knowledge base."""
+
+    standalone_question: str = Field(
+        description="The user's question rewritten to stand alone, resolving pronouns and "
+        "references from the conversation; identical to the question if it already stands alone."
+    )
+    route: Literal["simple", "complex"] = Field(
+        description="simple: greeting, chit-chat or general knowledge needing no documents. "
+        "complex: needs facts from the knowledge base."
+    )
+    reason: str = Field(description="One short sentence explaining the choice.")
+
+
+class SubQuestion(BaseModel):
+    """One step of the reasoning chain."""
+
+    id: int = Field(description="1-based position in reasoning order.")
+    question: str = Field(
+        description="A self-contained question with no pronouns; when it depends on an earlier "
+        "step, it names what that step finds in a placeholder like #1."
+    )
+    depends_on: int | None = Field(
+        None, description="id of the earlier sub-question whose answer this one needs, or null."
+    )
+
+
+class Decomposition(BaseModel):
+    """Ordered sub-questions answering the original question together."""
+
+    sub_questions: list[SubQuestion] = Field(
+        description="1 to 8 sub-questions in reasoning order; one if the question is single-hop."
+    )
+
+
+class PlanDecision(BaseModel):
+    """What to do after a hop."""
+
+    action: Literal["retrieve", "evaluate"] = Field(
+        description="retrieve: search again for the next or a new sub-question. "
+        "evaluate: the evidence may be enough to judge."
+    )
+    reason: str = Field(description="One short sentence.")
+    follow_up: str | None = Field(
+        None,
+        description="Optional ONE new self-contained sub-question aimed at a named gap, anchored "
+        "on an entity already found in the evidence; null if the plan needs no change.",
+    )
+
+
+class EvidenceVerdict(BaseModel):
+    """Whether the evidence answers the original question."""
+
+    enough: bool = Field(description="True only if the evidence states every fact the question needs.")
+    missing: list[str] = Field(
+        default_factory=list, description="The specific facts still missing; empty when enough."
+    )
+    web_query: str | None = Field(
+        None, description="One web search query that would find the missing facts; null if enough."
+    )
+
+
+class BridgeQuery(BaseModel):
+    """A dependent sub-question with the earlier step's answer filled in."""
+
+    entity: str = Field(description="The entity the earlier step found (a name, date, title...).")
+    query: str = Field(description="The sub-question rewritten with that entity in place.")
+
+
+class EvidenceSentence(BaseModel):
+    """A sentence extracted verbatim from a chunk."""
+
+    chunk_id: str = Field(description="The chunk the sentence was copied from.")
+    text: str = Field(description="The sentence, copied exactly, not summarised.")
+
+
+class ExtractedEvidence(BaseModel):
+    """Sentences that bear on a sub-question."""
+
+    sentences: list[EvidenceSentence] = Field(
+        default_factory=list, description="Verbatim sentences relevant to the sub-question."
+    )

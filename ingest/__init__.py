@@ -1,0 +1,1 @@
+"""Parse -> chunk -> embed -> Milvus. The index schema lives here."""

@@ -1,0 +1,96 @@
+"""The records that flow through ingestion and retrieval."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+PARSER_VERSION = "parse-1"
+CHUNKER_VERSION = "chunk-1"
+DEFAULT_GROUP = "all"
+
+
+class Block(BaseModel):
+    """One structural unit a parser found: a paragraph, list item, or table row run."""
+
+    text: str
+    section_path: list[str] = Field(default_factory=list, description="Headings above it.")
+    page: int | None = Field(None, description="1-based page (PDF only).")
+    start_char: int = Field(0, description="Offset of the block in the document's plain text.")
+    end_char: int = 0
+    kind: str = Field("text", description="text | heading | table")
+
+
+class ParsedDocument(BaseModel):
+    """A file turned into ordered blocks; `text` is the concatenated plain text."""
+
+    source: str = Field(description="File name as uploaded.")
+    title: str
+    text: str
+    blocks: list[Block]
+    parser: str = PARSER_VERSION
+
+
+class Chunk(BaseModel):
+    """One retrievable passage with the full record from DESIGN.md."""
+
+    chunk_id: str
+    doc_id: str
+    doc_version: int = 1
+    title: str = ""
+    source: str = ""
+    section_path: str = Field("", description="Headings joined with ' > '.")
+    page: int | None = None
+    start_char: int = 0
+    end_char: int = 0
+    text: str
+    groups: list[str] = Field(default_factory=lambda: [DEFAULT_GROUP])
+    checksum: str = Field("", description="SHA-256 of the source file bytes.")
+    created_at: float = 0.0
+    parser_version: str = PARSER_VERSION
+    chunker_version: str = CHUNKER_VERSION
+    embedding_version: str = Field("", description="Embedding model id, empty when BM25-only.")
+
+
+class Hit(BaseModel):
+    """A chunk returned by a search, with per-channel scores (higher is better)."""
+
+    chunk_id: str
+    doc_id: str
+    doc_version: int = 1
+    title: str = ""
+    source: str = ""
+    section: str = ""
+    page: int | None = None
+    start_char: int = 0
+    end_char: int = 0
+    text: str
+    groups: list[str] = Field(default_factory=list)
+    score: float = Field(description="Fused score used for ranking.")
+    bm25_score: float | None = None
+    dense_score: float | None = None
+    rank: int = 0
+
+
+class DocumentInfo(BaseModel):
+    """One document as the document list shows it."""
+
+    doc_id: str
+    title: str
+    source: str
+    version: int
+    chunks: int
+    groups: list[str]
+    checksum: str = ""
+    created_at: float = 0.0
+
+
+class IngestResult(BaseModel):
+    """The outcome for one file: ingested, skipped (unchanged) or failed (reason)."""
+
+    path: str
+    source: str
+    status: str = Field(description="ingested | skipped | failed")
+    doc_id: str | None = None
+    version: int | None = None
+    chunks: int = 0
+    reason: str | None = None
