@@ -1,0 +1,3 @@
+from hopwise.cli import main
+
+raise SystemExit(main())

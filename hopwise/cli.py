@@ -1,0 +1,52 @@
+"""The `hopwise` console script. Each subcommand lives in hopwise/commands/<name>.py.
+
+Subcommand names, flags and the JSON keys they print are a contract other tools rely on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+COMMAND_MODULES = ("kb", "ask", "eval", "bench")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hopwise", description="Multi-hop question answering over your own documents."
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"hopwise.commands.{name}")
+        except ModuleNotFoundError as exc:  # a command not built yet must not break the others
+            if exc.name != f"hopwise.commands.{name}":
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # the CLI prints one clear line, never a stack trace
+        if args.verbose:
+            raise
+        print(f"hopwise: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""One module per subcommand; each defines register(subparsers) and sets args.handler."""
