@@ -1,0 +1,651 @@
+"""Reasoning without a language model: the zero-configuration mode and the LLM's fallback.
+
+Every step of graph.protocols.Reasoner done with patterns, term overlap and extraction:
+keyword routing, clause/entity decomposition, bridging by the entity the previous hop's best
+evidence names, term-coverage sufficiency, and an extractive answer with [n] citations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from graph import text as tx
+from graph.protocols import EvidenceItem, HopView, Usage
+from graph.schemas import (
+    Decomposition,
+    EvidenceSentence,
+    EvidenceVerdict,
+    PlanDecision,
+    RouteDecision,
+    SubQuestion,
+)
+from ingest.models import Hit
+
+MAX_SUB_QUESTIONS = 8
+PLACEHOLDER_RE = re.compile(r"#(\d+)")
+
+_GREETING_RE = re.compile(
+    r"^\s*(hi|hello|hey|howdy|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye|"
+    r"see you|ok(ay)?|cool|great|nice|who are you|what can you do|how are you|"
+    r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|谢谢|多谢|感谢|再见|拜拜|好的|你是谁|你能做什么|你会什么)"
+    r"[\s!！。.,，?？~]*(there|hopwise|you|a lot|so much|呀|啊|哦)?[\s!！。.,，?？~]*$",
+    re.IGNORECASE,
+)
+_GENERAL_RE = re.compile(
+    r"^\s*(what is|what's|calculate|compute)?\s*[\d\s+\-*/().^%=]+\??\s*$"
+    r"|^\s*(translate|翻译)\b"
+    r"|^\s*(tell me a joke|讲个笑话|write a poem|写一首诗)",
+    re.IGNORECASE,
+)
+_PRONOUN_RE = re.compile(
+    r"\b(it|its|it's|they|them|their|this|that|these|those|he|him|his|she|her|hers)\b"
+    r"|它|他|她|其|该|这个|那个|这些|那些|上述|此",
+    re.IGNORECASE,
+)
+_FOLLOWUP_START_RE = re.compile(
+    r"^\s*(and|what about|how about|also|then|so)\b|^\s*(那|那么|还有|另外|以及|然后|而)",
+    re.IGNORECASE,
+)
+
+# Relation words that mean the same thing in questions and in passages.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "husband": ("married", "wife", "spouse", "marri"),
+    "wife": ("married", "husband", "spouse", "marri"),
+    "spouse": ("married", "wife", "husband", "marri"),
+    "father": ("son", "daughter", "child", "born"),
+    "mother": ("son", "daughter", "child", "born"),
+    "born": ("birth", "native"),
+    "birth": ("born",),
+    "die": ("death", "died"),
+    "death": ("died", "die"),
+    "director": ("direct", "film"),
+    "direct": ("director",),
+    "founder": ("found", "establish", "creat"),
+    "found": ("founder", "establish"),
+    "author": ("written", "writer", "wrote", "novel", "book"),
+    "wrote": ("author", "writer", "written"),
+    "nationality": ("american", "british", "citizen", "country"),
+    "country": ("nation", "located"),
+    "capital": ("seat", "city"),
+    "performer": ("sung", "singer", "recorded", "band", "artist"),
+    "composer": ("composed", "music"),
+    "produc": ("producer", "produced"),
+    "locat": ("located", "situated", "based"),
+    "educat": ("studied", "graduated", "university", "school", "college"),
+    "study": ("studied", "graduated", "university", "educated"),
+    "play": ("played", "starred", "role", "cast"),
+    "member": ("played", "member", "team"),
+}
+
+_EN_COMPARATIVE_RE = re.compile(
+    r"\b(first|earlier|earliest|later|latest|last|older|oldest|younger|youngest|more|most|less|"
+    r"fewer|longer|shorter|larger|largest|bigger|smaller|higher|highest|taller|tallest|lower|"
+    r"closer|farther|further|better|same|both|different|either|sooner|recent|newer|newest)\b",
+    re.IGNORECASE,
+)
+_ZH_COMPARE_RE = re.compile(
+    r"哪个|哪一个|谁更|更早|更晚|更大|更小|更多|更少|更高|更长|还是|相同|一样|分别|各自"
+)
+_ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
+_ZH_CLAUSE_SPLIT_RE = re.compile(
+    r"[，,；;？?]\s*(?:以及|并且|而且|同时|另外|还有|并)?|(?:以及|并且)"
+)
+_ZH_QUESTION_MARK_RE = re.compile(
+    r"什么|如何|哪些|哪|多少|几|何|吗|是否|怎样|怎么|谁|为什么|为何|呢"
+)
+
+
+def _usage() -> Usage:
+    return Usage(mode="offline")
+
+
+class OfflineReasoner:
+    """Reasoner with no model: patterns, term overlap and verbatim extraction."""
+
+    name = "offline"
+
+    # ------------------------------------------------------------------ route
+    def route(
+        self, question: str, history: Sequence[dict[str, str]]
+    ) -> tuple[RouteDecision, Usage]:
+        """Greetings and pure chit-chat are simple; anything that could be in the KB is complex."""
+        standalone = rewrite_followup(question, history)
+        stripped = question.strip()
+        if not stripped:
+            return RouteDecision(
+                standalone_question=standalone, route="simple", reason="Empty message."
+            ), _usage()
+        if _GREETING_RE.match(stripped):
+            return RouteDecision(
+                standalone_question=standalone,
+                route="simple",
+                reason="Greeting or chit-chat; no documents needed.",
+            ), _usage()
+        if _GENERAL_RE.match(stripped):
+            return RouteDecision(
+                standalone_question=standalone,
+                route="simple",
+                reason="General request that documents cannot answer.",
+            ), _usage()
+        return RouteDecision(
+            standalone_question=standalone,
+            route="complex",
+            reason="May need facts from the knowledge base.",
+        ), _usage()
+
+    # -------------------------------------------------------------- decompose
+    def decompose(self, question: str) -> tuple[Decomposition, Usage]:
+        """Comparisons split per entity, conjunctions per part, relation chains into #k hops."""
+        subs = decompose_question(question)
+        return Decomposition(sub_questions=subs), _usage()
+
+    # ----------------------------------------------------------------- bridge
+    def bridge(
+        self, sub_question: str, earlier: Sequence[HopView], evidence: Sequence[EvidenceItem]
+    ) -> tuple[str, Usage]:
+        """Fill each #k with the entity the best evidence of hop k names."""
+        return fill_placeholders(sub_question, earlier, evidence), _usage()
+
+    # ---------------------------------------------------------------- extract
+    def extract(
+        self, sub_question: str, hits: Sequence[Hit]
+    ) -> tuple[list[EvidenceSentence], Usage]:
+        """The sentences of each hit that share the most terms with the sub-question, verbatim."""
+        q_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", sub_question)))
+        out: list[EvidenceSentence] = []
+        for hit in hits:
+            for sentence in best_sentences(q_terms, hit.text, limit=2, title=hit.title):
+                out.append(EvidenceSentence(chunk_id=hit.chunk_id, text=sentence))
+        return out, _usage()
+
+    # ------------------------------------------------------------------- plan
+    def plan(
+        self,
+        question: str,
+        remaining: Sequence[str],
+        hops: Sequence[HopView],
+        evidence: Sequence[EvidenceItem],
+    ) -> tuple[PlanDecision, Usage]:
+        """Keep retrieving while sub-questions remain; otherwise chase one new strong entity."""
+        if remaining:
+            return PlanDecision(action="retrieve", reason="Sub-questions remain."), _usage()
+        follow_up = _follow_up(question, hops)
+        if follow_up:
+            return PlanDecision(
+                action="retrieve", reason="The last hop named a new entity.", follow_up=follow_up
+            ), _usage()
+        return PlanDecision(action="evaluate", reason="Every sub-question was searched."), _usage()
+
+    # --------------------------------------------------------------- evaluate
+    def evaluate(
+        self, question: str, evidence: Sequence[EvidenceItem]
+    ) -> tuple[EvidenceVerdict, Usage]:
+        """Enough when the evidence covers the question's content terms and every part of it."""
+        return judge_coverage(question, evidence), _usage()
+
+    # ----------------------------------------------------------------- answer
+    def answer(
+        self, question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
+    ) -> Iterator[str | Usage]:
+        """An extractive answer: the best evidence sentences, each with its [n] citation."""
+        yield from compose_answer(question, evidence, missing)
+        yield _usage()
+
+    def answer_directly(
+        self, question: str, history: Sequence[dict[str, str]]
+    ) -> Iterator[str | Usage]:
+        """A short reply to greetings; an honest note for general questions."""
+        yield direct_reply(question)
+        yield _usage()
+
+
+# ====================================================================== routing helpers
+def _main_entity(text: str) -> str | None:
+    ents = [e for e in tx.extract_entities(text) if not tx.years(e) or len(e) > 4]
+    if ents:
+        return max(ents[:3], key=len) if tx.detect_language(text) == "en" else ents[0]
+    terms = tx.tokenize(text)
+    return terms[0] if terms else None
+
+
+def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
+    """Attach the previous question's main entity to a follow-up with a pronoun or ellipsis."""
+    previous = [h.get("content", "") for h in history if h.get("role") == "user"]
+    previous = [p for p in previous if p.strip() and p.strip() != question.strip()]
+    if not previous:
+        return question
+    q = question.strip()
+    own_entities = tx.extract_entities(q)
+    short = len(tx.tokenize(q)) <= 3
+    has_pronoun = bool(_PRONOUN_RE.search(q))
+    elliptic = bool(_FOLLOWUP_START_RE.match(q))
+    if not (has_pronoun or elliptic or (short and not own_entities)):
+        return question
+    entity = None
+    for prev in reversed(previous):
+        entity = _main_entity(prev)
+        if entity:
+            break
+    if not entity or entity.lower() in q.lower():
+        return question
+    zh = tx.detect_language(q) == "zh"
+    body = _FOLLOWUP_START_RE.sub("", q).strip() or q
+    if has_pronoun:
+        replaced = _replace_first_pronoun(body, entity, zh)
+        if replaced != body:
+            return replaced
+    if zh:
+        return f"{entity}的{body.lstrip('的')}"
+    body = body[0].lower() + body[1:] if body else body
+    return f"{body.rstrip('?？ ')} of {entity}?"
+
+
+def _replace_first_pronoun(body: str, entity: str, zh: bool) -> str:
+    match = _PRONOUN_RE.search(body)
+    if not match:
+        return body
+    word = match.group(0)
+    if zh:
+        return body[: match.start()] + entity + body[match.end() :]
+    possessive = word.lower() in {"its", "their", "his", "her", "hers"}
+    repl = f"{entity}'s" if possessive else entity
+    return body[: match.start()] + repl + body[match.end() :]
+
+
+def direct_reply(question: str) -> str:
+    zh = tx.detect_language(question) == "zh"
+    q = question.strip()
+    if re.search(r"thank|谢", q, re.IGNORECASE):
+        return "不客气！还有什么想查的吗？" if zh else "You're welcome! Anything else to look up?"
+    if re.search(r"bye|再见|拜拜", q, re.IGNORECASE):
+        return "再见！" if zh else "Goodbye!"
+    if _GREETING_RE.match(q):
+        if zh:
+            return "你好！我是 Hopwise，可以根据知识库中的文档回答问题并给出引用。请问想了解什么？"
+        return (
+            "Hello! I'm Hopwise. I answer questions from your team's documents, with "
+            "citations. What would you like to know?"
+        )
+    if zh:
+        return (
+            "离线模式（未配置语言模型）无法在没有文档的情况下回答常识性问题；"
+            "请配置 LLM（HOPWISE_LLM_BASE_URL、HOPWISE_LLM_MODEL），或就知识库中的内容提问。"
+        )
+    return (
+        "Offline mode cannot answer general knowledge questions without documents; configure "
+        "an LLM (HOPWISE_LLM_BASE_URL, HOPWISE_LLM_MODEL) or ask about your documents."
+    )
+
+
+# ================================================================== decomposition
+def decompose_question(question: str) -> list[SubQuestion]:
+    q = tx.normalize_space(question)
+    if not q:
+        return [SubQuestion(id=1, question=question)]
+    zh = tx.detect_language(q) == "zh"
+    parts = _decompose_zh(q) if zh else _decompose_en(q)
+    subs: list[SubQuestion] = []
+    for text, dep in parts[:MAX_SUB_QUESTIONS]:
+        subs.append(SubQuestion(id=len(subs) + 1, question=text, depends_on=dep))
+    return subs or [SubQuestion(id=1, question=q)]
+
+
+Part = tuple[str, int | None]
+
+
+def _decompose_en(q: str) -> list[Part]:
+    comparison = _split_comparison_en(q)
+    if comparison:
+        relation, items = comparison
+        parts: list[Part] = []
+        for item in items:
+            offset = len(parts)
+            for text, dep in _chain_en(f"{item} {relation}".strip()):
+                parts.append((text, dep + offset if dep else None))
+        return parts
+    return _chain_en(q)
+
+
+def _split_comparison_en(q: str) -> tuple[str, list[str]] | None:
+    """(relation words, [entity A, entity B, ...]) for 'Which ..., A or B?' style questions."""
+    body = q.rstrip(" ?.")
+    m = re.match(
+        r"^(?P<head>(?:which|who|what|whose|where|when)\b.*?),\s*(?P<items>.+\bor\b.+)$",
+        body,
+        re.IGNORECASE,
+    )
+    if m and (
+        _EN_COMPARATIVE_RE.search(m.group("head"))
+        or m.group("head").split()[0].lower() in {"which", "who"}
+    ):
+        items = _split_items(m.group("items"))
+        if len(items) >= 2:
+            return _relation_of(m.group("head")), items
+    m = re.match(
+        r"^(?P<aux>is|are|was|were|did|do|does|has|have|had)\s+(?:both\s+)?"
+        r"(?P<items>.+?)\s+(?P<rest>(?:both\s+|the\s+same\b|born|died|located|released|"
+        r"from|of|in|share|have|has|had|older|younger|[a-z]+ed\b|[a-z]+er\b).*)$",
+        body,
+        re.IGNORECASE,
+    )
+    if m and (_EN_COMPARATIVE_RE.search(m.group("rest")) or re.search(r"\bboth\b", body, re.I)):
+        items = _split_items(m.group("items"))
+        if len(items) >= 2:
+            return _relation_of(m.group("rest")), items
+    return None
+
+
+def _split_items(text: str) -> list[str]:
+    text = re.sub(r"^(?:both\s+)?(?:the\s+)?(?:[a-z]+\s+)?(?=[A-Z\"“])", "", text.strip())
+    items = re.split(r",?\s+(?:or|and)\s+|,\s+(?=[A-Z\"“])(?![^,]*\bof\b)", text)
+    items = [i.strip(' ,"“”') for i in items if i.strip(' ,"“”')]
+    return items if all(len(i) <= 120 for i in items) else []
+
+
+def _relation_of(text: str) -> str:
+    """The relation words of a comparison head ('who was born earlier' -> 'born')."""
+    words = [
+        w
+        for w in re.findall(r"[A-Za-z']+", text)
+        if w.lower() not in tx.EN_STOPWORDS
+        and w.lower() not in tx.EN_QUESTION_WORDS
+        and not _EN_COMPARATIVE_RE.fullmatch(w)
+    ]
+    return " ".join(words)
+
+
+_REL_PRONOUN_RE = re.compile(r"\b(?:that|which|who|whom|whose|where|when)\b", re.IGNORECASE)
+
+
+def _chain_en(q: str) -> list[Part]:
+    """Split a nested relation into an inner hop (about the named entity) and outer hops."""
+    anchor = _anchor_entity(q)
+    if not anchor:
+        return [(q, None)]
+    inner, outer = _inner_outer(q, anchor)
+    if not outer or not inner or _is_trivial(outer):
+        return [(q, None)]
+    return [(inner, None), (outer, 1)]
+
+
+def _anchor_entity(q: str) -> str | None:
+    """The most specific named thing of the question: a quoted title or capitalised span."""
+    ents = tx.quoted_titles(q) + tx.capitalized_spans(q)
+    ents = [e for e in ents if len(e) > 1 and e.lower() not in tx.EN_QUESTION_WORDS]
+    if not ents:
+        return None
+    # Prefer the entity deepest in the sentence (relation chains read outside-in).
+    return max(ents, key=lambda e: (q.rfind(e), len(e)))
+
+
+def _inner_outer(q: str, anchor: str) -> tuple[str, str]:
+    """Inner: the phrase around the anchor; outer: the question with that phrase as #1."""
+    body = q.rstrip(" ?")
+    pos = body.rfind(anchor)
+    end = pos + len(anchor)
+    poss = re.match(
+        r"['’]s?\s+((?:[a-z][\w-]*\s*){1,4}?)(?=\s+(?:is|was|are|were|did|do|does|"
+        r"play|in|at|on|from|with|born|die|live)\b|$|[,;])",
+        body[end:],
+    )
+    if poss:
+        inner_span = (pos, end + poss.end())
+        relation = poss.group(1).strip()
+        inner = f"What is the {relation} of {anchor}?"
+    else:
+        start = _phrase_start(body, pos)
+        if start is None:
+            return "", ""
+        tail = re.match(
+            r"(?:\s+(?:[a-z]+ed|[a-z]+s|in|for|on|at|with|by|was|were|is|"
+            r"born|found|located|fought|made|wrote|won))*",
+            body[end:],
+        )
+        inner_end = end + (tail.end() if tail else 0)
+        inner_span = (start, inner_end)
+        inner = body[start:inner_end].strip()
+        inner = re.sub(r"^(?:the|a|an)\s+", "", inner, flags=re.IGNORECASE)
+    outer = (body[: inner_span[0]] + " #1 " + body[inner_span[1] :]).strip()
+    outer = tx.normalize_space(outer.replace(" the #1", " #1")) + "?"
+    return inner.rstrip("?") + "?", outer
+
+
+def _phrase_start(body: str, pos: int) -> int | None:
+    """Start of the noun phrase ('the film that', 'the director of') that contains the anchor."""
+    before = body[:pos]
+    candidates = [
+        m.start()
+        for m in re.finditer(
+            r"\bthe\s+[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?\s+(?:of|that|which|who|whom|where|in|"
+            r"by|for|with)\b",
+            before,
+            re.IGNORECASE,
+        )
+    ]
+    if candidates:
+        return candidates[0] if len(candidates) == 1 else candidates[-1]
+    m = re.search(
+        r"\b(?:of|in|by|for)\s+(?:the\s+)?(?:film|book|song|album|novel|band|"
+        r"company|team|show|series|game)?\s*$",
+        before,
+        re.IGNORECASE,
+    )
+    return None if not m else None
+
+
+def _is_trivial(outer: str) -> bool:
+    """An outer hop with no content words besides the placeholder adds nothing."""
+    return not tx.tokenize(PLACEHOLDER_RE.sub(" ", outer))
+
+
+def _decompose_zh(q: str) -> list[Part]:
+    clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
+    clauses = [c for c in clauses if tx.tokenize(c)]
+    if len(clauses) > 1:
+        context = _zh_context(clauses[0]) if not _ZH_QUESTION_MARK_RE.search(clauses[0]) else ""
+        parts: list[Part] = []
+        for clause in clauses:
+            if context and clause == clauses[0]:
+                continue
+            text = clause
+            if context and not set(tx.cjk_terms(context)) & set(tx.cjk_terms(clause)):
+                text = f"{context} {clause}"
+            elif not context and parts and not tx.extract_entities(clause):
+                text = f"{_zh_context(clauses[0])} {clause}"
+            parts.extend((p, None) for p in _split_conjunction_zh(text))
+        if parts:
+            return _dedupe(parts)
+    return _dedupe([(p, None) for p in _split_conjunction_zh(q)])
+
+
+def _zh_context(clause: str) -> str:
+    """The subject terms of a leading clause, attached to later clauses that lack a subject."""
+    terms = tx.cjk_terms(clause)
+    ents = tx.quoted_titles(clause) + tx.capitalized_spans(clause)
+    return " ".join(ents + terms[:4])
+
+
+def _split_conjunction_zh(text: str) -> list[str]:
+    """'A和B的X' -> ['A的X', 'B的X'] at the first conjunction joining two short terms."""
+    tokens = [t for t in tx.words(text)]
+    for i, tok in enumerate(tokens):
+        if tok in _ZH_CONJ and 0 < i < len(tokens) - 1:
+            left, right = tokens[i - 1], tokens[i + 1]
+            if not (_is_term(left) and _is_term(right)):
+                continue
+            prefix, suffix = "".join(tokens[: i - 1]), "".join(tokens[i + 2 :])
+            return [f"{prefix}{left}{suffix}", f"{prefix}{right}{suffix}"]
+    return [text]
+
+
+def _is_term(token: str) -> bool:
+    return bool(token.strip()) and not tx.is_stopword(token) and len(token) <= 12
+
+
+def _dedupe(parts: list[Part]) -> list[Part]:
+    seen: set[str] = set()
+    out: list[Part] = []
+    for text, dep in parts:
+        if text not in seen:
+            seen.add(text)
+            out.append((text, dep))
+    return out
+
+
+# ======================================================================== bridging
+def expand_terms(terms: set[str]) -> set[str]:
+    """Add the synonyms of relation words so 'husband' also matches 'married'."""
+    out = set(terms)
+    for term in terms:
+        for key, syns in SYNONYMS.items():
+            if term.startswith(key):
+                out.update(tx.stem(s) for s in syns)
+    return out
+
+
+def fill_placeholders(
+    sub_question: str, earlier: Sequence[HopView], evidence: Sequence[EvidenceItem]
+) -> str:
+    """Replace #k with the entity hop k's best evidence names (several candidates if unsure)."""
+
+    def repl(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        hop = earlier[k - 1] if 0 < k <= len(earlier) else (earlier[-1] if earlier else None)
+        if hop is None:
+            return ""
+        candidates = bridge_candidates(hop, sub_question)
+        return " ".join(candidates[:2]) if candidates else ""
+
+    filled = PLACEHOLDER_RE.sub(repl, sub_question)
+    return tx.normalize_space(filled)
+
+
+def bridge_candidates(hop: HopView, next_question: str = "") -> list[str]:
+    """Entities named by the hop's best hits, best first, excluding ones the hop already asked."""
+    asked = hop.sub_question + " " + hop.query
+    asked_terms = tx.term_set(asked)
+    rel_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", hop.sub_question)))
+    scores: dict[str, float] = {}
+    for rank, hit in enumerate(hop.top_hits[:5]):
+        rank_weight = 1.0 / (1 + rank)
+        title = hit.title.strip()
+        if title and not tx.term_set(title) <= asked_terms:
+            scores[title] = scores.get(title, 0.0) + 0.6 * rank_weight
+        for sentence in best_sentences(rel_terms, hit.text, limit=3, title=hit.title):
+            s_score = tx.overlap(rel_terms, tx.term_set(sentence))
+            for ent in tx.extract_entities(sentence):
+                ent_terms = tx.term_set(ent)
+                if not ent_terms or ent_terms <= asked_terms or tx.years(ent) == [ent]:
+                    continue
+                bonus = 0.3 if any(ent in (h.title or "") for h in hop.top_hits) else 0.0
+                scores[ent] = scores.get(ent, 0.0) + rank_weight * (0.2 + s_score) + bonus
+    return [e for e, _ in sorted(scores.items(), key=lambda kv: -kv[1])]
+
+
+# ======================================================================= extraction
+def best_sentences(q_terms: set[str], text: str, *, limit: int = 2, title: str = "") -> list[str]:
+    """The sentences of `text` with the highest overlap with the query terms, in text order."""
+    sentences = tx.split_sentences(text)
+    if not sentences:
+        return []
+    scored = []
+    for i, sentence in enumerate(sentences):
+        terms = tx.term_set(sentence)
+        score = len(q_terms & terms) + (0.1 if i == 0 else 0.0)
+        scored.append((score, i, sentence))
+    top = sorted(scored, key=lambda s: (-s[0], s[1]))[:limit]
+    return [s for _, _, s in sorted(top, key=lambda s: s[1]) if _]
+
+
+# ===================================================================== plan helpers
+def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
+    """A new strong entity the last hop found that no hop has searched yet."""
+    if not hops or len(hops) >= 3:
+        return None
+    searched = " ".join(h.query for h in hops).lower()
+    last = hops[-1]
+    if not last.new_chunk_ids:
+        return None
+    q_terms = tx.term_set(question)
+    for hit in last.top_hits[:2]:
+        title = hit.title.strip()
+        if title and title.lower() not in searched and not tx.term_set(title) <= q_terms:
+            rel = " ".join(t for t in tx.tokenize(question)[:6])
+            return f"{title} {rel}".strip()
+    return None
+
+
+# ====================================================================== evaluation
+def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceVerdict:
+    q_terms = [t for t in dict.fromkeys(tx.tokenize(question))]
+    text_terms: set[str] = set()
+    for item in evidence:
+        text_terms |= tx.term_set(f"{item.title} {item.text}")
+    missing_terms = [t for t in q_terms if t not in text_terms]
+    coverage = 1 - len(missing_terms) / len(q_terms) if q_terms else (1.0 if evidence else 0.0)
+    missing_parts = [
+        s.question
+        for s in decompose_question(question)
+        if not PLACEHOLDER_RE.search(s.question)
+        and tx.overlap(tx.tokenize(s.question), text_terms) < 0.5
+    ]
+    enough = bool(evidence) and coverage >= 0.75 and not missing_parts
+    if enough:
+        return EvidenceVerdict(enough=True)
+    missing = missing_parts + [f"'{t}'" for t in missing_terms[:6]]
+    if not evidence:
+        missing = missing or [question]
+    web_query = tx.normalize_space(f"{question} {' '.join(missing_terms[:4])}")
+    return EvidenceVerdict(enough=False, missing=missing or [question], web_query=web_query)
+
+
+# ========================================================================= answers
+def compose_answer(
+    question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
+) -> Iterator[str]:
+    zh = tx.detect_language(question) == "zh"
+    if not evidence:
+        yield (
+            "离线模式：知识库中没有找到与问题相关的内容。"
+            if zh
+            else "Offline mode: no relevant passages were found in the knowledge base."
+        )
+        if missing:
+            yield ("\n\n缺少：" if zh else "\n\nMissing: ") + "; ".join(missing)
+        return
+    q_terms = expand_terms(tx.term_set(question))
+    ranked: list[tuple[float, int, str]] = []
+    for item in evidence:
+        sentences = item.sentences or best_sentences(q_terms, item.text, limit=2, title=item.title)
+        for s in sentences:
+            ranked.append((tx.overlap(q_terms, tx.term_set(s)), item.n, s))
+    ranked.sort(key=lambda r: (-r[0], r[1]))
+    chosen = _pick_sentences(ranked, limit=4)
+    yield (
+        "离线模式（抽取式回答，基于检索到的原文）：\n"
+        if zh
+        else "Offline mode (extractive answer from the retrieved passages):\n"
+    )
+    for n, sentence in chosen:
+        yield f"- {sentence.strip()} [{n}]\n"
+    if missing:
+        yield (
+            ("\n证据不足，仍缺少：" if zh else "\nThe evidence is not enough; still missing: ")
+            + "; ".join(missing)
+            + "\n"
+        )
+
+
+def _pick_sentences(ranked: list[tuple[float, int, str]], limit: int) -> list[tuple[int, str]]:
+    seen: set[str] = set()
+    chosen: list[tuple[int, str]] = []
+    for _, n, sentence in ranked:
+        key = sentence.strip()
+        if key in seen:
+            continue
+        seen.add(key)
+        chosen.append((n, key))
+        if len(chosen) >= limit:
+            break
+    return chosen

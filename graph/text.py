@@ -1,0 +1,279 @@
+"""Language-aware text helpers for offline reasoning: language, terms, sentences, entities.
+
+Chinese goes through jieba; English through a regex with a stopword list. Everything here is
+deterministic and cheap so the offline reasoner can run on every hop without a model.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from collections.abc import Iterable
+from functools import lru_cache
+
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(f"[{CJK}]")
+_LATIN_RE = re.compile(r"[A-Za-z]")
+_EN_WORD_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
+_YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
+_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*(?:%|年|月|日|号|万|亿|元)?")
+
+EN_STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren't as at be became because
+    been before being below between both but by can could did didn't do does doesn't doing don't
+    down during each either else ever few for from further had has have having he her here hers
+    herself him himself his how i if in into is isn't it it's its itself just let me more most my
+    myself neither no nor not now of off on once only or other our ours ourselves out over own same
+    she should so some such than that the their theirs them themselves then there these they this
+    those through to too under until up upon us very was wasn't we were weren't what whatever when
+    where whereas whether which while who whom whose why will with would yet you your yours
+    yourself yourselves one ones s t may might must shall also per via among within without whom
+    please tell know give find show many much""".split()
+)
+
+# Question words and vague relation words that carry no retrieval signal on their own.
+EN_QUESTION_WORDS = frozenset(
+    """what which who whom whose when where why how name named called list does did do is are was
+    were kind type sort""".split()
+)
+
+ZH_STOPWORDS = frozenset(
+    """的 了 和 与 及 以及 或 或者 是 在 有 对 把 被 将 从 向 到 于 为 为了 由 而 并 并且 也 都 就 还 又
+    这 那 这个 那个 这些 那些 之 其 其中 它 他 她 它们 他们 她们 我 我们 你 你们 您 吗 呢 吧 啊 呀 么
+    什么 怎么 怎样 如何 哪 哪个 哪些 哪里 哪儿 谁 多少 几 为何 为什么 是否 是不是 请问 请 一下 一个
+    一些 个 上 下 中 等 等等 及其 其他 关于 通过 进行 以 所 可以 能 会 要 该 没有 不 时 后 前 里 内
+    吗？ 呢？ 多 较 更 最 啥 咋 分别 各 各自 主要 具体 相关 情况 方面 问题 有关 哪一个 哪一""".split()
+)
+
+_PUNCT_RE = re.compile(r"^[\W_]+$", re.UNICODE)
+
+# Sentence ends: Chinese full stops always; English ., ! or ? followed by space and a capital,
+# digit or quote (keeps "U.S. Army" and "Dr. Smith" mostly intact).
+_SENT_SPLIT_RE = re.compile(
+    r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=[\"'“(\[]?[A-Z0-9\u4e00-\u9fff])|\n{2,}|\n(?=\s*[-*•\d])"
+)
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st jr sr prof gen col lt sgt capt rev vs etc inc ltd co corp no vol fig u.s "
+    "u.k e.g i.e a.m p.m".split()
+)
+
+
+def detect_language(text: str) -> str:
+    """'zh' when CJK characters are a real share of the letters, else 'en'."""
+    cjk = len(_CJK_RE.findall(text))
+    latin = len(_LATIN_RE.findall(text))
+    if cjk == 0:
+        return "en"
+    return "zh" if cjk * 3 >= latin or cjk >= 6 else "en"
+
+
+@lru_cache(maxsize=1)
+def _jieba():  # noqa: ANN202 - jieba has no type hints
+    """Import jieba once, quietly (it logs and warns on first use)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    return jieba
+
+
+def stem(word: str) -> str:
+    """A light English stemmer: enough to match 'films'/'film', 'directed'/'director'."""
+    w = word.lower()
+    if len(w) <= 4 or not w.isalpha():
+        return w
+    for suffix, repl in (
+        ("ies", "y"),
+        ("sses", "ss"),
+        ("ing", ""),
+        ("ed", ""),
+        ("ers", "er"),
+        ("es", "e"),
+        ("s", ""),
+    ):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            if suffix == "s" and w.endswith(("ss", "us", "is")):
+                return w
+            return w[: len(w) - len(suffix)] + repl
+    return w
+
+
+def _is_cjk_token(token: str) -> bool:
+    return bool(_CJK_RE.search(token))
+
+
+def words(text: str) -> list[str]:
+    """Every word of the text in order (no stopword removal), lowercased for English."""
+    out: list[str] = []
+    for segment in re.split(f"([{CJK}]+)", text):
+        if not segment:
+            continue
+        if _is_cjk_token(segment):
+            out.extend(t for t in _jieba().lcut(segment) if t.strip())
+        else:
+            out.extend(m.group(0).lower().replace("’", "'") for m in _EN_WORD_RE.finditer(segment))
+    return out
+
+
+def is_stopword(token: str) -> bool:
+    t = token.lower()
+    return t in EN_STOPWORDS or t in ZH_STOPWORDS or bool(_PUNCT_RE.match(t))
+
+
+def tokenize(text: str, *, keep_question_words: bool = False) -> list[str]:
+    """Content terms in order: stopwords and punctuation removed, English stemmed lightly."""
+    out: list[str] = []
+    for tok in words(text):
+        if is_stopword(tok):
+            continue
+        if not keep_question_words and tok in EN_QUESTION_WORDS:
+            continue
+        if _is_cjk_token(tok):
+            out.append(tok)
+        else:
+            tok = tok.removesuffix("'s")
+            if tok:
+                out.append(stem(tok))
+    return out
+
+
+def term_set(text: str) -> set[str]:
+    """Content terms as a set; CJK words also contribute their characters' bigrams."""
+    terms = set(tokenize(text))
+    for t in list(terms):
+        if _is_cjk_token(t) and len(t) > 2:
+            terms.update(t[i : i + 2] for i in range(len(t) - 1))
+    return terms
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of Chinese or English text, stripped, in order; abbreviations kept whole."""
+    pieces = [p.strip() for p in _SENT_SPLIT_RE.split(text) if p and p.strip()]
+    merged: list[str] = []
+    for piece in pieces:
+        if merged and _ends_with_abbreviation(merged[-1]):
+            merged[-1] = f"{merged[-1]} {piece}"
+        else:
+            merged.append(piece)
+    return merged
+
+
+def _ends_with_abbreviation(sentence: str) -> bool:
+    if not sentence.endswith("."):
+        return False
+    last = sentence[:-1].rsplit(None, 1)[-1].lower() if sentence[:-1].split() else ""
+    return last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())
+
+
+# Capitalised spans: "Battle of Mine Creek", "Joan, Lady of Wales" is two spans (comma).
+_CONNECTORS = {
+    "of",
+    "the",
+    "de",
+    "da",
+    "di",
+    "du",
+    "del",
+    "della",
+    "van",
+    "von",
+    "der",
+    "la",
+    "le",
+    "and",
+    "&",
+    "y",
+    "for",
+    "in",
+    "on",
+    "at",
+    "'s",
+}
+_CAP_TOKEN_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][\w\u00C0-\u024F'’.\-]*|&")
+_QUOTED_RE = re.compile(r"[\"“《「『]([^\"”》」』]{2,80})[\"”》」』]")
+_SENTENCE_START_SKIP = EN_STOPWORDS | EN_QUESTION_WORDS
+
+
+def capitalized_spans(text: str) -> list[str]:
+    """Runs of Capitalised words (allowing 'of', 'the', 'de' inside), e.g. 'Battle of Mine Creek'."""
+    spans: list[str] = []
+    for clause in re.split(r"[,;:()?!\"“”]|\s[-–—]\s", text):
+        tokens = _CAP_TOKEN_RE.findall(clause)
+        current: list[str] = []
+        for i, tok in enumerate(tokens):
+            bare = tok.rstrip(".")
+            is_cap = bare[:1].isupper() or (bare[:1].isdigit() and bool(current))
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if bare.lower() == "the" and nxt[:1].isupper():
+                current.append(bare)
+            elif is_cap and not (i == 0 and bare.lower() in _SENTENCE_START_SKIP):
+                current.append(bare)
+            elif current and bare.lower() in _CONNECTORS:
+                current.append(bare)
+            else:
+                _flush(current, spans)
+                current = []
+        _flush(current, spans)
+    return spans
+
+
+def _flush(current: list[str], spans: list[str]) -> None:
+    while current and current[-1].lower() in _CONNECTORS:
+        current.pop()
+    while current and current[0].lower() in _CONNECTORS - {"the"}:
+        current.pop(0)
+    if current and current[0].lower() == "the" and len(current) == 1:
+        return
+    if current:
+        span = " ".join(current).removesuffix("'s").removesuffix("’s")
+        if span.lower() not in _SENTENCE_START_SKIP:
+            spans.append(span)
+
+
+def quoted_titles(text: str) -> list[str]:
+    """Titles in quotes or book-title marks: "Swan Lake", 《天鹅湖》."""
+    return [m.group(1).strip() for m in _QUOTED_RE.finditer(text) if m.group(1).strip()]
+
+
+def years(text: str) -> list[str]:
+    return _YEAR_RE.findall(text)
+
+
+def cjk_terms(text: str) -> list[str]:
+    """Chinese content words of two or more characters, in order, deduplicated."""
+    seen: dict[str, None] = {}
+    for tok in words(text):
+        if _is_cjk_token(tok) and len(tok) >= 2 and not is_stopword(tok):
+            seen.setdefault(tok, None)
+    return list(seen)
+
+
+def extract_entities(text: str) -> list[str]:
+    """Named things in order of appearance: quoted titles, capitalised spans, years, CJK terms."""
+    found: dict[str, None] = {}
+    for item in quoted_titles(text):
+        found.setdefault(item, None)
+    for item in capitalized_spans(text):
+        if not any(item in f for f in found):
+            found.setdefault(item, None)
+    for item in years(text):
+        found.setdefault(item, None)
+    if detect_language(text) == "zh":
+        for item in cjk_terms(text):
+            if not any(item in f for f in found):
+                found.setdefault(item, None)
+    return list(found)
+
+
+def overlap(query_terms: Iterable[str], text_terms: set[str]) -> float:
+    """Share of the query terms present in the text (0..1)."""
+    q = set(query_terms)
+    if not q:
+        return 0.0
+    return len(q & text_terms) / len(q)
+
+
+def normalize_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
