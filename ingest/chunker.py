@@ -1,0 +1,139 @@
+"""Cut a parsed document into ~N-token chunks along headings, sentences and table rows.
+
+Sections (a heading and the blocks under it) are split independently, so a chunk never
+spans two sections. Inside a section langchain's RecursiveCharacterTextSplitter works down
+a separator ladder — blocks, table rows/lines, sentence ends (Chinese and English) — and
+only reaches clause or word cuts for a single sentence longer than a whole chunk.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from collections.abc import Iterator
+
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+from ingest.models import CHUNKER_VERSION, Block, Chunk, ParsedDocument
+
+_CJK_CHARS = (
+    "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+)
+_TOKEN = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+|[^\w\s]")
+
+SEPARATORS = [
+    r"\n\n+",  # between blocks (paragraphs, headings, tables)
+    r"\n",  # between table rows and code lines
+    r"[。！？；…]+[”’」』）)]*",  # Chinese sentence ends, with closing quotes
+    r"(?<=[.!?])[\"')\]”’]*\s+",  # English sentence ends followed by space
+    r"[，,、：:]",  # clauses: only inside a single over-long sentence
+    r"\s+",
+    "",
+]
+
+
+def count_tokens(text: str) -> int:
+    """Approximate model tokens: one per CJK character, one per word or punctuation mark."""
+    return len(_TOKEN.findall(text))
+
+
+def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
+    """Group blocks by heading; a heading with no body yet stays with its sub-heading."""
+    group: list[Block] = []
+    for block in blocks:
+        only_headings = all(b.kind == "heading" for b in group)
+        if block.kind == "heading" and group and not only_headings:
+            yield group
+            group = []
+        group.append(block)
+    if group:
+        yield group
+
+
+def _splitter(chunk_tokens: int, overlap_tokens: int) -> RecursiveCharacterTextSplitter:
+    return RecursiveCharacterTextSplitter(
+        separators=SEPARATORS,
+        is_separator_regex=True,
+        keep_separator="end",
+        chunk_size=max(1, chunk_tokens),
+        chunk_overlap=max(0, min(overlap_tokens, chunk_tokens // 2)),
+        length_function=count_tokens,
+        strip_whitespace=True,
+    )
+
+
+def _pieces(
+    text: str, splitter: RecursiveCharacterTextSplitter, heading_end: int
+) -> Iterator[tuple[int, str]]:
+    """Split `text` and locate each piece (verbatim substrings, in order).
+
+    A piece holding only the section's leading headings is glued to the piece after it, so
+    a heading never becomes a chunk of its own.
+    """
+    if count_tokens(text) <= splitter._chunk_size:
+        stripped = text.strip()
+        if stripped:
+            yield text.index(stripped), stripped
+        return
+    cursor = 0
+    carry: int | None = None
+    for piece in splitter.split_text(text):
+        found = text.find(piece, cursor)
+        if found < 0:  # cannot happen for verbatim pieces; keep going rather than lose text
+            found = text.find(piece)
+        cursor = found + 1
+        end = found + len(piece)
+        if end <= heading_end and carry is None:
+            carry = found
+            continue
+        if carry is not None:
+            found, carry = min(carry, found), None
+        yield found, text[found:end]
+    if carry is not None:
+        yield carry, text[carry:heading_end]
+
+
+def chunk_document(
+    doc: ParsedDocument,
+    *,
+    doc_id: str,
+    doc_version: int,
+    groups: list[str],
+    checksum: str,
+    chunk_tokens: int = 500,
+    overlap_tokens: int = 50,
+) -> list[Chunk]:
+    """The document's chunks, each with the full record and its offsets into `doc.text`."""
+    splitter = _splitter(chunk_tokens, overlap_tokens)
+    starts = [block.start_char for block in doc.blocks]
+    created = time.time()
+    chunks: list[Chunk] = []
+    for section in _sections(doc.blocks):
+        base = section[0].start_char
+        body = doc.text[base : section[-1].end_char]
+        path = " > ".join(section[-1].section_path)
+        heading_end = max((b.end_char - base for b in section if b.kind == "heading"), default=0)
+        for offset, piece in _pieces(body, splitter, heading_end):
+            start = base + offset
+            block = doc.blocks[max(0, bisect.bisect_right(starts, start) - 1)]
+            chunks.append(
+                Chunk(
+                    chunk_id=f"{doc_id}-v{doc_version}-{len(chunks):05d}",
+                    doc_id=doc_id,
+                    doc_version=doc_version,
+                    title=doc.title,
+                    source=doc.source,
+                    section_path=path,
+                    page=block.page,
+                    start_char=start,
+                    end_char=start + len(piece),
+                    text=piece,
+                    groups=list(groups),
+                    checksum=checksum,
+                    created_at=created,
+                    parser_version=doc.parser,
+                    chunker_version=CHUNKER_VERSION,
+                )
+            )
+    return chunks

@@ -1,0 +1,685 @@
+"""Turn uploaded files (PDF, DOCX, Markdown, TXT, HTML) into ordered, structured blocks.
+
+Every parser feeds a `_Builder`, which owns the plain text and the block offsets, so the
+offsets in `Block.start_char/end_char` always index `ParsedDocument.text` exactly.
+Bad input raises `IngestError` with a one-line reason; nothing else escapes `parse_bytes`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import os
+import pickle
+import re
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+import unicodedata
+import zipfile
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ingest.errors import IngestError
+from ingest.models import Block, ParsedDocument
+
+SUPPORTED_EXTENSIONS = (".pdf", ".docx", ".md", ".markdown", ".txt", ".html", ".htm")
+MAX_PDF_PAGES = 2000
+MAX_DOCX_UNCOMPRESSED = 300 * 1024 * 1024  # bytes a DOCX may expand to
+MAX_DOCX_RATIO = 100  # uncompressed / compressed; real DOCX files are well under 20
+WORKER_MEMORY_LIMIT = 4 * 1024**3  # address-space cap for the parse worker
+
+_CJK = (
+    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+)
+_CJK_END = re.compile(f"[{_CJK}]$")
+_CJK_START = re.compile(f"^[{_CJK}]")
+_SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
+
+
+# --------------------------------------------------------------------------- text building
+
+
+def join_lines(text: str) -> str:
+    """Unwrap soft line breaks: CJK lines join directly, others with one space."""
+    out = ""
+    for raw in text.splitlines():
+        line = _SPACES.sub(" ", raw).strip()
+        if not line:
+            continue
+        if out and not (_CJK_END.search(out) and _CJK_START.search(line)):
+            out += " "
+        out += line
+    return out
+
+
+class _Builder:
+    """Accumulates blocks and the document text, tracking the heading stack."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.blocks: list[Block] = []
+        self._stack: list[tuple[int, str]] = []
+        self.first_h1: str | None = None
+
+    @property
+    def path(self) -> list[str]:
+        return [title for _, title in self._stack]
+
+    def heading(self, level: int, text: str, page: int | None = None) -> None:
+        text = join_lines(text)
+        if not text:
+            return
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        self._stack.append((level, text))
+        if level == 1 and self.first_h1 is None:
+            self.first_h1 = text
+        self._append(text, "heading", page, tight=False)
+
+    def text(self, text: str, page: int | None = None) -> None:
+        """A paragraph or list item; soft line breaks are unwrapped."""
+        self._append(join_lines(text), "text", page, tight=False)
+
+    def code(self, text: str, page: int | None = None) -> None:
+        """Preformatted text: line breaks kept, trailing blanks trimmed."""
+        lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+        self._append("\n".join(lines).strip("\n"), "code", page, tight=False)
+
+    def table(self, rows: list[list[str]], page: int | None = None) -> None:
+        """A table, one block per row, cells joined with ' | ', rows one line each."""
+        first = True
+        for cells in rows:
+            clean = [join_lines(cell) for cell in cells]
+            if not any(clean):
+                continue
+            self._append(" | ".join(clean), "table", page, tight=not first)
+            first = False
+
+    def _append(self, text: str, kind: str, page: int | None, *, tight: bool) -> None:
+        if not text.strip():
+            return
+        if self.parts:
+            sep = "\n" if tight else "\n\n"
+            self.parts.append(sep)
+            self.length += len(sep)
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        self.blocks.append(
+            Block(
+                text=text,
+                section_path=self.path,
+                page=page,
+                start_char=start,
+                end_char=self.length,
+                kind=kind,
+            )
+        )
+
+    def build(self, source: str, title: str | None) -> ParsedDocument:
+        text = "".join(self.parts)
+        if not text.strip():
+            raise IngestError("empty file (no text found)")
+        stem = PurePosixPath(source).stem or source
+        return ParsedDocument(
+            source=source, title=(title or self.first_h1 or stem).strip(), text=text,
+            blocks=self.blocks,
+        )
+
+
+# --------------------------------------------------------------------------- names and limits
+
+
+def safe_source(filename: str) -> str:
+    """The base name of an uploaded file: never a path, never `..`, no control characters."""
+    name = unicodedata.normalize("NFC", str(filename)).replace("\\", "/").split("/")[-1]
+    name = "".join(ch for ch in name if unicodedata.category(ch)[0] != "C").strip()
+    if name in {"", ".", ".."}:
+        raise IngestError(f"invalid file name {filename!r}")
+    return name
+
+
+def _extension(name: str) -> str:
+    ext = PurePosixPath(name).suffix.lower()
+    if ext not in SUPPORTED_EXTENSIONS:
+        shown = ext or "(none)"
+        supported = ", ".join(SUPPORTED_EXTENSIONS)
+        raise IngestError(f"unsupported file type {shown} (supported: {supported})")
+    return ext
+
+
+def _mb(n: float) -> str:
+    return f"{n / (1024 * 1024):.1f}".rstrip("0").rstrip(".")
+
+
+def check_size(size: int, max_bytes: int | None) -> None:
+    """Reject a file over the upload limit before it is read or parsed."""
+    if max_bytes is not None and size > max_bytes:
+        raise IngestError(f"file is {_mb(size)} MB, over the {_mb(max_bytes)} MB limit")
+
+
+# --------------------------------------------------------------------------- PDF
+
+
+def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    if b"%PDF-" not in data[:1024]:
+        raise IngestError("corrupt PDF (no PDF header)")
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise IngestError("encrypted PDF (password protected); remove the password first")
+        pages = reader.pages
+        count = len(pages)
+    except IngestError:
+        raise
+    except FileNotDecryptedError as exc:
+        raise IngestError("encrypted PDF (password protected); remove the password first") from exc
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise IngestError(f"corrupt PDF ({exc})") from exc
+    if count > MAX_PDF_PAGES:
+        raise IngestError(f"PDF has {count} pages, over the {MAX_PDF_PAGES}-page limit")
+    builder = _Builder()
+    for number, page in enumerate(pages, start=1):
+        try:
+            page_text = page.extract_text() or ""
+        except Exception as exc:  # pypdf raises many types on damaged content streams
+            raise IngestError(f"corrupt PDF (page {number}: {exc})") from exc
+        for para in re.split(r"\n\s*\n", page_text):
+            builder.text(para, page=number)
+    if not builder.blocks:
+        raise IngestError("PDF has no extractable text (scanned images need OCR first)")
+    title = None
+    try:
+        meta = reader.metadata
+        title = (meta.title or "").strip() if meta else None
+    except Exception:  # a broken info dictionary only costs us the title
+        title = None
+    return builder.build(source, title or None)
+
+
+# --------------------------------------------------------------------------- DOCX
+
+
+def _check_zip(data: bytes, kind: str) -> None:
+    """Refuse zip bombs by reading the central directory before anything is inflated."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        raise IngestError(f"corrupt {kind} (not a valid zip archive)") from exc
+    total = sum(info.file_size for info in infos)
+    packed = max(1, sum(info.compress_size for info in infos))
+    if total > MAX_DOCX_UNCOMPRESSED or (total > 10 * 1024 * 1024 and total / packed > MAX_DOCX_RATIO):
+        raise IngestError(
+            f"{kind} expands to {_mb(total)} MB from {_mb(len(data))} MB; refused as a zip bomb"
+        )
+
+
+_HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
+
+
+def _parse_docx(data: bytes, source: str) -> ParsedDocument:
+    import docx
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    _check_zip(data, "DOCX")
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception as exc:  # python-docx raises KeyError/ValueError/lxml errors on damage
+        raise IngestError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
+    builder = _Builder()
+    styled_title: str | None = None
+    for item in document.iter_inner_content():
+        if isinstance(item, Paragraph):
+            style = (item.style.name if item.style is not None else "") or ""
+            match = _HEADING_STYLE.match(style.strip())
+            if match:
+                builder.heading(int(match.group(1)), item.text)
+            elif style.strip().lower() == "title" and item.text.strip():
+                styled_title = styled_title or join_lines(item.text)
+                builder.heading(1, item.text)
+            else:
+                builder.text(item.text)
+        elif isinstance(item, Table):
+            builder.table(_docx_rows(item))
+    core = (document.core_properties.title or "").strip()
+    return builder.build(source, core or styled_title)
+
+
+def _docx_rows(table: Any) -> list[list[str]]:
+    """Rows of cell texts, a merged cell counted once per row."""
+    rows = []
+    for row in table.rows:
+        seen: set[int] = set()
+        cells = []
+        for cell in row.cells:
+            if id(cell._tc) in seen:
+                continue
+            seen.add(id(cell._tc))
+            cells.append(cell.text)
+        rows.append(cells)
+    return rows
+
+
+# --------------------------------------------------------------------------- text decoding
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:65536]
+    if b"\x00" in sample:
+        return True
+    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    return controls > max(8, len(sample) // 50)
+
+
+def _gb2312_ratio(text: str) -> float:
+    hanzi = [ch for ch in text if "\u4e00" <= ch <= "\u9fff"]
+    if not hanzi:
+        return 0.0
+    ok = 0
+    for ch in hanzi:
+        try:
+            ch.encode("gb2312")
+            ok += 1
+        except UnicodeEncodeError:
+            pass
+    return ok / len(hanzi)
+
+
+def decode_text(data: bytes) -> str:
+    """Decode UTF-8 (with or without BOM), UTF-16 with BOM, GB18030/GBK and other encodings."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise IngestError("cannot decode text (broken UTF-16)") from exc
+    if _looks_binary(data):
+        raise IngestError("binary file, not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    gb_text: str | None
+    try:
+        gb_text = data.decode("gb18030")
+    except UnicodeDecodeError:
+        gb_text = None
+    # Short simplified-Chinese files are often guessed as Big5; GB2312 coverage settles it.
+    if gb_text is not None and _gb2312_ratio(gb_text) >= 0.95:
+        return gb_text
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is not None:
+        return str(best)
+    if gb_text is not None:
+        return gb_text
+    raise IngestError("cannot decode text (unknown encoding; save it as UTF-8)")
+
+
+def _parse_txt(data: bytes, source: str) -> ParsedDocument:
+    text = decode_text(data).replace("\r\n", "\n").replace("\r", "\n")
+    builder = _Builder()
+    for para in re.split(r"\n\s*\n", text):
+        builder.text(para)
+    return builder.build(source, None)
+
+
+# --------------------------------------------------------------------------- Markdown
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^\s{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
+_TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def _md_cells(line: str) -> list[str]:
+    line = line.strip()
+    line = line.removeprefix("|")
+    if line.endswith("|") and not line.endswith("\\|"):
+        line = line[:-1]
+    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line)]
+
+
+def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
+    lines = decode_text(data).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    builder = _Builder()
+    para: list[str] = []
+
+    def flush() -> None:
+        if para:
+            builder.text("\n".join(para))
+            para.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = _FENCE.match(line)
+        if fence:
+            flush()
+            marker = fence.group(1)
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith(marker):
+                body.append(lines[i])
+                i += 1
+            builder.code("\n".join(body))
+            i += 1
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            flush()
+            builder.heading(len(atx.group(1)), atx.group(2) or "")
+            i += 1
+            continue
+        setext = _SETEXT.match(line)
+        if setext and para:
+            text = "\n".join(para)
+            para.clear()
+            builder.heading(1 if setext.group(1)[0] == "=" else 2, text)
+            i += 1
+            continue
+        if "|" in line and i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1]) and "-" in lines[i + 1]:
+            flush()
+            rows = [_md_cells(line)]
+            i += 2
+            while i < len(lines) and "|" in lines[i] and lines[i].strip():
+                rows.append(_md_cells(lines[i]))
+                i += 1
+            builder.table(rows)
+            continue
+        if not line.strip() or (setext and not para):
+            flush()
+        elif _LIST_ITEM.match(line):
+            flush()
+            para.append(line)
+        else:
+            para.append(line)
+        i += 1
+    flush()
+    return builder.build(source, None)
+
+
+# --------------------------------------------------------------------------- HTML
+
+_DROP_TAGS = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
+_BLOCK_TAGS = {
+    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "div",
+    "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "html",
+    "li", "main", "nav", "ol", "p", "section", "summary", "ul",
+}
+_HIDDEN_STYLE = re.compile(r"(display\s*:\s*none|visibility\s*:\s*hidden)", re.IGNORECASE)
+
+
+def _is_hidden(tag: Any) -> bool:
+    attrs = tag.attrs or {}
+    if "hidden" in attrs:
+        return True
+    if str(attrs.get("aria-hidden", "")).strip().lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(str(attrs.get("style", ""))))
+
+
+class _HtmlWalker:
+    """Depth-first walk that turns visible HTML into builder blocks."""
+
+    def __init__(self) -> None:
+        self.builder = _Builder()
+        self.buffer: list[str] = []
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.builder.text(" ".join("".join(self.buffer).split()))
+            self.buffer.clear()
+
+    def visible_text(self, node: Any) -> str:
+        from bs4 import NavigableString, Tag
+
+        out: list[str] = []
+        for child in node.children:
+            if type(child) is NavigableString:
+                out.append(str(child))
+            elif isinstance(child, Tag) and child.name not in _DROP_TAGS and not _is_hidden(child):
+                out.append(" " if child.name in ("br", "td", "th") else "")
+                out.append(self.visible_text(child))
+        return " ".join("".join(out).split())
+
+    def walk(self, node: Any) -> None:
+        from bs4 import NavigableString, Tag
+
+        for child in node.children:
+            if type(child) is NavigableString:
+                self.buffer.append(str(child))
+                continue
+            if not isinstance(child, Tag) or child.name in _DROP_TAGS or _is_hidden(child):
+                continue
+            name = child.name
+            if re.fullmatch(r"h[1-6]", name):
+                self.flush()
+                self.builder.heading(int(name[1]), self.visible_text(child))
+            elif name == "table":
+                self.flush()
+                self.builder.table(self._rows(child))
+            elif name == "pre":
+                self.flush()
+                self.builder.code(child.get_text())
+            elif name == "br":
+                self.buffer.append(" ")
+            else:
+                block = name in _BLOCK_TAGS
+                if block:
+                    self.flush()
+                self.walk(child)
+                if block:
+                    self.flush()
+
+    def _rows(self, table: Any) -> list[list[str]]:
+        rows = []
+        for tr in table.find_all("tr"):
+            if _is_hidden(tr) or tr.find_parent("table") is not table:
+                continue
+            cells = tr.find_all(["td", "th"], recursive=False)
+            rows.append([self.visible_text(cell) for cell in cells if not _is_hidden(cell)])
+        return rows
+
+
+def _parse_html(data: bytes, source: str) -> ParsedDocument:
+    from bs4 import BeautifulSoup
+
+    if _looks_binary(data[:4096]) and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise IngestError("binary file, not HTML")
+    try:
+        soup = BeautifulSoup(data, "lxml")
+    except Exception as exc:
+        raise IngestError(f"corrupt HTML ({exc})") from exc
+    walker = _HtmlWalker()
+    try:
+        walker.walk(soup)
+    except RecursionError as exc:
+        raise IngestError("HTML is nested too deeply to parse") from exc
+    walker.flush()
+    title_tag = soup.find("title")
+    page_title = title_tag.get_text(" ", strip=True) if title_tag else ""
+    return walker.builder.build(source, walker.builder.first_h1 or page_title or None)
+
+
+# --------------------------------------------------------------------------- dispatch
+
+_PARSERS: dict[str, Callable[[bytes, str], ParsedDocument]] = {
+    ".pdf": _parse_pdf,
+    ".docx": _parse_docx,
+    ".md": _parse_markdown,
+    ".markdown": _parse_markdown,
+    ".txt": _parse_txt,
+    ".html": _parse_html,
+    ".htm": _parse_html,
+}
+
+
+def _parse_inline(data: bytes, source: str, ext: str) -> ParsedDocument:
+    try:
+        return _PARSERS[ext](data, source)
+    except IngestError:
+        raise
+    except MemoryError as exc:
+        raise IngestError("file needs too much memory to parse") from exc
+    except Exception as exc:  # any parser bug or odd input becomes one clear line
+        raise IngestError(f"could not parse {ext} file ({type(exc).__name__}: {exc})") from exc
+
+
+class _ParseWorker:
+    """One long-lived parser subprocess, restarted after a timeout or crash.
+
+    A pathological file can spin or balloon inside a C extension, where no thread can stop
+    it; a separate process can be killed. Keeping the process between files keeps the
+    normal path fast (one start-up, then a pipe round-trip per file).
+    """
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def parse(self, data: bytes, source: str, ext: str, timeout_s: float) -> ParsedDocument:
+        with self._lock:
+            proc = self._ensure()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                _send(proc.stdin, pickle.dumps((data, source, ext)))
+                status, payload = pickle.loads(_recv(proc.stdout, time.monotonic() + timeout_s))
+            except TimeoutError as exc:
+                self.stop()
+                raise IngestError(f"parsing took longer than {timeout_s:g} s; file refused") from exc
+            except (OSError, EOFError, pickle.UnpicklingError) as exc:
+                code = proc.poll()
+                self.stop()
+                raise IngestError(f"parser crashed (exit code {code})") from exc
+        if status == "error":
+            raise IngestError(payload)
+        return ParsedDocument.model_validate(payload)
+
+    def _ensure(self) -> subprocess.Popen[bytes]:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", "from ingest.parsers import serve_worker; serve_worker()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )
+        return self._proc
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.kill()
+            proc.wait(5)
+            for stream in (proc.stdin, proc.stdout):
+                with contextlib.suppress(OSError):
+                    if stream:
+                        stream.close()
+
+
+def _send(stream: Any, payload: bytes) -> None:
+    stream.write(struct.pack(">Q", len(payload)) + payload)
+    stream.flush()
+
+
+def _recv(stream: Any, deadline: float) -> bytes:
+    """Read one length-prefixed message, giving up at `deadline` (monotonic seconds)."""
+    fd = stream.fileno()
+    header = _read_exact(fd, 8, deadline)
+    return _read_exact(fd, struct.unpack(">Q", header)[0], deadline)
+
+
+def _read_exact(fd: int, size: int, deadline: float) -> bytes:
+    parts: list[bytes] = []
+    while size > 0:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+            raise TimeoutError
+        piece = os.read(fd, min(size, 1 << 20))
+        if not piece:
+            raise EOFError
+        parts.append(piece)
+        size -= len(piece)
+    return b"".join(parts)
+
+
+def serve_worker() -> None:
+    """The parser subprocess: read requests on stdin, answer on the original stdout."""
+    with contextlib.suppress(ImportError, ValueError, OSError):
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_LIMIT, WORKER_MEMORY_LIMIT))
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints from libraries must not corrupt the protocol
+    stdin = sys.stdin.buffer
+    while True:
+        header = stdin.read(8)
+        if len(header) < 8:
+            return
+        data, source, ext = pickle.loads(stdin.read(struct.unpack(">Q", header)[0]))
+        try:
+            reply: tuple[str, Any] = ("ok", _parse_inline(data, source, ext).model_dump())
+        except IngestError as exc:
+            reply = ("error", str(exc))
+        _send(out, pickle.dumps(reply))
+
+
+_WORKER = _ParseWorker()
+atexit.register(_WORKER.stop)
+
+
+def parse_bytes(
+    data: bytes,
+    filename: str,
+    *,
+    source: str | None = None,
+    max_bytes: int | None = None,
+    timeout_s: float | None = None,
+) -> ParsedDocument:
+    """Parse an uploaded file's bytes. With `timeout_s` the parse runs in a killable worker."""
+    name = safe_source(source or filename)
+    ext = _extension(name)
+    check_size(len(data), max_bytes)
+    if not data.strip():
+        raise IngestError("empty file")
+    if timeout_s is None:
+        return _parse_inline(data, name, ext)
+    return _WORKER.parse(data, name, ext, timeout_s)
+
+
+def parse_file(
+    path: Path,
+    *,
+    source: str | None = None,
+    max_bytes: int | None = None,
+    timeout_s: float | None = None,
+) -> ParsedDocument:
+    """Parse a file on disk; the size limit is checked before the file is read."""
+    path = Path(path)
+    name = safe_source(source or path.name)
+    _extension(name)
+    try:
+        check_size(path.stat().st_size, max_bytes)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise IngestError(f"cannot read file ({exc.strerror or exc})") from exc
+    return parse_bytes(data, name, max_bytes=max_bytes, timeout_s=timeout_s)
