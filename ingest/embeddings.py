@@ -1,0 +1,103 @@
+"""Dense embeddings from any OpenAI-compatible endpoint; absent config means BM25-only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from hopwise.settings import Settings
+
+
+class EmbeddingError(RuntimeError):
+    """The embedding endpoint failed or returned vectors of the wrong shape."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into fixed-size vectors; `name` is recorded as each chunk's lineage."""
+
+    name: str
+    dim: int
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+class OpenAICompatibleEmbedder:
+    """langchain-openai's OpenAIEmbeddings against any /v1/embeddings server.
+
+    check_embedding_ctx_length=False sends raw strings (not tiktoken ids), which vLLM, Ollama,
+    llama.cpp and DashScope expect; `dimensions` is only sent to models that accept it.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        dim: int | None = None,
+        timeout_s: float = 30.0,
+        max_retries: int = 1,
+        batch_size: int = 64,
+    ) -> None:
+        from langchain_openai import OpenAIEmbeddings
+
+        kwargs: dict[str, object] = {}
+        if dim and model.startswith("text-embedding-3"):
+            kwargs["dimensions"] = dim
+        self.name = model
+        self._client = OpenAIEmbeddings(
+            model=model,
+            base_url=base_url,
+            api_key=api_key or "not-needed",  # local servers accept any key
+            check_embedding_ctx_length=False,
+            tiktoken_enabled=False,
+            request_timeout=timeout_s,
+            max_retries=max_retries,
+            chunk_size=batch_size,
+            **kwargs,  # type: ignore[arg-type]
+        )
+        self.dim = dim or len(self.embed_query("dimension probe"))
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        try:
+            vectors = self._client.embed_documents(list(texts))
+        except Exception as exc:
+            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        return [self._checked(v) for v in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        try:
+            vector = self._client.embed_query(text)
+        except Exception as exc:
+            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        return self._checked(vector)
+
+    def _checked(self, vector: list[float]) -> list[float]:
+        expected = getattr(self, "dim", None)
+        if expected is not None and len(vector) != expected:
+            raise EmbeddingError(
+                f"model {self.name} returned {len(vector)}-d vectors, "
+                f"HOPWISE_EMBEDDING_DIM says {expected}"
+            )
+        return [float(x) for x in vector]
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The configured embedder, or None (BM25-only) when no endpoint is set."""
+    if not settings.dense_enabled:
+        return None
+    api_key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
+    return OpenAICompatibleEmbedder(
+        base_url=str(settings.embedding_base_url),
+        model=str(settings.embedding_model),
+        api_key=api_key,
+        dim=settings.embedding_dim,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+    )

@@ -1,0 +1,687 @@
+"""The Milvus knowledge-base store: BM25 (jieba) inside Milvus, optional dense vectors, ACL filters.
+
+pymilvus is used directly (not langchain-milvus) for the hot path because the product needs
+schema control, per-channel scores for the hop trace, and the ACL filter inside every request.
+`as_langchain_vectorstore()` exposes the same collection to LangChain code.
+
+Crash safety: a small manifest collection (same Milvus, so it works remotely too) records per
+document the active version and whether the document is "in transition". While a document is in
+transition only its active version (0 = none) is visible to searches; the filter that enforces
+this sits inside each search request, next to the ACL filter.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+import uuid
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
+
+if TYPE_CHECKING:
+    from hopwise.settings import Settings
+    from ingest.embeddings import Embedder
+
+log = logging.getLogger(__name__)
+
+ENGINE_EMBEDDED = "milvus-lite 2.5.1 (embedded)"
+ENGINE_SERVER = "milvus server"
+RRF_K = 60
+INSERT_BATCH = 1000
+MAX_TEXT_BYTES = 65_535
+QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
+_GROUP_RE = re.compile(r"^[A-Za-z0-9_.@:\-\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,64}$")
+_COLLECTION_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+_REMOTE_PREFIXES = ("http://", "https://", "tcp://", "grpc://", "unix:")
+
+CHUNK_FIELDS = [
+    "chunk_id", "doc_id", "doc_version", "title", "source", "section_path", "page",
+    "start_char", "end_char", "text", "groups_json", "checksum", "created_at",
+    "parser_version", "chunker_version", "embedding_version",
+]  # fmt: skip
+MANIFEST_FIELDS = [
+    "doc_id", "active_version", "pending_version", "in_transition", "title", "source",
+    "groups_json", "checksum", "created_at", "chunks", "updated_at",
+]  # fmt: skip
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (unreachable server, locked database, schema mismatch)."""
+
+
+def _checked_names(groups: Iterable[str] | str | None) -> list[str]:
+    """Group names from a list or a comma-separated string, each checked, duplicates dropped."""
+    if groups is None:
+        items: list[str] = []
+    elif isinstance(groups, str):
+        items = [g.strip() for g in groups.split(",") if g.strip()]
+    else:
+        items = [str(g).strip() for g in groups]
+    result: list[str] = []
+    for name in items:
+        if not _GROUP_RE.match(name):
+            raise ValueError(f"invalid group name {name!r}: use letters, digits and _.@:- only")
+        if name not in result:
+            result.append(name)
+    return result
+
+
+def validate_groups(groups: Iterable[str] | str | None) -> list[str]:
+    """A reader's groups, "all" first; a bad name raises ValueError so no filter is widened."""
+    names = _checked_names(groups)
+    return [DEFAULT_GROUP] + [g for g in names if g != DEFAULT_GROUP]
+
+
+def validate_chunk_groups(groups: Iterable[str] | str | None) -> list[str]:
+    """A document's readers as given (checked names); no groups means everyone ("all")."""
+    return _checked_names(groups) or [DEFAULT_GROUP]
+
+
+def group_filter(groups: Iterable[str] | str | None) -> str:
+    """The ACL expression for a user's groups; every value is JSON-quoted after validation."""
+    values = ", ".join(json.dumps(g, ensure_ascii=False) for g in validate_groups(groups))
+    return f"array_contains_any(groups, [{values}])"
+
+
+def is_remote_uri(uri: str) -> bool:
+    return uri.startswith(_REMOTE_PREFIXES)
+
+
+class _EmbeddedServers:
+    """Reference counts per embedded db file, so closing one store does not kill another's."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._refs: dict[str, int] = {}
+
+    def acquire(self, path: str) -> None:
+        with self._lock:
+            self._refs[path] = self._refs.get(path, 0) + 1
+
+    def release(self, path: str) -> None:
+        with self._lock:
+            self._refs[path] = self._refs.get(path, 1) - 1
+            if self._refs[path] > 0:
+                return
+            del self._refs[path]
+        from milvus_lite.server_manager import server_manager_instance
+
+        server_manager_instance.release_server(path)
+
+
+_EMBEDDED = _EmbeddedServers()
+
+
+def _import_pymilvus() -> Any:
+    with warnings.catch_warnings():  # milvus-lite 2.5.1 imports the deprecated pkg_resources
+        warnings.simplefilter("ignore")
+        import pymilvus
+
+    return pymilvus
+
+
+def _clip(value: str, max_bytes: int) -> str:
+    """Cut a metadata string to fit a VARCHAR limit (bytes), never mid-character."""
+    data = value.encode("utf-8")
+    if len(data) <= max_bytes:
+        return value
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class MilvusStore:
+    """Chunks in Milvus (embedded Milvus Lite file or a server URI); implements Retriever."""
+
+    def __init__(
+        self,
+        uri: str,
+        *,
+        token: str | None = None,
+        collection: str = "hopwise_chunks",
+        embedder: Embedder | None = None,
+        repair_after_s: float | None = None,
+        timeout_s: float = 10.0,
+    ) -> None:
+        if not _COLLECTION_RE.match(collection):
+            raise ValueError(f"invalid collection name {collection!r}")
+        self.embedder = embedder
+        self.remote = is_remote_uri(uri)
+        self.uri = uri if self.remote else str(Path(uri).expanduser().resolve())
+        self.collection = collection if embedder is None else f"{collection}_dense{embedder.dim}"
+        self.manifest = f"{self.collection}_docs"
+        self._timeout = timeout_s
+        self._pm = _import_pymilvus()
+        self._client = self._connect(token)
+        try:
+            self._ensure_collections()
+            # Embedded: this process holds the file lock, so every transition is a crash leftover.
+            # Remote: another process may be mid-write; only repair transitions older than this.
+            default_after = 600.0 if self.remote else 0.0
+            self.repair(repair_after_s if repair_after_s is not None else default_after)
+        except Exception:
+            self.close()
+            raise
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, embedder: Embedder | None = None) -> MilvusStore:
+        """The store the settings describe (embedded file in data_dir unless HOPWISE_MILVUS_URI)."""
+        from ingest.embeddings import build_embedder
+
+        if settings.is_embedded:
+            settings.ensure_data_dir()
+        token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
+        return cls(
+            settings.resolved_milvus_uri,
+            token=token,
+            collection=settings.collection,
+            embedder=embedder if embedder is not None else build_embedder(settings),
+        )
+
+    # ---- connection and schema -------------------------------------------------------------
+
+    def _connect(self, token: str | None) -> Any:
+        alias = f"hopwise-{uuid.uuid4().hex}"
+        if not self.remote:
+            path = Path(self.uri)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if _lock_held_elsewhere(path):
+                raise StoreError(_locked_message(self.uri))
+            _EMBEDDED.acquire(self.uri)
+        try:
+            return self._pm.MilvusClient(
+                uri=self.uri, token=token or "", timeout=self._timeout, alias=alias
+            )
+        except Exception as exc:
+            if not self.remote:
+                _EMBEDDED.release(self.uri)
+                if "opened by another program" in str(exc) or _lock_held_elsewhere(Path(self.uri)):
+                    raise StoreError(_locked_message(self.uri)) from exc
+                raise StoreError(f"cannot open the knowledge base at {self.uri}: {exc}") from exc
+            raise StoreError(f"cannot reach the Milvus server at {self.uri}: {exc}") from exc
+
+    def _ensure_collections(self) -> None:
+        existing = set(self._client.list_collections())
+        if self.collection not in existing:
+            self._create_chunk_collection()
+        else:
+            self._check_chunk_collection()
+        if self.manifest not in existing:
+            self._create_manifest_collection()
+        for name in (self.collection, self.manifest):
+            self._client.load_collection(name)
+
+    def _description(self) -> str:
+        if self.embedder is None:
+            return json.dumps({"hopwise": 1, "dense_dim": None, "embedding_model": None})
+        return json.dumps(
+            {"hopwise": 1, "dense_dim": self.embedder.dim, "embedding_model": self.embedder.name}
+        )
+
+    def _check_chunk_collection(self) -> None:
+        """Refuse to mix vectors of two embedding models in one collection."""
+        desc = self._client.describe_collection(self.collection).get("description") or ""
+        try:
+            info = json.loads(desc)
+        except ValueError:
+            raise StoreError(
+                f"collection {self.collection} was not created by Hopwise; "
+                "set HOPWISE_COLLECTION to another name"
+            ) from None
+        if self.embedder is not None and info.get("embedding_model") != self.embedder.name:
+            raise StoreError(
+                f"collection {self.collection} holds vectors from embedding model "
+                f"{info.get('embedding_model')!r}, but {self.embedder.name!r} is configured; "
+                "set HOPWISE_COLLECTION to a new name and re-ingest, or restore the old model"
+            )
+
+    def _create_chunk_collection(self) -> None:
+        pm = self._pm
+        dt = pm.DataType
+        schema = pm.MilvusClient.create_schema(
+            auto_id=False, enable_dynamic_field=False, description=self._description()
+        )
+        schema.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
+        schema.add_field("doc_id", dt.VARCHAR, max_length=512)
+        schema.add_field("doc_version", dt.INT64)
+        schema.add_field("title", dt.VARCHAR, max_length=2048)
+        schema.add_field("source", dt.VARCHAR, max_length=2048)
+        schema.add_field("section_path", dt.VARCHAR, max_length=4096)
+        schema.add_field("page", dt.INT64)
+        schema.add_field("start_char", dt.INT64)
+        schema.add_field("end_char", dt.INT64)
+        schema.add_field(
+            "text", dt.VARCHAR, max_length=MAX_TEXT_BYTES, enable_analyzer=True,
+            analyzer_params={"tokenizer": "jieba"},
+        )  # fmt: skip
+        # ARRAY for the filter; the JSON copy is what we read back (Milvus Lite 2.5.1 fails to
+        # decode an empty query result that names an ARRAY output field).
+        schema.add_field(
+            "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=64, max_length=256
+        )
+        schema.add_field("groups_json", dt.VARCHAR, max_length=8192)
+        schema.add_field("checksum", dt.VARCHAR, max_length=128)
+        schema.add_field("created_at", dt.DOUBLE)
+        schema.add_field("parser_version", dt.VARCHAR, max_length=128)
+        schema.add_field("chunker_version", dt.VARCHAR, max_length=128)
+        schema.add_field("embedding_version", dt.VARCHAR, max_length=512)
+        schema.add_field("sparse", dt.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            pm.Function(
+                name="text_bm25", function_type=pm.FunctionType.BM25,
+                input_field_names=["text"], output_field_names=["sparse"],
+            )
+        )  # fmt: skip
+        index = self._client.prepare_index_params()
+        index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        if self.embedder is not None:
+            schema.add_field("dense", dt.FLOAT_VECTOR, dim=self.embedder.dim)
+            index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
+        self._client.create_collection(
+            self.collection, schema=schema, index_params=index, consistency_level="Strong"
+        )
+
+    def _create_manifest_collection(self) -> None:
+        dt = self._pm.DataType
+        schema = self._pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("doc_id", dt.VARCHAR, is_primary=True, max_length=512)
+        schema.add_field("active_version", dt.INT64)
+        schema.add_field("pending_version", dt.INT64)
+        schema.add_field("in_transition", dt.BOOL)
+        schema.add_field("title", dt.VARCHAR, max_length=2048)
+        schema.add_field("source", dt.VARCHAR, max_length=2048)
+        schema.add_field("groups_json", dt.VARCHAR, max_length=8192)
+        schema.add_field("checksum", dt.VARCHAR, max_length=128)
+        schema.add_field("created_at", dt.DOUBLE)
+        schema.add_field("chunks", dt.INT64)
+        schema.add_field("updated_at", dt.DOUBLE)
+        schema.add_field("unused", dt.FLOAT_VECTOR, dim=2)  # Milvus needs a vector per collection
+        index = self._client.prepare_index_params()
+        index.add_index("unused", index_type="FLAT", metric_type="L2")
+        self._client.create_collection(
+            self.manifest, schema=schema, index_params=index, consistency_level="Strong"
+        )
+
+    # ---- manifest -------------------------------------------------------------------------
+
+    def _manifest_rows(self, expr: str) -> list[dict[str, Any]]:
+        return list(
+            self._client.query(
+                self.manifest, filter=expr, output_fields=MANIFEST_FIELDS, limit=QUERY_LIMIT
+            )
+        )
+
+    def _manifest_row(self, doc_id: str) -> dict[str, Any] | None:
+        rows = self._manifest_rows(f"doc_id == {_quote(doc_id)}")
+        return rows[0] if rows else None
+
+    def _put_manifest(self, row: dict[str, Any]) -> None:
+        row = {**row, "updated_at": time.time(), "unused": [0.0, 0.0]}
+        self._client.upsert(self.manifest, [row])
+
+    def _visibility_filter(self) -> str:
+        """Hide every version but the active one of documents in transition (crash safety)."""
+        rows = self._client.query(
+            self.manifest,
+            filter="in_transition == true",
+            output_fields=["doc_id", "active_version"],
+            limit=QUERY_LIMIT,
+        )
+        return " and ".join(
+            f"(doc_id != {_quote(r['doc_id'])} or doc_version == {int(r['active_version'])})"
+            for r in rows
+        )
+
+    def repair(self, older_than_s: float = 0.0) -> int:
+        """Finish or roll back interrupted writes; returns how many documents were repaired."""
+        cutoff = time.time() - older_than_s
+        repaired = 0
+        for row in self._manifest_rows("in_transition == true"):
+            if float(row.get("updated_at") or 0.0) > cutoff:
+                continue
+            self._settle(row)
+            repaired += 1
+        if repaired:
+            log.warning("repaired %d interrupted document write(s) in %s", repaired, self.uri)
+        return repaired
+
+    def _settle(self, row: dict[str, Any]) -> None:
+        """Delete every chunk version but the active one, then end the transition."""
+        doc_id, active = str(row["doc_id"]), int(row["active_version"])
+        self._client.delete(
+            self.collection, filter=f"doc_id == {_quote(doc_id)} and doc_version != {active}"
+        )
+        self._flush(self.collection)
+        if active <= 0:
+            self._client.delete(self.manifest, filter=f"doc_id == {_quote(doc_id)}")
+        else:
+            self._put_manifest({**row, "pending_version": 0, "in_transition": False})
+        self._flush(self.manifest)
+
+    def _flush(self, name: str) -> None:
+        try:
+            self._client.flush(name)
+        except Exception as exc:  # Milvus Lite persists on write; a server flush is advisory
+            log.debug("flush %s: %s", name, exc)
+
+    # ---- writes ---------------------------------------------------------------------------
+
+    def replace_document(self, chunks: Sequence[Chunk]) -> None:
+        """Write a complete new version of one document, then drop the old one.
+
+        Until the new version is fully written it is invisible; afterwards the old one is. A
+        crash at any point leaves exactly one complete version visible (see `repair`).
+        """
+        if not chunks:
+            raise ValueError("replace_document needs at least one chunk")
+        first = chunks[0]
+        doc_id, version = first.doc_id, first.doc_version
+        self._check_chunks(chunks, doc_id, version)
+        rows = self._rows(chunks)  # embeds first: a failing embedder changes nothing
+        old = self._manifest_row(doc_id)
+        active = int(old["active_version"]) if old else 0
+        if version == active:
+            raise ValueError(f"version {version} of {doc_id} is already stored")
+        self._check_ids_free(doc_id, version, [c.chunk_id for c in chunks])
+        record = {
+            "doc_id": doc_id, "active_version": active, "pending_version": version,
+            "in_transition": True, "title": _clip(first.title, 2048),
+            "source": _clip(first.source, 2048),
+            "groups_json": json.dumps(validate_chunk_groups(first.groups), ensure_ascii=False),
+            "checksum": first.checksum, "created_at": first.created_at, "chunks": len(chunks),
+        }  # fmt: skip
+        previous = {**old, "active_version": active} if old else {**record, "active_version": 0}
+        self._put_manifest({**previous, "pending_version": version, "in_transition": True})
+        self._flush(self.manifest)
+        try:
+            self._client.delete(  # leftovers of an earlier interrupted write of this version
+                self.collection,
+                filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
+            )
+            for start in range(0, len(rows), INSERT_BATCH):
+                self._client.insert(self.collection, rows[start : start + INSERT_BATCH])
+            self._flush(self.collection)
+        except Exception:
+            self._settle(previous)  # roll back: the previous version stays as it was
+            raise
+        self._put_manifest({**record, "active_version": version})
+        self._flush(self.manifest)
+        self._settle({**record, "active_version": version})
+
+    def _check_chunks(self, chunks: Sequence[Chunk], doc_id: str, version: int) -> None:
+        ids: set[str] = set()
+        for chunk in chunks:
+            if chunk.doc_id != doc_id or chunk.doc_version != version:
+                raise ValueError("all chunks of replace_document must share doc_id and version")
+            if chunk.chunk_id in ids:
+                raise ValueError(f"duplicate chunk_id {chunk.chunk_id!r}")
+            ids.add(chunk.chunk_id)
+            if len(chunk.text.encode("utf-8")) > MAX_TEXT_BYTES:
+                raise ValueError(
+                    f"chunk {chunk.chunk_id} is longer than the store's {MAX_TEXT_BYTES} bytes"
+                )
+
+    def _check_ids_free(self, doc_id: str, version: int, chunk_ids: list[str]) -> None:
+        """Primary keys must differ between versions, or deleting the old would hit the new."""
+        for start in range(0, len(chunk_ids), 1000):
+            batch = ", ".join(_quote(c) for c in chunk_ids[start : start + 1000])
+            expr = (
+                f"chunk_id in [{batch}] and (doc_id != {_quote(doc_id)} "
+                f"or doc_version != {version})"  # no `not`: Milvus Lite 2.5.1 rejects it
+            )
+            if self._count(expr):
+                raise ValueError(
+                    "a chunk_id already exists in another document or version; "
+                    "chunk ids must be unique per version"
+                )
+
+    def _rows(self, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+        vectors: list[list[float]] | None = None
+        if self.embedder is not None:
+            vectors = []
+            texts = [c.text for c in chunks]
+            for start in range(0, len(texts), 256):
+                vectors.extend(self.embedder.embed_documents(texts[start : start + 256]))
+            if len(vectors) != len(chunks):
+                raise StoreError("the embedder returned a different number of vectors")
+        rows = []
+        for i, c in enumerate(chunks):
+            groups = validate_chunk_groups(c.groups)
+            row: dict[str, Any] = {
+                "chunk_id": c.chunk_id, "doc_id": c.doc_id, "doc_version": c.doc_version,
+                "title": _clip(c.title, 2048), "source": _clip(c.source, 2048),
+                "section_path": _clip(c.section_path, 4096),
+                "page": c.page if c.page is not None else -1,
+                "start_char": c.start_char, "end_char": c.end_char, "text": c.text,
+                "groups": groups, "groups_json": json.dumps(groups, ensure_ascii=False),
+                "checksum": c.checksum, "created_at": c.created_at,
+                "parser_version": c.parser_version, "chunker_version": c.chunker_version,
+                "embedding_version": self.embedder.name if self.embedder else "",
+            }  # fmt: skip
+            if vectors is not None:
+                row["dense"] = vectors[i]
+            rows.append(row)
+        return rows
+
+    def delete_document(self, doc_id: str) -> int:
+        """Remove a document's chunks and manifest entry; returns the number of chunks removed."""
+        row = self._manifest_row(doc_id)
+        if row is None:
+            return 0
+        expr = f"doc_id == {_quote(doc_id)}"
+        count = self._count(expr)
+        self._put_manifest({**row, "active_version": 0, "in_transition": True})
+        self._flush(self.manifest)
+        self._settle({**row, "active_version": 0})
+        return count
+
+    # ---- reads ----------------------------------------------------------------------------
+
+    def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
+        """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60)."""
+        if not query or not query.strip() or k <= 0:
+            return []
+        expr = group_filter(groups)
+        visibility = self._visibility_filter()
+        if visibility:
+            expr = f"{expr} and {visibility}"
+        if self.embedder is None:
+            hits = self._channel(query, "sparse", expr, k)
+            return [self._hit(e, rank, bm25=s, fused=s) for rank, (s, e) in enumerate(hits, 1)]
+        depth = min(max(2 * k, 20), QUERY_LIMIT)
+        sparse = self._channel(query, "sparse", expr, depth)
+        dense = self._channel(self.embedder.embed_query(query), "dense", expr, depth)
+        return _fuse(sparse, dense, k, self._hit)
+
+    def _channel(self, data: Any, field: str, expr: str, limit: int) -> list[tuple[float, dict]]:
+        """One filtered search request; scores normalised so higher is better."""
+        metric = "BM25" if field == "sparse" else "COSINE"
+        result = self._client.search(
+            self.collection, [data], anns_field=field, limit=limit, filter=expr,
+            output_fields=CHUNK_FIELDS, search_params={"metric_type": metric},
+        )  # fmt: skip
+        out = []
+        for item in result[0] if result else []:
+            score = float(item["distance"])
+            if field == "sparse":
+                score = abs(score)  # BM25 is non-negative; some engines return it negated
+            out.append((score, item["entity"]))
+        return out
+
+    @staticmethod
+    def _hit(
+        entity: dict[str, Any], rank: int, *, fused: float, bm25: float | None = None,
+        dense: float | None = None,
+    ) -> Hit:  # fmt: skip
+        page = int(entity.get("page", -1))
+        return Hit(
+            chunk_id=entity["chunk_id"], doc_id=entity["doc_id"],
+            doc_version=int(entity["doc_version"]), title=entity.get("title", ""),
+            source=entity.get("source", ""), section=entity.get("section_path", ""),
+            page=page if page >= 0 else None, start_char=int(entity.get("start_char", 0)),
+            end_char=int(entity.get("end_char", 0)), text=entity["text"],
+            groups=json.loads(entity.get("groups_json") or "[]"), score=fused,
+            bm25_score=bm25, dense_score=dense, rank=rank,
+        )  # fmt: skip
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None:
+        row = self._manifest_row(doc_id)
+        return _doc_info(row) if row and int(row["active_version"]) > 0 else None
+
+    def list_documents(self) -> list[DocumentInfo]:
+        rows = self._manifest_rows("active_version > 0")
+        return sorted((_doc_info(r) for r in rows), key=lambda d: (d.source, d.doc_id))
+
+    def get_chunks(self, doc_id: str) -> list[Chunk]:
+        """The visible version's chunks in document order."""
+        row = self._manifest_row(doc_id)
+        if row is None or int(row["active_version"]) <= 0:
+            return []
+        expr = f"doc_id == {_quote(doc_id)} and doc_version == {int(row['active_version'])}"
+        chunks = [_chunk(r) for r in self._query_chunks(expr)]
+        return sorted(chunks, key=lambda c: (c.start_char, c.chunk_id))
+
+    def _query_chunks(self, expr: str) -> list[dict[str, Any]]:
+        """Chunk rows; an empty result is [] (Milvus Lite 2.5.1 + pymilvus 2.5 fail to decode it
+        when the collection has an ARRAY field)."""
+        if not self._count(expr):
+            return []
+        return list(
+            self._client.query(
+                self.collection, filter=expr, output_fields=CHUNK_FIELDS, limit=QUERY_LIMIT
+            )
+        )
+
+    def count_chunks(self) -> int:
+        """Chunks visible to searches (in-flight versions excluded)."""
+        return self._count(self._visibility_filter())
+
+    def _count(self, expr: str) -> int:
+        rows = self._client.query(self.collection, filter=expr, output_fields=["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def stats(self) -> dict[str, Any]:
+        docs = self._client.query(
+            self.manifest, filter="active_version > 0", output_fields=["count(*)"]
+        )
+        return {
+            "engine": ENGINE_SERVER if self.remote else ENGINE_EMBEDDED,
+            "uri": self.uri,
+            "collection": self.collection,
+            "documents": int(docs[0]["count(*)"]) if docs else 0,
+            "chunks": self.count_chunks(),
+            "dense": self.embedder is not None,
+            "embedding_model": self.embedder.name if self.embedder else None,
+        }
+
+    def as_langchain_vectorstore(self) -> Any:
+        """A langchain_milvus.Milvus bound to this collection, for LangChain interop."""
+        from ingest.langchain_bridge import langchain_vectorstore
+
+        return langchain_vectorstore(self)
+
+    def close(self) -> None:
+        client, self._client = getattr(self, "_client", None), None
+        if client is None:
+            return
+        try:
+            client.close()
+        finally:
+            if not self.remote:
+                _EMBEDDED.release(self.uri)
+
+    def __enter__(self) -> MilvusStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _fuse(
+    sparse: list[tuple[float, dict]], dense: list[tuple[float, dict]], k: int, make: Any
+) -> list[Hit]:
+    """Reciprocal-rank fusion of the two channels, keeping each channel's own score."""
+    fused: dict[str, float] = {}
+    entities: dict[str, dict] = {}
+    scores: dict[str, dict[str, float]] = {}
+    for channel, results in (("bm25", sparse), ("dense", dense)):
+        for rank, (score, entity) in enumerate(results, 1):
+            cid = entity["chunk_id"]
+            fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank)
+            entities[cid] = entity
+            scores.setdefault(cid, {})[channel] = score
+    order = sorted(fused, key=lambda c: (-fused[c], c))[:k]
+    return [
+        make(
+            entities[cid],
+            rank,
+            fused=fused[cid],
+            bm25=scores[cid].get("bm25"),
+            dense=scores[cid].get("dense"),
+        )  # fmt: skip
+        for rank, cid in enumerate(order, 1)
+    ]
+
+
+def _doc_info(row: dict[str, Any]) -> DocumentInfo:
+    return DocumentInfo(
+        doc_id=row["doc_id"], title=row.get("title", ""), source=row.get("source", ""),
+        version=int(row["active_version"]), chunks=int(row.get("chunks", 0)),
+        groups=json.loads(row.get("groups_json") or "[]"), checksum=row.get("checksum", ""),
+        created_at=float(row.get("created_at", 0.0)),
+    )  # fmt: skip
+
+
+def _chunk(row: dict[str, Any]) -> Chunk:
+    page = int(row.get("page", -1))
+    return Chunk(
+        chunk_id=row["chunk_id"], doc_id=row["doc_id"], doc_version=int(row["doc_version"]),
+        title=row.get("title", ""), source=row.get("source", ""),
+        section_path=row.get("section_path", ""), page=page if page >= 0 else None,
+        start_char=int(row.get("start_char", 0)), end_char=int(row.get("end_char", 0)),
+        text=row["text"], groups=json.loads(row.get("groups_json") or "[]"),
+        checksum=row.get("checksum", ""), created_at=float(row.get("created_at", 0.0)),
+        parser_version=row.get("parser_version", ""),
+        chunker_version=row.get("chunker_version", ""),
+        embedding_version=row.get("embedding_version", ""),
+    )  # fmt: skip
+
+
+def _lock_path(db: Path) -> Path:
+    return db.parent / f".{db.name}.lock"
+
+
+def _lock_held_elsewhere(db: Path) -> bool:
+    """True when another process holds Milvus Lite's lock on this database file."""
+    import fcntl
+
+    from milvus_lite.server_manager import server_manager_instance
+
+    if str(db) in getattr(server_manager_instance, "_servers", {}):
+        return False  # this process already runs the engine for it
+    lock = _lock_path(db)
+    if not lock.exists():
+        return False
+    with open(lock, "a") as handle:
+        try:
+            fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.lockf(handle, fcntl.LOCK_UN)
+    return False
+
+
+def _locked_message(uri: str) -> str:
+    return (
+        f"the knowledge base at {uri} is open in another process; stop it or use a Milvus "
+        "server via HOPWISE_MILVUS_URI"
+    )
