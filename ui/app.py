@@ -1,0 +1,52 @@
+"""Hopwise app entry point: `streamlit run ui/app.py`. Navigation and sign-in only."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.auth import Throttle, attempt, authenticate
+from ui.services import USER_KEY, configured_users, current_user
+
+st.set_page_config(page_title="Hopwise", page_icon="🦘", layout="wide")
+
+
+def sidebar_identity() -> None:
+    """Sign-in form when users are configured; otherwise name the implicit local user."""
+    users = configured_users()
+    with st.sidebar:
+        user = current_user()
+        if user is not None:
+            st.caption(f"Signed in as **{user.name}** · groups: {', '.join(user.groups)}")
+            if users and st.button("Sign out", key="sign_out"):
+                st.session_state.pop(USER_KEY, None)
+                st.rerun()
+            return
+        with st.form("sign_in"):
+            st.markdown("**Sign in**")
+            name = st.text_input("User")
+            password = st.text_input("Password", type="password")
+            submitted = st.form_submit_button("Sign in")
+        if submitted:
+            throttle = Throttle(st.session_state, "hopwise_sign_in_throttle")
+            found: dict[str, object] = {}
+
+            def check() -> bool:
+                found["user"] = authenticate(users, name, password)
+                return found["user"] is not None
+
+            ok, message = attempt(throttle, check)
+            if ok:
+                st.session_state[USER_KEY] = found["user"]
+                st.rerun()
+            st.error(message)
+
+
+sidebar_identity()
+page = st.navigation(
+    [
+        st.Page("app_pages/chat.py", title="Chat", icon="💬", default=True),
+        st.Page("app_pages/trace.py", title="Hop trace", icon="🧭"),
+        st.Page("app_pages/admin.py", title="Admin", icon="🔐"),
+    ]
+)
+page.run()

@@ -1,0 +1,166 @@
+"""Admin: sign in, upload documents with groups, manage the document list, see KB stats."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+import streamlit as st
+
+from ui.auth import Throttle, admin_password, attempt, passwords_match
+from ui.services import get_settings, get_store, read_secrets
+from ui.uploads import UPLOAD_TYPES, ingest_uploads, result_rows
+
+ADMIN_KEY = "hopwise_admin"
+RESULTS_KEY = "hopwise_ingest_results"
+PENDING_DELETE_KEY = "hopwise_pending_delete"
+FLASH_KEY = "hopwise_admin_flash"
+
+st.title("🔐 Admin")
+settings = get_settings()
+expected = admin_password(settings, read_secrets())
+if not expected:
+    st.warning(
+        "No admin password is configured, so uploading and deleting are disabled.\n\n"
+        "Set one and restart the app, either as an environment variable:\n\n"
+        "`HOPWISE_ADMIN_PASSWORD='a long secret' streamlit run ui/app.py`\n\n"
+        'or in `.streamlit/secrets.toml`:\n\n`admin_password = "a long secret"`'
+    )
+    st.stop()
+
+if not st.session_state.get(ADMIN_KEY):
+    with st.form("admin_sign_in"):
+        password = st.text_input("Admin password", type="password")
+        submitted = st.form_submit_button("Sign in")
+    if submitted:
+        throttle = Throttle(st.session_state, "hopwise_admin_throttle")
+        ok, message = attempt(throttle, lambda: passwords_match(password, expected))
+        if ok:
+            st.session_state[ADMIN_KEY] = True
+            st.rerun()
+        st.error(message)
+    st.stop()
+
+if st.sidebar.button("Admin sign out", key="admin_sign_out"):
+    st.session_state.pop(ADMIN_KEY, None)
+    st.rerun()
+
+try:
+    store = get_store()
+except Exception as exc:  # noqa: BLE001 - e.g. Milvus server unreachable: a message, no trace
+    st.error(f"The knowledge base could not be opened: {exc}")
+    st.stop()
+
+flash = st.session_state.pop(FLASH_KEY, None)
+if flash:
+    st.success(flash)
+
+# ---------------------------------------------------------------- upload
+st.subheader("Upload documents")
+files = st.file_uploader(
+    f"PDF, DOCX, Markdown, TXT or HTML — up to {settings.max_upload_mb:g} MB each",
+    type=list(UPLOAD_TYPES),
+    accept_multiple_files=True,
+    max_upload_size=max(1, int(settings.max_upload_mb)),
+    key="admin_uploader",
+)
+groups_text = st.text_input(
+    "Who may read them (groups, comma-separated; `all` is everyone)",
+    value="all",
+    key="admin_groups",
+)
+groups = [g.strip() for g in groups_text.split(",") if g.strip()] or ["all"]
+if st.button("Ingest", type="primary", disabled=not files, key="admin_ingest"):
+    names = [f.name for f in files]
+    overall = st.progress(0.0, text=f"0 of {len(names)} files")
+    bars = [st.progress(0.0, text=f"{name}: waiting") for name in names]
+
+    def on_progress(index: int, name: str, phase: str) -> None:
+        if phase == "start":
+            bars[index].progress(0.3, text=f"{name}: parsing, chunking, indexing…")
+            return
+        bars[index].progress(1.0, text=f"{name}: done")
+        overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
+
+    results = ingest_uploads(
+        [(f.name, f.getvalue()) for f in files],
+        store,
+        groups=groups,
+        settings=settings,
+        on_progress=on_progress,
+    )
+    for bar, result in zip(bars, results, strict=True):
+        bar.progress(1.0, text=f"{result.source}: {result.status}")
+    st.session_state[RESULTS_KEY] = result_rows(results)
+
+if st.session_state.get(RESULTS_KEY):
+    rows = st.session_state[RESULTS_KEY]
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("ingested", "skipped", "failed")}
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items())
+    (st.warning if counts["failed"] else st.success)(f"Last upload: {summary}")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+
+# ---------------------------------------------------------------- documents
+st.subheader("Documents")
+try:
+    documents = store.list_documents()
+    stats = store.stats()
+except Exception as exc:  # noqa: BLE001
+    st.error(f"The knowledge base is not reachable: {exc}")
+    st.stop()
+
+engine = stats.get("engine") or ("Milvus Lite" if settings.is_embedded else "Milvus server")
+cols = st.columns(4)
+cols[0].metric("Documents", stats.get("documents", len(documents)))
+cols[1].metric("Chunks", stats.get("chunks", sum(d.chunks for d in documents)))
+cols[2].metric("Engine", str(engine))
+dense = stats.get("dense", stats.get("dense_enabled", settings.dense_enabled))
+cols[3].metric("Dense vectors", "on" if dense else "off (BM25 only)")
+
+if not documents:
+    st.caption("_No documents yet. Upload some above._")
+else:
+    table = pd.DataFrame(
+        [
+            {
+                "title": d.title,
+                "source": d.source,
+                "version": d.version,
+                "chunks": d.chunks,
+                "groups": ", ".join(d.groups),
+                "ingested at": datetime.fromtimestamp(d.created_at).strftime("%Y-%m-%d %H:%M")
+                if d.created_at
+                else "",
+                "doc_id": d.doc_id,
+            }
+            for d in documents
+        ]
+    )
+    st.dataframe(table, hide_index=True, use_container_width=True)
+    by_id = {d.doc_id: d for d in documents}
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    doc_id = left.selectbox(
+        "Document to delete",
+        list(by_id),
+        format_func=lambda i: f"{by_id[i].source} (v{by_id[i].version}, {by_id[i].chunks} chunks)",
+        key="admin_delete_choice",
+    )
+    if right.button("Delete…", key="admin_delete"):
+        st.session_state[PENDING_DELETE_KEY] = doc_id
+    pending = st.session_state.get(PENDING_DELETE_KEY)
+    if pending in by_id:
+        doc = by_id[pending]
+        st.warning(f"Delete **{doc.source}** and its {doc.chunks} chunks? This cannot be undone.")
+        yes, no = st.columns(2)
+        if yes.button("Yes, delete", type="primary", key="admin_delete_confirm"):
+            st.session_state.pop(PENDING_DELETE_KEY, None)
+            try:
+                removed = store.delete_document(pending)
+            except Exception as exc:  # noqa: BLE001
+                st.error(f"Delete failed: {exc}")
+            else:
+                st.session_state[FLASH_KEY] = f"Deleted {doc.source} ({removed} chunks)."
+                st.rerun()
+        if no.button("Cancel", key="admin_delete_cancel"):
+            st.session_state.pop(PENDING_DELETE_KEY, None)
+            st.rerun()

@@ -1,0 +1,123 @@
+"""Chat: ask, watch the graph work, read the cited answer, continue the conversation."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from ui.formatting import STATUS_TEXT, StatusNarrator, offline_note, thread_label
+from ui.services import (
+    current_user,
+    get_settings,
+    new_thread_id,
+    runner_or_error,
+    visible_threads,
+)
+from ui.streaming import stream_ask
+from ui.widgets import answer_block
+
+THREAD_KEY = "hopwise_thread"
+ANSWERS_KEY = "hopwise_answers"  # {thread_id: [result, ...]} cache of the open chat
+
+st.title("💬 Chat")
+user = current_user()
+if user is None:
+    st.info("Sign in with the form in the sidebar to chat with the knowledge base.")
+    st.stop()
+runner = runner_or_error()
+if runner is None:
+    st.stop()
+settings = get_settings()
+
+if THREAD_KEY not in st.session_state:
+    st.session_state[THREAD_KEY] = new_thread_id(user)
+cache: dict[str, list[dict]] = st.session_state.setdefault(ANSWERS_KEY, {})
+
+
+def open_chat(thread_id: str) -> None:
+    st.session_state[THREAD_KEY] = thread_id
+
+
+with st.sidebar:
+    if st.button("＋ New chat", key="new_chat", use_container_width=True):
+        st.session_state[THREAD_KEY] = new_thread_id(user)
+    st.caption("Past chats")
+    try:
+        threads = visible_threads(runner, user)
+    except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
+        threads = []
+        st.error(f"Could not list past chats: {exc}")
+    for thread in threads[:30]:
+        tid = str(thread.get("thread_id"))
+        current = tid == st.session_state[THREAD_KEY]
+        st.button(
+            thread_label(thread),
+            key=f"thread_{tid}",
+            on_click=open_chat,
+            args=(tid,),
+            type="primary" if current else "secondary",
+            use_container_width=True,
+        )
+    if not threads:
+        st.caption("_No past chats yet._")
+
+thread_id: str = st.session_state[THREAD_KEY]
+if thread_id not in cache:
+    try:
+        cache[thread_id] = list(runner.thread_answers(thread_id))
+    except Exception as exc:  # noqa: BLE001
+        st.error(f"Could not load this chat: {exc}")
+        cache[thread_id] = []
+answers = cache[thread_id]
+
+if not settings.llm_enabled:
+    st.info(offline_note(), icon="📄")
+
+for index, result in enumerate(answers):
+    with st.chat_message("user"):
+        st.markdown(str(result.get("question") or result.get("standalone_question") or ""))
+    with st.chat_message("assistant"):
+        answer_block(result, thread_id=thread_id, index=index)
+
+question = st.chat_input("Ask a question about your documents…")
+if question:
+    with st.chat_message("user"):
+        st.markdown(question)
+    with st.chat_message("assistant"):
+        status = st.status("Routing the question…", expanded=False)
+        placeholder = st.empty()
+        started, text, result = time.monotonic(), "", None
+        narrator = StatusNarrator(web_allowed=settings.web_search)
+        for kind, payload in stream_ask(
+            runner.ask,
+            question,
+            groups=user.groups,
+            thread_id=thread_id,
+            web=settings.web_search,
+        ):
+            if kind == "event":
+                label = narrator.after(payload)
+                if label:
+                    status.update(label=label)
+                    status.write(label)
+            elif kind == "token":
+                if not text:
+                    status.update(label=STATUS_TEXT["generate_answer"])
+                text += str(payload)
+                placeholder.markdown(text + "▌")
+            elif kind == "result":
+                result = payload
+            else:
+                status.update(label="Failed", state="error")
+                placeholder.error(f"The question could not be answered: {payload}")
+        if result is not None:
+            elapsed = time.monotonic() - started
+            status.update(
+                label=f"Answered in {elapsed:.1f} s ({result.get('mode', 'offline')})",
+                state="complete",
+            )
+            result.setdefault("question", question)
+            answers.append(result)
+            placeholder.empty()
+            answer_block(result, thread_id=thread_id, index=len(answers) - 1)

@@ -1,0 +1,167 @@
+"""Hop trace: how any past answer was found — path, timings, hops, hits, verdict, web."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from ui.formatting import (
+    badges,
+    first,
+    hit_rows,
+    hop_evidence,
+    state_machine_dot,
+    thread_label,
+    timeline_rows,
+    trace_events,
+    trace_json,
+)
+from ui.services import TRACE_KEY, current_user, may_open, runner_or_error, visible_threads
+
+st.title("🧭 Hop trace")
+user = current_user()
+if user is None:
+    st.info("Sign in with the form in the sidebar to see your answers' traces.")
+    st.stop()
+runner = runner_or_error()
+if runner is None:
+    st.stop()
+
+
+def wanted_answer() -> tuple[str | None, int | None]:
+    """The answer asked for by the chat page (session) or a shared link (query params)."""
+    chosen = st.session_state.pop(TRACE_KEY, None)
+    if chosen:
+        return chosen["thread_id"], int(chosen["index"])
+    thread, answer = st.query_params.get("thread"), st.query_params.get("answer")
+    if thread and answer and answer.isdigit():
+        return thread, int(answer) - 1
+    return None, None
+
+
+try:
+    threads = visible_threads(runner, user)
+except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
+    st.error(f"Could not list past chats: {exc}")
+    st.stop()
+want_thread, want_index = wanted_answer()
+thread_ids = [str(t.get("thread_id")) for t in threads]
+labels = {str(t.get("thread_id")): thread_label(t) for t in threads}
+if want_thread and want_thread not in thread_ids and may_open(want_thread, user):
+    thread_ids.insert(0, want_thread)
+    labels[want_thread] = want_thread
+if not thread_ids:
+    st.info("No answers yet. Ask something on the Chat page, then come back here.")
+    st.stop()
+if want_thread in thread_ids:
+    st.session_state["trace_thread"] = want_thread
+
+left, right = st.columns([3, 2])
+thread_id = left.selectbox(
+    "Chat", thread_ids, format_func=lambda t: labels.get(t, t), key="trace_thread"
+)
+answers = list(runner.thread_answers(thread_id))
+if not answers:
+    st.info("This chat has no answers yet.")
+    st.stop()
+questions = [str(first(r, "question", "standalone_question", default="?")) for r in answers]
+if want_index is not None and want_thread == thread_id and 0 <= want_index < len(answers):
+    st.session_state["trace_answer"] = want_index
+elif st.session_state.get("trace_answer_of") != thread_id or not (
+    0 <= st.session_state.get("trace_answer", -1) < len(answers)
+):
+    st.session_state["trace_answer"] = len(answers) - 1  # a newly picked chat: its last answer
+st.session_state["trace_answer_of"] = thread_id
+index = right.selectbox(
+    "Answer",
+    range(len(answers)),
+    format_func=lambda i: f"#{i + 1} {questions[i][:80]}",
+    key="trace_answer",
+)
+st.query_params.update({"thread": thread_id, "answer": str(index + 1)})
+result = answers[index]
+events = trace_events(result)
+
+st.subheader(questions[index])
+st.markdown(badges(result))
+if result.get("standalone_question") and result["standalone_question"] != questions[index]:
+    st.caption(f"Standalone question: {result['standalone_question']}")
+
+graph_col, time_col = st.columns([1, 1])
+with graph_col:
+    st.markdown("**Path through the state machine**")
+    st.graphviz_chart(state_machine_dot(events))
+with time_col:
+    st.markdown("**Timeline**")
+    rows = pd.DataFrame(timeline_rows(events))
+    if rows.empty:
+        st.caption("No timings recorded.")
+    else:
+        bars = (
+            alt.Chart(rows)
+            .mark_bar(cornerRadius=3)
+            .encode(
+                x=alt.X("start_ms:Q", title="ms since the question"),
+                x2="end_ms:Q",
+                y=alt.Y("step:N", sort=None, title=None),
+                color=alt.Color("llm_calls:O", title="LLM calls", scale=alt.Scale(scheme="blues")),
+                tooltip=["node", "ms", "llm_calls", "tokens"],
+            )
+        )
+        st.altair_chart(bars, use_container_width=True)
+        st.caption(
+            f"{len(rows)} steps · {rows['ms'].sum():.0f} ms · "
+            f"{int(rows['llm_calls'].sum())} LLM calls · {int(rows['tokens'].sum())} tokens"
+        )
+
+subs = result.get("sub_questions") or []
+if subs:
+    st.markdown("**Sub-questions**")
+    for i, sub in enumerate(subs, start=1):
+        text = first(sub, "question", default=str(sub)) if isinstance(sub, dict) else str(sub)
+        dep = sub.get("depends_on") if isinstance(sub, dict) else None
+        st.markdown(f"{i}. {text}" + (f"  _(uses #{dep})_" if dep else ""))
+
+hops = result.get("hops") or []
+st.markdown(f"**Hops ({len(hops)})**")
+for number, hop in enumerate(hops, start=1):
+    with st.expander(f"Hop {number}: {hop.get('sub_question', '')}", expanded=number == 1):
+        st.markdown(f"Query sent: `{first(hop, 'query', 'query_sent', default='')}`")
+        table = hit_rows(hop)
+        if table:
+            st.dataframe(pd.DataFrame(table), hide_index=True, use_container_width=True)
+        else:
+            st.caption("No hits.")
+        kept = hop_evidence(hop)
+        if kept:
+            st.markdown("Evidence kept:")
+            for sentence in kept:
+                st.markdown(f"- {sentence}")
+
+evaluation = result.get("evaluation") or {}
+if evaluation:
+    enough = evaluation.get("enough")
+    verdict = "enough evidence" if enough else "evidence incomplete"
+    (st.success if enough else st.warning)(f"Evaluation: {verdict}")
+    for point in evaluation.get("missing") or []:
+        st.markdown(f"- missing: {point}")
+st.markdown(f"**Stop reason:** {result.get('stop_reason') or '—'}")
+
+if result.get("web_used") or evaluation.get("web_query"):
+    st.markdown(f"**Web search:** `{evaluation.get('web_query') or result.get('web_query') or ''}`")
+    web = result.get("web_results") or []
+    for item in web:
+        st.markdown(
+            f"- [{item.get('title') or item.get('url')}]({item.get('url')}) — "
+            f"{item.get('snippet', '')}"
+        )
+    if result.get("web_used") and not web:
+        st.caption("The web search returned nothing or failed (see the trace JSON).")
+
+st.download_button(
+    "Download trace JSON",
+    trace_json(result),
+    file_name=f"hopwise-trace-{thread_id.replace(':', '-')}-{index + 1}.json",
+    mime="application/json",
+)

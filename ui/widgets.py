@@ -1,0 +1,48 @@
+"""Streamlit drawing helpers shared by the pages (layout only; data comes from ui.formatting)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import streamlit as st
+
+from ui.formatting import badges, source_cards
+from ui.services import TRACE_KEY
+
+TRACE_PAGE = "app_pages/trace.py"
+
+
+def source_card(card: Mapping[str, Any]) -> None:
+    """One citation: where it is, the quoted passage, the link, and the full chunk on demand."""
+    with st.container(border=True):
+        st.markdown(f"**[{card['n']}]** {card['where']}")
+        if card["quote"]:
+            st.markdown("> " + card["quote"].replace("\n", "\n> "))
+        if card["url"]:
+            st.markdown(f"[{card['url']}]({card['url']})")
+        if card["full_text"] and card["chunk_id"]:
+            with st.expander("Full passage"):
+                st.text(card["full_text"])
+                st.caption(f"chunk {card['chunk_id']}")
+
+
+def answer_block(result: Mapping[str, Any], *, thread_id: str, index: int) -> None:
+    """The body of an assistant message: answer, badges, source cards, link to its trace."""
+    st.markdown(str(result.get("answer") or "_(no answer)_"))
+    st.markdown(badges(result))
+    cards = source_cards(result)
+    if cards:
+        st.caption(f"Sources ({len(cards)})")
+        columns = st.columns(2)
+        for i, card in enumerate(cards):
+            with columns[i % 2]:
+                source_card(card)
+    if st.button("Open hop trace →", key=f"trace_{thread_id}_{index}", type="tertiary"):
+        open_trace(thread_id, index)
+
+
+def open_trace(thread_id: str, index: int) -> None:
+    """Go to the trace page with this answer selected."""
+    st.session_state[TRACE_KEY] = {"thread_id": thread_id, "index": index}
+    st.switch_page(TRACE_PAGE, query_params={"thread": thread_id, "answer": str(index + 1)})
