@@ -17,9 +17,7 @@ from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from ingest.models import CHUNKER_VERSION, Block, Chunk, ParsedDocument
 
-_CJK_CHARS = (
-    "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-)
+_CJK_CHARS = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+|[^\w\s]")
 
 SEPARATORS = [
@@ -34,8 +32,12 @@ SEPARATORS = [
 
 
 def count_tokens(text: str) -> int:
-    """Approximate model tokens: one per CJK character, one per word or punctuation mark."""
-    return len(_TOKEN.findall(text))
+    """Approximate model tokens: one per CJK character, word or punctuation mark.
+
+    Words over 16 characters (hashes, base64, URLs) count one token per 16 characters, so a
+    blob without spaces still gets cut into bounded chunks.
+    """
+    return sum(1 + (len(tok) - 1) // 16 for tok in _TOKEN.findall(text))
 
 
 def _sections(blocks: list[Block]) -> Iterator[list[Block]]:

@@ -1,0 +1,129 @@
+"""`hopwise ingest`, `hopwise docs list|delete` and `hopwise search`: the knowledge base CLI.
+
+Output lines and JSON keys are a contract (see README "Documents and the knowledge base").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ingest.models import IngestResult
+
+
+def register(subparsers: Any) -> None:
+    ingest = subparsers.add_parser("ingest", help="add or update files and folders")
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
+    ingest.add_argument("--groups", default="", help="comma-separated reader groups (default all)")
+    ingest.add_argument("--json", action="store_true", help="print a JSON list of results")
+    ingest.set_defaults(handler=run_ingest)
+
+    docs = subparsers.add_parser("docs", help="list or delete documents")
+    docs_sub = docs.add_subparsers(dest="docs_command", required=True)
+    listing = docs_sub.add_parser("list", help="list documents with versions and chunk counts")
+    listing.add_argument("--json", action="store_true", help="print a JSON list")
+    listing.set_defaults(handler=run_docs_list)
+    delete = docs_sub.add_parser("delete", help="delete a document by id")
+    delete.add_argument("doc_id", metavar="DOC_ID")
+    delete.set_defaults(handler=run_docs_delete)
+
+    search = subparsers.add_parser("search", help="raw hybrid retrieval, no reasoning")
+    search.add_argument("query", metavar="QUERY")
+    search.add_argument("--groups", default="", help="comma-separated groups besides all")
+    search.add_argument("-k", type=int, default=10, help="number of hits (default 10)")
+    search.add_argument("--json", action="store_true", help="print a JSON list of hits")
+    search.set_defaults(handler=run_search)
+
+
+def _store() -> Any:
+    from hopwise.settings import load_settings
+    from ingest.store import MilvusStore
+
+    return MilvusStore.from_settings(load_settings())
+
+
+def _groups(raw: str) -> list[str]:
+    return [g.strip() for g in raw.split(",") if g.strip()]
+
+
+def format_result(result: IngestResult) -> str:
+    """One line per file: ingested / skipped / failed with its detail in parentheses."""
+    if result.status == "ingested":
+        detail = f"{result.chunks} chunks, v{result.version}"
+    elif result.status == "skipped":
+        detail = result.reason or "unchanged"
+    else:
+        detail = result.reason or "unknown error"
+    return f"{result.status}  {result.source}  ({detail})"
+
+
+def run_ingest(args: argparse.Namespace) -> int:
+    from hopwise.settings import load_settings
+    from ingest.pipeline import ingest_paths
+    from ingest.store import MilvusStore
+
+    settings = load_settings()
+
+    def progress(done: int, total: int, result: IngestResult) -> None:
+        if not args.json:
+            print(format_result(result), flush=True)
+
+    with MilvusStore.from_settings(settings) as store:
+        results = ingest_paths(
+            args.paths, store, groups=_groups(args.groups), settings=settings,
+            on_progress=progress,
+        )  # fmt: skip
+    if args.json:
+        print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
+    elif not results:
+        print("hopwise: no files found", file=sys.stderr)
+    return 1 if any(r.status == "failed" for r in results) else 0
+
+
+def run_docs_list(args: argparse.Namespace) -> int:
+    with _store() as store:
+        documents = store.list_documents()
+    if args.json:
+        print(json.dumps([d.model_dump() for d in documents], ensure_ascii=False, indent=2))
+        return 0
+    if not documents:
+        print("no documents")
+        return 0
+    print(f"{'DOC_ID':<22}  {'VER':>3}  {'CHUNKS':>6}  {'GROUPS':<16}  SOURCE  (TITLE)")
+    for d in documents:
+        groups = ",".join(d.groups)
+        print(
+            f"{d.doc_id:<22}  {d.version:>3}  {d.chunks:>6}  {groups:<16}  {d.source}  ({d.title})"
+        )
+    return 0
+
+
+def run_docs_delete(args: argparse.Namespace) -> int:
+    with _store() as store:
+        if store.get_document(args.doc_id) is None:
+            print(f"hopwise: error: no document with id {args.doc_id!r}", file=sys.stderr)
+            return 1
+        removed = store.delete_document(args.doc_id)
+    print(f"deleted  {args.doc_id}  ({removed} chunks)")
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from ingest.store import validate_groups
+
+    groups = validate_groups(_groups(args.groups))
+    with _store() as store:
+        hits = store.search(args.query, groups, k=max(1, args.k))
+    if args.json:
+        print(json.dumps([h.model_dump() for h in hits], ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("no hits")
+    for h in hits:
+        where = " > ".join(p for p in (h.source, h.section) if p)
+        page = f" p.{h.page}" if h.page else ""
+        snippet = " ".join(h.text.split())[:160]
+        print(f"{h.rank:>2}. {h.score:.4f}  {where}{page}  [{h.chunk_id}]\n    {snippet}")
+    return 0

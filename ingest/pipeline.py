@@ -1,0 +1,197 @@
+"""Files in, versioned documents out: size check, parse, chunk, then one atomic store write.
+
+Every outcome is an `IngestResult`; a failure at any step is reported as one line and leaves
+the store exactly as it was (the store's `replace_document` writes the new version
+completely before the old one is removed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from hopwise.settings import Settings
+from ingest.chunker import chunk_document
+from ingest.errors import IngestError
+from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, IngestResult
+from ingest.parsers import SUPPORTED_EXTENSIONS, check_size, parse_bytes, safe_source
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[int, int, IngestResult], None]
+
+
+class DocumentStore(Protocol):
+    """The part of the store ingestion needs (MilvusStore and the in-memory fake)."""
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None: ...
+
+    def replace_document(self, chunks: Sequence[Chunk]) -> None: ...
+
+
+def doc_id_for(source: str) -> str:
+    """A stable id for a source name, so re-uploading the same name updates one document."""
+    name = unicodedata.normalize("NFC", source)
+    return "doc-" + hashlib.sha256(name.encode("utf-8")).hexdigest()[:16]
+
+
+def document_groups(groups: Iterable[str] | str | None) -> list[str]:
+    """Checked reader groups of a document; none given means everyone ("all")."""
+    try:
+        from ingest.store import validate_chunk_groups
+    except ImportError:  # store not importable (e.g. pymilvus missing): same rules locally
+        return _local_groups(groups)
+    try:
+        return validate_chunk_groups(groups)
+    except ValueError as exc:
+        raise IngestError(str(exc)) from exc
+
+
+def _local_groups(groups: Iterable[str] | str | None) -> list[str]:
+    import re
+
+    items = groups.split(",") if isinstance(groups, str) else list(groups or [])
+    names = [g.strip() for g in items if g and g.strip()]
+    for name in names:
+        if not re.fullmatch(r"[\w.@:\-]{1,64}", name):
+            raise IngestError(f"invalid group name {name!r}: use letters, digits and _.@:- only")
+    return list(dict.fromkeys(names)) or [DEFAULT_GROUP]
+
+
+def _max_bytes(settings: Settings) -> int:
+    return int(settings.max_upload_mb * 1024 * 1024)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    if isinstance(exc, IngestError):
+        return text
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def ingest_bytes(
+    data: bytes,
+    filename: str,
+    store: DocumentStore,
+    *,
+    groups: Iterable[str] | str | None = None,
+    settings: Settings,
+    path: str | None = None,
+) -> IngestResult:
+    """Ingest one uploaded file's bytes; never raises for bad input or a failing store."""
+    shown = path or filename
+    try:
+        source = safe_source(filename)
+    except IngestError as exc:
+        return IngestResult(path=shown, source=str(filename), status="failed", reason=str(exc))
+    doc_id = doc_id_for(source)
+    try:
+        readers = document_groups(groups)
+        check_size(len(data), _max_bytes(settings))
+        checksum = hashlib.sha256(data).hexdigest()
+        old = store.get_document(doc_id)
+        if old and old.checksum == checksum and sorted(old.groups) == sorted(readers):
+            return IngestResult(
+                path=shown, source=source, status="skipped", doc_id=doc_id,
+                version=old.version, chunks=old.chunks, reason="unchanged",
+            )  # fmt: skip
+        timeout = settings.parse_timeout_s if settings.parse_timeout_s > 0 else None
+        doc = parse_bytes(data, source, max_bytes=_max_bytes(settings), timeout_s=timeout)
+        version = old.version + 1 if old else 1
+        chunks = chunk_document(
+            doc, doc_id=doc_id, doc_version=version, groups=readers, checksum=checksum,
+            chunk_tokens=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens,
+        )  # fmt: skip
+        if not chunks:
+            raise IngestError("empty file (no text found)")
+        store.replace_document(chunks)
+    except Exception as exc:  # the contract: one line per failed file, store untouched
+        log.info("ingest failed for %s: %s", shown, exc, exc_info=not isinstance(exc, IngestError))
+        return IngestResult(
+            path=shown, source=source, status="failed", doc_id=doc_id, reason=_one_line(exc)
+        )
+    return IngestResult(
+        path=shown, source=source, status="ingested", doc_id=doc_id, version=version,
+        chunks=len(chunks),
+    )  # fmt: skip
+
+
+def ingest_file(
+    path: Path | str,
+    store: DocumentStore,
+    *,
+    groups: Iterable[str] | str | None = None,
+    settings: Settings,
+) -> IngestResult:
+    """Ingest one file from disk; the size limit is checked before the file is read."""
+    path = Path(path)
+    try:
+        check_size(path.stat().st_size, _max_bytes(settings))
+        data = path.read_bytes()
+    except (IngestError, OSError) as exc:
+        reason = str(exc) if isinstance(exc, IngestError) else f"cannot read file ({exc.strerror})"
+        return IngestResult(path=str(path), source=path.name, status="failed", reason=reason)
+    return ingest_bytes(data, path.name, store, groups=groups, settings=settings, path=str(path))
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def expand_paths(paths: Iterable[Path | str]) -> list[tuple[Path, bool]]:
+    """Files to ingest, folders walked recursively (sorted, hidden skipped).
+
+    The flag says whether the file was named explicitly; files found in a folder walk with an
+    unsupported extension are reported as skipped rather than failed.
+    """
+    found: list[tuple[Path, bool]] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and not _hidden(child, path):
+                    found.append((child, False))
+        else:
+            found.append((path, True))
+    return found
+
+
+def ingest_paths(
+    paths: Iterable[Path | str],
+    store: DocumentStore,
+    *,
+    groups: Iterable[str] | str | None = None,
+    settings: Settings,
+    on_progress: ProgressCallback | None = None,
+) -> list[IngestResult]:
+    """Ingest files and folders; one result per file, in order, with progress callbacks."""
+    files = expand_paths(paths)
+    results: list[IngestResult] = []
+    seen: dict[str, Path] = {}
+    for done, (path, explicit) in enumerate(files, start=1):
+        name = path.name
+        if not explicit and path.suffix.lower() not in SUPPORTED_EXTENSIONS:
+            result = IngestResult(
+                path=str(path), source=name, status="skipped",
+                reason=f"unsupported file type {path.suffix.lower() or '(none)'}",
+            )  # fmt: skip
+        elif not path.exists():
+            result = IngestResult(
+                path=str(path), source=name, status="failed", reason="no such file or directory"
+            )
+        elif name in seen:
+            result = IngestResult(
+                path=str(path), source=name, status="failed",
+                reason=f"same file name as {seen[name]} in this batch; rename one of them",
+            )  # fmt: skip
+        else:
+            seen[name] = path
+            result = ingest_file(path, store, groups=groups, settings=settings)
+        results.append(result)
+        if on_progress is not None:
+            on_progress(done, len(files), result)
+    return results
