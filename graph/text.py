@@ -20,30 +20,16 @@ _YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*(?:%|年|月|日|号|万|亿|元)?")
 
 EN_STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are aren't as at be became because
-    been before being below between both but by can could did didn't do does doesn't doing don't
-    down during each either else ever few for from further had has have having he her here hers
-    herself him himself his how i if in into is isn't it it's its itself just let me more most my
-    myself neither no nor not now of off on once only or other our ours ourselves out over own same
-    she should so some such than that the their theirs them themselves then there these they this
-    those through to too under until up upon us very was wasn't we were weren't what whatever when
-    where whereas whether which while who whom whose why will with would yet you your yours
-    yourself yourselves one ones s t may might must shall also per via among within without whom
-    please tell know give find show many much""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "also", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "became", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "either", "else", "ever", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let", "me", "more", "most", "my", "myself", "neither", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "upon", "us", "very", "was", "wasn't", "we", "were", "weren't", "what", "whatever", "when", "where", "whereas", "whether", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "yet", "you", "your", "yours", "yourself", "yourselves", "one", "ones", "s", "t", "may", "might", "must", "shall", "also", "per", "via", "among", "within", "without", "whom", "please", "tell", "know", "give", "find", "show", "many", "much"]
 )
 
 # Question words and vague relation words that carry no retrieval signal on their own.
 EN_QUESTION_WORDS = frozenset(
-    """what which who whom whose when where why how name named called list does did do is are was
-    were kind type sort""".split()
+    ["what", "which", "who", "whom", "whose", "when", "where", "why", "how", "name", "named", "called", "list", "does", "did", "do", "is", "are", "was", "were", "kind", "type", "sort"]
 )
 
 ZH_STOPWORDS = frozenset(
-    """的 了 和 与 及 以及 或 或者 是 在 有 对 把 被 将 从 向 到 于 为 为了 由 而 并 并且 也 都 就 还 又
-    这 那 这个 那个 这些 那些 之 其 其中 它 他 她 它们 他们 她们 我 我们 你 你们 您 吗 呢 吧 啊 呀 么
-    什么 怎么 怎样 如何 哪 哪个 哪些 哪里 哪儿 谁 多少 几 为何 为什么 是否 是不是 请问 请 一下 一个
-    一些 个 上 下 中 等 等等 及其 其他 关于 通过 进行 以 所 可以 能 会 要 该 没有 不 时 后 前 里 内
-    吗？ 呢？ 多 较 更 最 啥 咋 分别 各 各自 主要 具体 相关 情况 方面 问题 有关 哪一个 哪一""".split()
+    ["的", "了", "和", "与", "及", "以及", "或", "或者", "是", "在", "有", "对", "把", "被", "将", "从", "向", "到", "于", "为", "为了", "由", "而", "并", "并且", "也", "都", "就", "还", "又", "这", "那", "这个", "那个", "这些", "那些", "之", "其", "其中", "它", "他", "她", "它们", "他们", "她们", "我", "我们", "你", "你们", "您", "吗", "呢", "吧", "啊", "呀", "么", "什么", "怎么", "怎样", "如何", "哪", "哪个", "哪些", "哪里", "哪儿", "谁", "多少", "几", "为何", "为什么", "是否", "是不是", "请问", "请", "一下", "一个", "一些", "个", "上", "下", "中", "等", "等等", "及其", "其他", "关于", "通过", "进行", "以", "所", "可以", "能", "会", "要", "该", "没有", "不", "时", "后", "前", "里", "内", "吗？", "呢？", "多", "较", "更", "最", "啥", "咋", "分别", "各", "各自", "主要", "具体", "相关", "情况", "方面", "问题", "有关", "哪一个", "哪一"]
 )
 
 _PUNCT_RE = re.compile(r"^[\W_]+$", re.UNICODE)
@@ -54,8 +40,7 @@ _SENT_SPLIT_RE = re.compile(
     r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=[\"'“(\[]?[A-Z0-9\u4e00-\u9fff])|\n{2,}|\n(?=\s*[-*•\d])"
 )
 _ABBREVIATIONS = frozenset(
-    "mr mrs ms dr st jr sr prof gen col lt sgt capt rev vs etc inc ltd co corp no vol fig u.s "
-    "u.k e.g i.e a.m p.m".split()
+    ["mr", "mrs", "ms", "dr", "st", "jr", "sr", "prof", "gen", "col", "lt", "sgt", "capt", "rev", "vs", "etc", "inc", "ltd", "co", "corp", "no", "vol", "fig", "u.s", "u.k", "e.g", "i.e", "a.m", "p.m"]
 )
 
 
@@ -206,11 +191,7 @@ def capitalized_spans(text: str) -> list[str]:
             bare = tok.rstrip(".")
             is_cap = bare[:1].isupper() or (bare[:1].isdigit() and bool(current))
             nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if bare.lower() == "the" and nxt[:1].isupper():
-                current.append(bare)
-            elif is_cap and not (i == 0 and bare.lower() in _SENTENCE_START_SKIP):
-                current.append(bare)
-            elif current and bare.lower() in _CONNECTORS:
+            if bare.lower() == "the" and nxt[:1].isupper() or is_cap and not (i == 0 and bare.lower() in _SENTENCE_START_SKIP) or current and bare.lower() in _CONNECTORS:
                 current.append(bare)
             else:
                 _flush(current, spans)

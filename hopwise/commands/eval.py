@@ -1,0 +1,77 @@
+"""`hopwise eval PATH_PREFIX`: evidence recall, answer quality and cost on an eval set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from hopwise.evaluation.pipeline import MODES
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="evaluate multi-hop retrieval and answers on NAME.corpus.jsonl + NAME.questions.jsonl",
+        description="Ingest the corpus into an isolated, cached index, run every question with "
+        "web search off, and score evidence recall@5/10/20, EM/F1 and cost.",
+    )
+    parser.add_argument("prefix", help="dataset path prefix, e.g. ../shared/eval/dev/musique_en")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="adaptive",
+        help="adaptive: the product graph; single: one search with the whole "
+        "question; gold: the dataset's decomposition (ceiling)",
+    )
+    parser.add_argument("--k", type=int, default=10, help="hits retrieved per search (default 10)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    parser.add_argument("--json", action="store_true", help="print one JSON object to stdout")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("eval-results"),
+        help="folder for the JSON report, Markdown table and PNG chart",
+    )
+    parser.add_argument(
+        "--unanswerable",
+        action="store_true",
+        help="remove the supporting passages and measure abstention",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from hopwise.evaluation import evaluate
+    from hopwise.evaluation.report import markdown_table
+    from hopwise.settings import load_settings
+
+    if args.k < 1:
+        raise ValueError("--k must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise ValueError("--limit must be at least 1")
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{done}/{total}", end="", file=sys.stderr, flush=True)
+
+    result = evaluate(
+        args.prefix,
+        load_settings(),
+        mode=args.mode,
+        k=args.k,
+        limit=args.limit,
+        unanswerable=args.unanswerable,
+        out_dir=args.out,
+        on_progress=progress,
+    )
+    if args.json:
+        print(json.dumps(result.report, ensure_ascii=False))
+        return 0
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(markdown_table([result.report]), end="")
+    for kind, path in result.outputs.items():
+        print(f"{kind}: {path}")
+    return 0
