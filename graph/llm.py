@@ -1,0 +1,634 @@
+"""The language-model reasoner: every graph step through langchain-openai `ChatOpenAI`.
+
+Real OpenAI-compatible endpoints differ (llama.cpp rejects json_schema with HTTP 500, some
+ignore response formats, some drop system messages), so structured output tries json_schema,
+then function calling, then JSON mode with the schema in the prompt, and remembers what worked.
+Transient failures get bounded retries with backoff; after that the step is answered by the
+offline reasoner and marked `fallback`. No exception, stack trace or API key leaves a method.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, TypeVar, cast
+
+import openai
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_openai import ChatOpenAI
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from graph import prompts as P
+from graph.protocols import EvidenceItem, HopView, Reasoner, Usage
+from graph.schemas import (
+    BridgeQuery,
+    Decomposition,
+    EvidenceSentence,
+    EvidenceVerdict,
+    ExtractedEvidence,
+    PlanDecision,
+    RouteDecision,
+    SubQuestion,
+)
+from hopwise.settings import Settings
+from ingest.models import Hit
+
+logger = logging.getLogger(__name__)
+
+Role = Literal["main", "router"]
+Method = Literal["json_schema", "function_calling", "json_mode"]
+METHODS: tuple[Method, ...] = ("json_schema", "function_calling", "json_mode")
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+DUMMY_API_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) accept any key
+_SWITCH_STATUSES = {400, 415, 422}  # a request shape the endpoint refuses: try the next method
+_THINK = re.compile(r"<think>.*?</think>", re.S)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
+
+
+def build_chat_model(settings: Settings, role: Role = "main") -> ChatOpenAI:
+    """A ChatOpenAI for the configured endpoint; the router role may use a cheaper model.
+
+    max_retries=0: retries, backoff and fallback are done by LLMReasoner, where they are visible.
+    """
+    model = settings.llm_router_model if role == "router" and settings.llm_router_model else None
+    model = model or settings.llm_model
+    if not settings.llm_base_url or not model:
+        raise ValueError(
+            "no language model configured: set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL"
+        )
+    return ChatOpenAI(
+        model=model,
+        base_url=settings.llm_base_url,
+        api_key=settings.llm_api_key or SecretStr(DUMMY_API_KEY),
+        timeout=settings.llm_timeout_s,
+        max_retries=0,
+        temperature=settings.llm_temperature,
+        stream_usage=True,
+        use_responses_api=False,  # chat completions is what every compatible server speaks
+        disabled_params={"parallel_tool_calls": None},  # one forced tool; some servers reject it
+    )
+
+
+class StepFailure(Exception):
+    """A model step that cannot succeed; `reason` is short and holds no secrets."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
+    """(kind, short reason, retry-after seconds) for an exception from a model call.
+
+    kinds: transient (timeout, connection, 5xx), rate (429), rejected (a request shape the
+    endpoint refuses: worth trying another method), auth, refused (other 4xx), malformed, error.
+    """
+    if isinstance(exc, openai.APITimeoutError):
+        return "transient", "timeout", None
+    if isinstance(exc, openai.APIConnectionError):
+        return "transient", "connection failed", None
+    if isinstance(exc, openai.RateLimitError):
+        return "rate", "rate limited (HTTP 429)", _retry_after(exc.response)
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        if code >= 500:
+            return "transient", f"server error (HTTP {code})", None
+        if code in _SWITCH_STATUSES:
+            return "rejected", f"request rejected (HTTP {code})", None
+        if code in (401, 403):
+            return "auth", f"authentication failed (HTTP {code})", None
+        return "refused", f"request refused (HTTP {code})", None
+    if isinstance(exc, (ValidationError, json.JSONDecodeError, ValueError, openai.OpenAIError)):
+        return "malformed", "malformed reply", None
+    return "error", f"unexpected {type(exc).__name__}", None
+
+
+def _retry_after(response: Any) -> float | None:
+    try:
+        return max(0.0, float(response.headers.get("retry-after")))
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def lenient_parse(raw: Any, schema: type[M]) -> M | None:
+    """Recover a schema object a strict parser refused: tool args, <think> blocks, code fences."""
+    if not isinstance(raw, AIMessage):
+        return None
+    candidates: list[Any] = [call.get("args") for call in raw.tool_calls]
+    candidates += [call.get("args") for call in raw.invalid_tool_calls]
+    candidates.append(raw.text)
+    for candidate in candidates:
+        value = _json_object(candidate) if isinstance(candidate, str) else candidate
+        if isinstance(value, dict) and len(value) == 1 and schema.__name__ in value:
+            value = value[schema.__name__]
+        try:
+            return schema.model_validate(value)
+        except ValidationError:
+            continue
+    return None
+
+
+def _json_object(text: str) -> Any:
+    text = _FENCE.sub("", _THINK.sub("", text).strip())
+    start, end = text.find("{"), text.rfind("}")
+    if start < 0 or end <= start:
+        return None
+    try:
+        return json.loads(text[start : end + 1])
+    except json.JSONDecodeError:
+        return None
+
+
+def _add_tokens(usage: Usage, message: Any) -> None:
+    meta = getattr(message, "usage_metadata", None) or {}
+    usage.prompt_tokens += int(meta.get("input_tokens") or 0)
+    usage.completion_tokens += int(meta.get("output_tokens") or 0)
+
+
+class _ThinkFilter:
+    """Drops a leading <think>...</think> block from streamed text (reasoning models)."""
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._state = "start"  # start -> thinking -> open
+
+    def feed(self, piece: str) -> str:
+        if self._state == "open":
+            return piece
+        self._buffer += piece
+        if self._state == "start":
+            head = self._buffer.lstrip()
+            if "<think>".startswith(head) and len(head) < len("<think>"):
+                return ""
+            if not head.startswith("<think>"):
+                self._state, out, self._buffer = "open", self._buffer, ""
+                return out
+            self._state = "thinking"
+        end = self._buffer.find("</think>")
+        if end < 0:
+            return ""
+        self._state, out, self._buffer = "open", self._buffer[end + 8 :].lstrip(), ""
+        return out
+
+    def flush(self) -> str:
+        out = self._buffer if self._state == "start" else ""
+        self._buffer = ""
+        return out
+
+
+class LLMReasoner:
+    """Reasoner backed by an OpenAI-compatible endpoint, with the offline reasoner as fallback."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        settings: Settings,
+        fallback: Reasoner,
+        *,
+        backoff_s: float = 0.5,
+        max_wait_s: float = 8.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._settings = settings
+        self._fallback = fallback
+        self._main = build_chat_model(settings, "main")
+        self._router = (
+            build_chat_model(settings, "router") if settings.llm_router_model else self._main
+        )
+        configured = settings.llm_structured_method
+        self._auto = configured == "auto"
+        self._method: Method | None = None if self._auto else cast(Method, configured)
+        self._backoff_s = backoff_s
+        self._max_wait_s = max_wait_s
+        self._sleep = sleep
+        self._runnables: dict[tuple[int, str, str], Any] = {}
+        self._lock = threading.Lock()
+        secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else ""
+        self._secret = secret if len(secret) >= 4 else ""
+
+    @property
+    def structured_method(self) -> str | None:
+        """The structured-output method in use (None until auto mode has found one)."""
+        return self._method
+
+    # ------------------------------------------------------------------ steps
+    def route(
+        self, question: str, history: Sequence[dict[str, str]]
+    ) -> tuple[RouteDecision, Usage]:
+        user = P.ROUTE_USER.format(
+            data_rule=P.DATA_RULE,
+            conversation=P.render_conversation(history),
+            question=P.question_text(question),
+        )
+
+        def check(result: RouteDecision) -> RouteDecision:
+            if not result.standalone_question.strip():
+                result.standalone_question = question
+            return result
+
+        return self._step(
+            "route",
+            RouteDecision,
+            P.ROUTE_SYSTEM,
+            user,
+            check,
+            lambda: self._fallback.route(question, history),
+            lambda: RouteDecision(standalone_question=question, route="complex", reason="fallback"),
+            role="router",
+        )
+
+    def decompose(self, question: str) -> tuple[Decomposition, Usage]:
+        user = P.DECOMPOSE_USER.format(data_rule=P.DATA_RULE, question=P.question_text(question))
+        return self._step(
+            "decompose",
+            Decomposition,
+            P.DECOMPOSE_SYSTEM,
+            user,
+            _check_decomposition,
+            lambda: self._fallback.decompose(question),
+            lambda: Decomposition(sub_questions=[SubQuestion(id=1, question=question)]),
+        )
+
+    def bridge(
+        self, sub_question: str, earlier: Sequence[HopView], evidence: Sequence[EvidenceItem]
+    ) -> tuple[str, Usage]:
+        user = P.BRIDGE_USER.format(
+            data_rule=P.DATA_RULE,
+            sub_question=P.render_text("Dependent sub-question", "SUBQUESTION", sub_question),
+            earlier=P.render_hops(earlier),
+            evidence=P.render_evidence(evidence, compact=True),
+        )
+
+        def check(result: BridgeQuery) -> str | None:
+            query = result.query.strip()
+            entity = result.entity.strip()
+            if entity and P.has_placeholder(query):
+                query = re.sub(r"#\d+", entity, query)
+            return query or None
+
+        return self._step(
+            "bridge",
+            BridgeQuery,
+            P.BRIDGE_SYSTEM,
+            user,
+            check,
+            lambda: self._fallback.bridge(sub_question, earlier, evidence),
+            lambda: sub_question,
+        )
+
+    def extract(
+        self, sub_question: str, hits: Sequence[Hit]
+    ) -> tuple[list[EvidenceSentence], Usage]:
+        if not hits:
+            return [], Usage(mode="llm")
+        user = P.EXTRACT_USER.format(
+            data_rule=P.DATA_RULE,
+            sub_question=P.render_text("Sub-question", "SUBQUESTION", sub_question),
+            chunks=P.render_chunks(hits),
+        )
+        texts = {h.chunk_id: _squash(h.text) for h in hits}
+
+        def check(result: ExtractedEvidence) -> list[EvidenceSentence] | None:
+            kept = [
+                s
+                for s in result.sentences
+                if s.chunk_id in texts and _squash(s.text) and _squash(s.text) in texts[s.chunk_id]
+            ]
+            return kept if kept or not result.sentences else None  # paraphrases only: refuse
+
+        return self._step(
+            "extract",
+            ExtractedEvidence,
+            P.EXTRACT_SYSTEM,
+            user,
+            check,
+            lambda: self._fallback.extract(sub_question, hits),
+            list,
+        )
+
+    def plan(
+        self,
+        question: str,
+        remaining: Sequence[str],
+        hops: Sequence[HopView],
+        evidence: Sequence[EvidenceItem],
+    ) -> tuple[PlanDecision, Usage]:
+        user = P.PLAN_USER.format(
+            data_rule=P.DATA_RULE,
+            question=P.question_text(question),
+            remaining=P.render_list("Planned sub-questions not yet searched", "PLANNED", remaining),
+            hops=P.render_hops(hops),
+            evidence=P.render_evidence(evidence, compact=True),
+        )
+
+        def check(result: PlanDecision) -> PlanDecision:
+            if result.follow_up is not None and not result.follow_up.strip():
+                result.follow_up = None
+            return result
+
+        return self._step(
+            "plan",
+            PlanDecision,
+            P.PLAN_SYSTEM,
+            user,
+            check,
+            lambda: self._fallback.plan(question, remaining, hops, evidence),
+            lambda: PlanDecision(action="evaluate", reason="fallback"),
+        )
+
+    def evaluate(
+        self, question: str, evidence: Sequence[EvidenceItem]
+    ) -> tuple[EvidenceVerdict, Usage]:
+        user = P.EVALUATE_USER.format(
+            data_rule=P.DATA_RULE,
+            question=P.question_text(question),
+            evidence=P.render_evidence(evidence, compact=True),
+        )
+
+        def check(result: EvidenceVerdict) -> EvidenceVerdict:
+            if result.enough:
+                result.missing, result.web_query = [], None
+            elif result.web_query is not None and not result.web_query.strip():
+                result.web_query = None
+            return result
+
+        return self._step(
+            "evaluate",
+            EvidenceVerdict,
+            P.EVALUATE_SYSTEM,
+            user,
+            check,
+            lambda: self._fallback.evaluate(question, evidence),
+            lambda: EvidenceVerdict(enough=False, missing=[], web_query=None),
+        )
+
+    def answer(
+        self, question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
+    ) -> Iterator[str | Usage]:
+        user = P.ANSWER_USER.format(
+            data_rule=P.DATA_RULE,
+            language_rule=P.language_rule(question),
+            missing=P.render_list("Facts the evidence check found missing", "MISSING", missing)
+            if missing
+            else "",
+            evidence=P.render_evidence(evidence, compact=False),
+            question=P.question_text(question),
+        )
+        messages = [SystemMessage(P.ANSWER_SYSTEM), HumanMessage(user)]
+        yield from self._stream(
+            "answer", messages, question, lambda: self._fallback.answer(question, evidence, missing)
+        )
+
+    def answer_directly(
+        self, question: str, history: Sequence[dict[str, str]]
+    ) -> Iterator[str | Usage]:
+        user = P.ANSWER_DIRECTLY_USER.format(
+            data_rule=P.DATA_RULE,
+            language_rule=P.language_rule(question),
+            conversation=P.render_conversation(history),
+            question=P.question_text(question),
+        )
+        messages = [SystemMessage(P.ANSWER_DIRECTLY_SYSTEM), HumanMessage(user)]
+        yield from self._stream(
+            "answer_directly",
+            messages,
+            question,
+            lambda: self._fallback.answer_directly(question, history),
+        )
+
+    # ------------------------------------------------------------------ structured calls
+    def _step(
+        self,
+        step: str,
+        schema: type[M],
+        system: str,
+        user: str,
+        check: Callable[[M], T | None],
+        fallback: Callable[[], tuple[T, Usage]],
+        default: Callable[[], T],
+        role: Role = "main",
+    ) -> tuple[T, Usage]:
+        """One structured step: the model if it can, else the offline reasoner, never a raise."""
+        usage = Usage(mode="llm")
+        try:
+            result, method = self._structured(schema, system, user, check, usage, role)
+            usage.method = method
+            return result, usage
+        except StepFailure as failure:
+            reason = failure.reason
+        except Exception as exc:  # noqa: BLE001 - a reasoner method must never raise
+            reason = classify_error(exc)[1]
+        return self._fall_back(step, usage, self._scrub(reason), fallback, default)
+
+    def _fall_back(
+        self,
+        step: str,
+        usage: Usage,
+        reason: str,
+        fallback: Callable[[], tuple[T, Usage]],
+        default: Callable[[], T],
+    ) -> tuple[T, Usage]:
+        logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
+        usage.mode, usage.method, usage.error = "fallback", None, reason
+        try:
+            result, _ = fallback()
+        except Exception as exc:  # noqa: BLE001 - the offline stand-in failing must not crash
+            logger.warning("offline %s failed too: %s", step, type(exc).__name__)
+            result = default()
+        return result, usage
+
+    def _structured(
+        self,
+        schema: type[M],
+        system: str,
+        user: str,
+        check: Callable[[M], T | None],
+        usage: Usage,
+        role: Role,
+    ) -> tuple[T, str]:
+        methods: tuple[Method, ...] = (self._method,) if self._method else METHODS
+        reasons: list[str] = []
+        for i, method in enumerate(methods):
+            may_switch = self._method is None and i < len(methods) - 1
+            try:
+                result = self._call_method(
+                    schema, method, system, user, check, usage, role, may_switch
+                )
+            except StepFailure as failure:
+                reasons.append(f"{method}: {failure.reason}")
+                if may_switch and failure.kind in ("rejected", "malformed", "switch"):
+                    continue
+                raise StepFailure(failure.kind, "; ".join(reasons)) from None
+            if self._method is None:
+                with self._lock:
+                    self._method = method
+                logger.info("structured output method for this endpoint: %s", method)
+            return result, method
+        raise StepFailure("error", "; ".join(reasons))
+
+    def _call_method(
+        self,
+        schema: type[M],
+        method: Method,
+        system: str,
+        user: str,
+        check: Callable[[M], T | None],
+        usage: Usage,
+        role: Role,
+        may_switch: bool,
+    ) -> T:
+        """Up to llm_max_retries retries on transient errors and one retry on a malformed reply."""
+        if method == "json_mode":
+            user += P.json_mode_suffix(schema.__name__, schema.model_json_schema())
+        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
+        runnable = self._runnable(schema, method, role)
+        retries_left = max(0, self._settings.llm_max_retries)
+        repaired = False
+        attempt = 0
+        while True:
+            attempt += 1
+            usage.llm_calls += 1
+            try:
+                out = runnable.invoke(messages)
+            except Exception as exc:  # noqa: BLE001 - classified below
+                kind, reason, retry_after = classify_error(exc)
+                if kind == "transient" and may_switch and "server error" in reason:
+                    raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
+                if kind in ("transient", "rate") and retries_left > 0:
+                    retries_left -= 1
+                    self._sleep(self._wait(attempt, retry_after))
+                    continue
+                if kind != "malformed":
+                    raise StepFailure(kind, reason) from None
+                parsed = None
+            else:
+                _add_tokens(usage, out.get("raw"))
+                parsed = out.get("parsed") or lenient_parse(out.get("raw"), schema)
+            result = check(parsed) if parsed is not None else None
+            if result is not None:
+                return result
+            if repaired:
+                raise StepFailure("malformed", "malformed reply")
+            repaired = True
+            messages = [*messages, HumanMessage(P.REPAIR_NOTE)]
+
+    def _runnable(self, schema: type[BaseModel], method: Method, role: Role) -> Any:
+        model = self._router if role == "router" else self._main
+        key = (id(model), schema.__name__, method)
+        if key not in self._runnables:
+            self._runnables[key] = model.with_structured_output(
+                schema, method=method, include_raw=True
+            )
+        return self._runnables[key]
+
+    def _wait(self, attempt: int, retry_after: float | None) -> float:
+        """Retry-After when the server names it (capped), else exponential backoff with jitter."""
+        if retry_after is not None:
+            return min(retry_after, self._max_wait_s)
+        base = self._backoff_s * (2 ** (attempt - 1))
+        return min(self._max_wait_s, base * (0.5 + random.random() / 2))
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._secret, "***") if self._secret else text
+
+    # ------------------------------------------------------------------ streaming
+    def _stream(
+        self,
+        step: str,
+        messages: list[BaseMessage],
+        question: str,
+        fallback: Callable[[], Iterator[str | Usage]],
+    ) -> Iterator[str | Usage]:
+        """Stream tokens; on failure before any token retry, after some tokens finish offline."""
+        usage = Usage(mode="llm")
+        retries_left = max(0, self._settings.llm_max_retries)
+        empty_retry = True
+        emitted = False
+        reason = ""
+        attempt = 0
+        while True:
+            attempt += 1
+            usage.llm_calls += 1
+            kind, retry_after = "", None
+            think = _ThinkFilter()
+            try:
+                for chunk in self._main.stream(messages, stream_usage=True):
+                    _add_tokens(usage, chunk)
+                    text = think.feed(chunk.text)
+                    if text:
+                        emitted = True
+                        yield text
+                tail = think.flush()
+                if tail:
+                    emitted = True
+                    yield tail
+                if emitted:
+                    yield usage
+                    return
+                kind, reason = "malformed", "empty reply"
+            except Exception as exc:  # noqa: BLE001 - classified below
+                kind, reason, retry_after = classify_error(exc)
+            if emitted:
+                reason = f"stream interrupted ({reason})"
+                break
+            if kind in ("transient", "rate") and retries_left > 0:
+                retries_left -= 1
+                self._sleep(self._wait(attempt, retry_after))
+                continue
+            if kind == "malformed" and empty_retry:
+                empty_retry = False
+                continue
+            break
+        reason = self._scrub(reason)
+        logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
+        if emitted:
+            yield (
+                P.STREAM_BROKEN_ZH
+                if P.language_rule(question) == P.LANGUAGE_ZH
+                else P.STREAM_BROKEN
+            )
+        try:
+            for piece in fallback():
+                if isinstance(piece, str):
+                    yield piece
+        except Exception as exc:  # noqa: BLE001 - the offline stand-in failing must not crash
+            logger.warning("offline %s failed too: %s", step, type(exc).__name__)
+        usage.mode, usage.method, usage.error = "fallback", None, reason
+        yield usage
+
+
+def _squash(text: str) -> str:
+    """Whitespace-insensitive form, to check that an extracted sentence is really verbatim."""
+    return "".join(text.split())
+
+
+def _check_decomposition(result: Decomposition) -> Decomposition | None:
+    """1-8 non-empty sub-questions, ids renumbered 1..n, dependencies only on earlier ones."""
+    subs = [s for s in result.sub_questions if s.question.strip()][:8]
+    if not subs:
+        return None
+    renumber = {s.id: i for i, s in enumerate(subs, 1)}
+    fixed = []
+    for i, s in enumerate(subs, 1):
+        dep = renumber.get(s.depends_on) if s.depends_on is not None else None
+        question = s.question
+        for old, new in renumber.items():
+            if old != new:
+                question = question.replace(f"#{old}", f"#\0{new}")
+        fixed.append(
+            SubQuestion(
+                id=i,
+                question=question.replace("\0", "").strip(),
+                depends_on=dep if dep is not None and dep < i else None,
+            )
+        )
+    return Decomposition(sub_questions=fixed)
