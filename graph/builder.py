@@ -1,0 +1,60 @@
+"""The only place nodes and edges are wired (DESIGN.md, "The state machine")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.graph import END, START, StateGraph
+
+from graph import nodes, routing
+from graph.context import GraphContext
+from graph.state import GraphState
+
+NODE_NAMES = (
+    "route_question",
+    "answer_directly",
+    "decompose_question",
+    "retrieve_hop",
+    "plan_next_step",
+    "evaluate_evidence",
+    "search_web",
+    "generate_answer",
+)
+
+# (source, target) pairs of every possible transition, for the trace viewer's drawing.
+EDGES = (
+    ("__start__", "route_question"),
+    ("route_question", "answer_directly"),
+    ("route_question", "decompose_question"),
+    ("answer_directly", "__end__"),
+    ("decompose_question", "retrieve_hop"),
+    ("retrieve_hop", "plan_next_step"),
+    ("plan_next_step", "retrieve_hop"),
+    ("plan_next_step", "evaluate_evidence"),
+    ("evaluate_evidence", "search_web"),
+    ("evaluate_evidence", "generate_answer"),
+    ("search_web", "evaluate_evidence"),
+    ("generate_answer", "__end__"),
+)
+
+
+def build_graph() -> StateGraph:
+    """The uncompiled state machine; compile with a checkpointer to keep conversations."""
+    graph = StateGraph(GraphState, context_schema=GraphContext)
+    for name in NODE_NAMES:
+        graph.add_node(name, getattr(nodes, name))
+    graph.add_edge(START, "route_question")
+    graph.add_conditional_edges("route_question", routing.route_after_question)
+    graph.add_edge("answer_directly", END)
+    graph.add_edge("decompose_question", "retrieve_hop")
+    graph.add_edge("retrieve_hop", "plan_next_step")
+    graph.add_conditional_edges("plan_next_step", routing.route_after_plan)
+    graph.add_conditional_edges("evaluate_evidence", routing.route_after_evaluation)
+    graph.add_edge("search_web", "evaluate_evidence")
+    graph.add_edge("generate_answer", END)
+    return graph
+
+
+def compile_graph(checkpointer: Any = None) -> Any:
+    """Compiled graph; `checkpointer` None means no persistence (one-shot runs)."""
+    return build_graph().compile(checkpointer=checkpointer)

@@ -1,0 +1,53 @@
+"""What every node needs but the state must not hold: the run's dependencies and callbacks.
+
+Passed per run as LangGraph's `context` (context_schema); production builds it once per
+question in graph.runner, tests pass fakes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from graph.protocols import Reasoner, Retriever, WebSearch
+from hopwise.settings import Settings
+
+EventCallback = Callable[[dict[str, Any]], None]
+TokenCallback = Callable[[str], None]
+
+
+@dataclass
+class GraphContext:
+    """Run-scoped dependencies: the reader's groups are here, never in persisted state."""
+
+    retriever: Retriever
+    reasoner: Reasoner
+    settings: Settings
+    web: WebSearch | None = None
+    groups: tuple[str, ...] = ("all",)
+    on_event: EventCallback | None = None
+    on_token: TokenCallback | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def deadline(self) -> float:
+        return self.started + self.settings.question_deadline_s
+
+    def deadline_passed(self) -> bool:
+        return time.monotonic() >= self.deadline
+
+    def seconds_left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def elapsed_ms(self) -> float:
+        return (time.monotonic() - self.started) * 1000
+
+    def emit_event(self, event: dict[str, Any]) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def emit_token(self, text: str) -> None:
+        if self.on_token is not None and text:
+            self.on_token(text)

@@ -1,0 +1,554 @@
+"""One function per node: read the state, call the reasoner/retriever, return a partial update.
+
+Code decides whatever it can (hop cap, repeated query, nothing new, deadline, obvious next
+step); the reasoner is asked only otherwise. Every node appends exactly one trace event.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from graph.context import GraphContext
+from graph.protocols import EvidenceItem, HopView, Usage, WebSearchError
+from graph.state import GraphState
+from graph.web import search_with_timeout
+from ingest.models import Hit
+
+MAX_SUB_QUESTIONS = 8
+SNIPPET_CHARS = 240
+# Stop reasons an "enough" verdict replaces; budget reasons (hop_cap, deadline...) are kept.
+NATURAL_STOPS = {"", "sub_questions_exhausted", "plan_evaluate", "web_used"}
+
+
+class Step:
+    """Times one node run and folds the Usage of its reasoner calls into one trace event."""
+
+    def __init__(self, ctx: GraphContext, node: str) -> None:
+        self.ctx, self.node = ctx, node
+        self.started_ms = ctx.elapsed_ms()
+        self.usages: list[Usage] = []
+
+    def add(self, usage: Usage) -> None:
+        self.usages.append(usage)
+
+    @property
+    def mode(self) -> str:
+        modes = {u.mode for u in self.usages}
+        for mode in ("fallback", "llm", "offline"):
+            if mode in modes:
+                return mode
+        return "code"
+
+    def finish(self, **details: Any) -> dict[str, Any]:
+        """Build the event, hand it to the on_event callback, and return it for the trace."""
+        ended = self.ctx.elapsed_ms()
+        errors = [u.error for u in self.usages if u.error]
+        if errors:
+            details["errors"] = errors
+        event = {
+            "node": self.node,
+            "started_ms": round(self.started_ms, 2),
+            "ended_ms": round(ended, 2),
+            "duration_ms": round(ended - self.started_ms, 2),
+            "llm_calls": sum(u.llm_calls for u in self.usages),
+            "tokens": sum(u.prompt_tokens + u.completion_tokens for u in self.usages),
+            "mode": self.mode,
+            "details": details,
+        }
+        self.ctx.emit_event(event)
+        return event
+
+
+# --- evidence helpers -------------------------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().casefold()
+
+
+def pool_item(hit: Hit, hop: int, rank: int) -> dict[str, Any]:
+    """A retrieved chunk as the evidence pool keeps it."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "title": hit.title,
+        "source": hit.source,
+        "section": hit.section,
+        "page": hit.page,
+        "text": hit.text,
+        "score": hit.score,
+        "bm25": hit.bm25_score,
+        "dense": hit.dense_score,
+        "hop": hop,
+        "rank": rank,
+        "sentences": [],
+    }
+
+
+def hit_record(hit: Hit, new: bool) -> dict[str, Any]:
+    """A hit as the hop trace shows it: where it is, its scores, new or duplicate."""
+    return {
+        "chunk_id": hit.chunk_id,
+        "doc_id": hit.doc_id,
+        "doc": hit.title or hit.source,
+        "source": hit.source,
+        "section": hit.section,
+        "page": hit.page,
+        "bm25": hit.bm25_score,
+        "dense": hit.dense_score,
+        "fused": hit.score,
+        "rank": hit.rank,
+        "new": new,
+        "snippet": hit.text[:SNIPPET_CHARS],
+    }
+
+
+def as_hit(item: dict[str, Any]) -> Hit:
+    return Hit(
+        chunk_id=item["chunk_id"],
+        doc_id=item.get("doc_id", ""),
+        title=item.get("title", ""),
+        source=item.get("source", ""),
+        section=item.get("section", ""),
+        page=item.get("page"),
+        text=item.get("text", ""),
+        score=item.get("score", 0.0),
+        bm25_score=item.get("bm25"),
+        dense_score=item.get("dense"),
+        rank=item.get("rank", 0),
+    )
+
+
+def rank_pool(pool: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Best first: chunks with extracted sentences, then by rank within their hop, then score.
+
+    Ranking within a hop (not raw score across hops) keeps every hop's best chunks in a
+    capped prompt, so a bridge hop's evidence is never crowded out by another hop.
+    """
+    return sorted(
+        pool.values(),
+        key=lambda it: (not it.get("sentences"), it.get("rank", 0), -it.get("score", 0.0)),
+    )
+
+
+def evidence_items(
+    pool: dict[str, dict[str, Any]], web_results: Sequence[dict[str, Any]], limit: int
+) -> list[EvidenceItem]:
+    """Numbered evidence for the reasoner: up to `limit` chunks, then web results (untrusted)."""
+    items = [
+        EvidenceItem(
+            n=i,
+            chunk_id=it["chunk_id"],
+            source=it.get("source", ""),
+            title=it.get("title", ""),
+            section=it.get("section", ""),
+            page=it.get("page"),
+            text=it.get("text", ""),
+            sentences=list(it.get("sentences", [])),
+            score=it.get("score", 0.0),
+        )
+        for i, it in enumerate(rank_pool(pool)[: max(0, limit)], start=1)
+    ]
+    for result in web_results:
+        items.append(
+            EvidenceItem(
+                n=len(items) + 1,
+                url=result["url"],
+                source=result.get("source", ""),
+                title=result.get("title", ""),
+                text=result.get("snippet", ""),
+            )
+        )
+    return items
+
+
+def hop_views(hops: Sequence[dict[str, Any]], pool: dict[str, dict[str, Any]]) -> list[HopView]:
+    return [
+        HopView(
+            sub_question=h["sub_question"],
+            query=h["query"],
+            new_chunk_ids=[x["chunk_id"] for x in h["hits"] if x["new"]],
+            top_hits=[as_hit(pool[x["chunk_id"]]) for x in h["hits"][:3] if x["chunk_id"] in pool],
+        )
+        for h in hops
+    ]
+
+
+def pending_sub_questions(state: GraphState) -> list[dict[str, Any]]:
+    done = {h["sub_question_id"] for h in state.get("hops", [])}
+    return [sq for sq in state.get("sub_questions", []) if sq["id"] not in done]
+
+
+def next_batch(state: GraphState, max_hops: int) -> list[dict[str, Any]]:
+    """The next sub-question; consecutive independent ones travel together (within the cap)."""
+    pending = pending_sub_questions(state)
+    room = max(1, max_hops - len(state.get("hops", [])))
+    if not pending or pending[0].get("depends_on"):
+        return pending[:1]
+    batch = []
+    for sq in pending:
+        if sq.get("depends_on") or len(batch) >= room:
+            break
+        batch.append(sq)
+    return batch
+
+
+CITATION_RE = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
+
+
+def find_citations(answer: str, items: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
+    """The [n] markers the answer actually uses, resolved to their chunk or URL."""
+    by_n = {item.n: item for item in items}
+    used: list[int] = []
+    for match in CITATION_RE.finditer(answer):
+        for n in re.split(r"\s*[,，、]\s*", match.group(1)):
+            if int(n) in by_n and int(n) not in used:
+                used.append(int(n))
+    return [citation(by_n[n]) for n in sorted(used)]
+
+
+def citation(item: EvidenceItem) -> dict[str, Any]:
+    quote = " ".join(item.sentences) if item.sentences else item.text[:400]
+    return {
+        "n": item.n,
+        "chunk_id": item.chunk_id,
+        "url": item.url,
+        "source": item.source,
+        "title": item.title,
+        "section": item.section,
+        "page": item.page,
+        "quote": quote,
+    }
+
+
+def stream_answer(ctx: GraphContext, pieces: Iterable[str | Usage], step: Step) -> str:
+    """Forward text pieces to on_token as they come; the trailing Usage goes to the step."""
+    parts: list[str] = []
+    for piece in pieces:
+        if isinstance(piece, Usage):
+            step.add(piece)
+        else:
+            parts.append(piece)
+            ctx.emit_token(piece)
+    return "".join(parts)
+
+
+def degraded_note(question: str) -> str:
+    if re.search(r"[\u4e00-\u9fff]", question):
+        return "（注意：语言模型有步骤失败，已由离线推理代替。）\n\n"
+    return (
+        "(Note: the language model failed for part of this answer; offline reasoning stood in.)\n\n"
+    )
+
+
+def fell_back(trace: Iterable[dict[str, Any]]) -> bool:
+    return any(event.get("mode") == "fallback" for event in trace)
+
+
+# --- nodes ------------------------------------------------------------------------------
+
+
+def route_question(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Rewrite a follow-up into a standalone question and pick simple or complex."""
+    ctx = runtime.context
+    step = Step(ctx, "route_question")
+    decision, usage = ctx.reasoner.route(state["question"], state.get("history", []))
+    step.add(usage)
+    standalone = decision.standalone_question.strip() or state["question"]
+    event = step.finish(route=decision.route, reason=decision.reason, standalone=standalone)
+    return {
+        "standalone_question": standalone,
+        "route": decision.route,
+        "route_reason": decision.reason,
+        "trace": [event],
+    }
+
+
+def answer_directly(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Greetings and general questions: answer without the knowledge base."""
+    ctx = runtime.context
+    step = Step(ctx, "answer_directly")
+    question = state["standalone_question"]
+    pieces = ctx.reasoner.answer_directly(question, state.get("history", []))
+    text = stream_answer(ctx, pieces, step)
+    if step.mode == "fallback" or fell_back(state.get("trace", [])):
+        text = degraded_note(question) + text
+    return {"answer": text, "stop_reason": "simple", "trace": [step.finish(chars=len(text))]}
+
+
+def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Split into ordered, self-contained sub-questions; ids renumbered 1..n, links checked."""
+    ctx = runtime.context
+    step = Step(ctx, "decompose_question")
+    decomposition, usage = ctx.reasoner.decompose(state["standalone_question"])
+    step.add(usage)
+    raw = [sq for sq in decomposition.sub_questions if sq.question.strip()][:MAX_SUB_QUESTIONS]
+    new_id = {sq.id: i for i, sq in enumerate(raw, start=1)}
+    subs = []
+    for i, sq in enumerate(raw, start=1):
+        dep = new_id.get(sq.depends_on) if sq.depends_on is not None else None
+        subs.append(
+            {
+                "id": i,
+                "question": sq.question.strip(),
+                "depends_on": dep if dep and dep < i else None,
+                "follow_up": False,
+            }
+        )
+    if not subs:
+        subs = [
+            {
+                "id": 1,
+                "question": state["standalone_question"],
+                "depends_on": None,
+                "follow_up": False,
+            }
+        ]
+    return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs)]}
+
+
+def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Search for the next sub-question(s), merge into the pool, keep verbatim sentences."""
+    ctx = runtime.context
+    step = Step(ctx, "retrieve_hop")
+    round_no = state.get("rounds", 0) + 1
+    pool = dict(state.get("evidence", {}))
+    hops = list(state.get("hops", []))
+    new_hops: list[dict[str, Any]] = []
+    added: dict[str, dict[str, Any]] = {}
+    for sq in next_batch(state, ctx.settings.max_hops):
+        if new_hops and ctx.deadline_passed():
+            break
+        hop = run_hop(ctx, step, sq, hops, pool, len(hops) + 1, round_no)
+        hops.append(hop)
+        new_hops.append(hop)
+        for item in hop.pop("_items"):
+            added[item["chunk_id"]] = item
+            pool[item["chunk_id"]] = item
+    event = step.finish(
+        round=round_no,
+        hops=[
+            {
+                "hop": h["hop"],
+                "sub_question": h["sub_question"],
+                "query": h["query"],
+                "hits": len(h["hits"]),
+                "new": h["new_count"],
+            }
+            for h in new_hops
+        ],
+    )
+    return {"hops": new_hops, "evidence": added, "rounds": round_no, "trace": [event]}
+
+
+def run_hop(
+    ctx: GraphContext,
+    step: Step,
+    sq: dict[str, Any],
+    hops: list[dict[str, Any]],
+    pool: dict[str, dict[str, Any]],
+    hop_no: int,
+    round_no: int,
+) -> dict[str, Any]:
+    """One sub-question: bridge if dependent, search unless the query repeats, extract."""
+    query, bridged = sq["question"], False
+    earlier = [h for h in hops if h["sub_question_id"] == sq.get("depends_on")] or hops[-1:]
+    if sq.get("depends_on") and earlier:
+        ids = [x["chunk_id"] for h in earlier for x in h["hits"]]
+        sub_pool = {i: pool[i] for i in ids if i in pool}
+        items = evidence_items(sub_pool, [], ctx.settings.max_evidence_chunks)
+        query, usage = ctx.reasoner.bridge(sq["question"], hop_views(earlier, pool), items)
+        step.add(usage)
+        query, bridged = (query.strip() or sq["question"]), True
+    repeated = _norm(query) in {_norm(h["query"]) for h in hops}
+    hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.settings.top_k)
+    seen = set(pool)
+    records, items, new_hits = [], [], []
+    for rank, hit in enumerate(hits, start=1):
+        new = hit.chunk_id not in seen
+        seen.add(hit.chunk_id)
+        records.append(hit_record(hit, new))
+        item = pool_item(hit, hop_no, rank)
+        if new:
+            new_hits.append(hit)
+            items.append(item)
+        elif hit.score > pool[hit.chunk_id].get("score", 0.0):
+            items.append({**item, "sentences": pool[hit.chunk_id].get("sentences", [])})
+    kept: list[dict[str, str]] = []
+    if new_hits:
+        sentences, usage = ctx.reasoner.extract(sq["question"], new_hits)
+        step.add(usage)
+        by_id = {it["chunk_id"]: it for it in items}
+        for s in sentences:
+            if s.chunk_id in by_id and s.text not in by_id[s.chunk_id]["sentences"]:
+                by_id[s.chunk_id]["sentences"].append(s.text)
+                kept.append({"chunk_id": s.chunk_id, "text": s.text})
+    return {
+        "hop": hop_no,
+        "round": round_no,
+        "sub_question_id": sq["id"],
+        "sub_question": sq["question"],
+        "query": query,
+        "bridged": bridged,
+        "repeated": repeated,
+        "hits": records,
+        "new_count": len(new_hits),
+        "evidence": kept,
+        "_items": items,
+    }
+
+
+def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Code decides when it can; otherwise the reasoner proposes and code checks the proposal."""
+    ctx = runtime.context
+    step = Step(ctx, "plan_next_step")
+    action, reason, update = decide_by_code(state, ctx)
+    if action is None:
+        hops = state.get("hops", [])
+        remaining = [sq["question"] for sq in pending_sub_questions(state)]
+        items = evidence_items(state.get("evidence", {}), [], ctx.settings.max_evidence_chunks)
+        decision, usage = ctx.reasoner.plan(
+            state["standalone_question"],
+            remaining,
+            hop_views(hops, state.get("evidence", {})),
+            items,
+        )
+        step.add(usage)
+        update = add_follow_up(state, decision.follow_up)
+        has_next = bool(remaining) or "sub_questions" in update
+        action = "retrieve" if decision.action == "retrieve" and has_next else "evaluate"
+        reason = decision.reason or ("planner" if action == "retrieve" else "plan_evaluate")
+        if action == "evaluate":
+            update["stop_reason"] = "plan_evaluate" if has_next else "sub_questions_exhausted"
+    event = step.finish(action=action, reason=reason, decided_by="model" if step.usages else "code")
+    return {**update, "plan_action": action, "plan_reason": reason, "trace": [event]}
+
+
+def decide_by_code(state: GraphState, ctx: GraphContext) -> tuple[str | None, str, dict[str, Any]]:
+    """(action, reason, update) for the cases code can settle; action None asks the model."""
+    hops = state.get("hops", [])
+    last = [h for h in hops if h["round"] == state.get("rounds", 0)]
+    pending = pending_sub_questions(state)
+    stop = None
+    if ctx.deadline_passed():
+        stop = "deadline"
+    elif len(hops) >= ctx.settings.max_hops:
+        stop = "hop_cap"
+    elif last and all(h["repeated"] for h in last):
+        stop = "repeated_query"
+    elif last and sum(h["new_count"] for h in last) == 0:
+        stop = "no_new_evidence"
+    elif not pending:
+        stop = "sub_questions_exhausted"
+    if stop:
+        update: dict[str, Any] = {"stop_reason": stop}
+        if stop == "deadline":
+            update["deadline_hit"] = True
+        return "evaluate", stop, update
+    if len(pending) == 1:
+        return "retrieve", "one sub-question left", {}
+    return None, "", {}
+
+
+def add_follow_up(state: GraphState, follow_up: str | None) -> dict[str, Any]:
+    """Append the model's follow-up sub-question once, unless it repeats an existing one."""
+    subs = state.get("sub_questions", [])
+    if not follow_up or not follow_up.strip() or state.get("follow_up_added"):
+        return {}
+    if _norm(follow_up) in {_norm(sq["question"]) for sq in subs}:
+        return {}
+    new = {
+        "id": len(subs) + 1,
+        "question": follow_up.strip(),
+        "depends_on": None,
+        "follow_up": True,
+    }
+    return {"sub_questions": [*subs, new], "follow_up_added": True}
+
+
+def evaluate_evidence(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Is the evidence enough for the original question? No model call when code knows."""
+    ctx = runtime.context
+    step = Step(ctx, "evaluate_evidence")
+    question = state["standalone_question"]
+    pool, web = state.get("evidence", {}), state.get("web_results", [])
+    update: dict[str, Any] = {}
+    if ctx.deadline_passed():
+        verdict = {
+            "enough": False,
+            "missing": ["time ran out before the evidence was judged"],
+            "web_query": None,
+        }
+        update = {"deadline_hit": True, "stop_reason": "deadline"}
+    elif not pool and not web:
+        verdict = {"enough": False, "missing": [question], "web_query": question}
+    else:
+        items = evidence_items(pool, web, ctx.settings.max_evidence_chunks)
+        result, usage = ctx.reasoner.evaluate(question, items)
+        step.add(usage)
+        verdict = result.model_dump()
+    if verdict["enough"] and state.get("stop_reason", "") in NATURAL_STOPS:
+        update["stop_reason"] = "enough"
+    event = step.finish(**verdict, decided_by="model" if step.usages else "code")
+    return {**update, "evaluation": verdict, "trace": [event]}
+
+
+def search_web(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """One web search for the gaps; any failure is recorded and local evidence carries on."""
+    ctx = runtime.context
+    step = Step(ctx, "search_web")
+    verdict = state.get("evaluation") or {}
+    query = (verdict.get("web_query") or state["standalone_question"]).strip()
+    update: dict[str, Any] = {
+        "web_searches": state.get("web_searches", 0) + 1,
+        "web_query": query,
+        "stop_reason": "web_used",
+    }
+    timeout = min(ctx.settings.web_timeout_s, max(0.1, ctx.seconds_left()))
+    try:
+        if ctx.web is None:
+            raise WebSearchError("web search is not configured")
+        results = search_with_timeout(ctx.web, query, ctx.settings.web_max_results, timeout)
+        update["web_used"] = True
+        update["web_results"] = [r.model_dump() | {"source": _domain(r.url)} for r in results]
+        event = step.finish(query=query, results=len(results))
+    except WebSearchError as exc:
+        update["web_error"] = str(exc)
+        event = step.finish(query=query, results=0, error=str(exc))
+    return {**update, "trace": [event]}
+
+
+def _domain(url: str) -> str:
+    match = re.match(r"^[a-z]+://([^/]+)", url, re.I)
+    return match.group(1) if match else url
+
+
+def generate_answer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Answer only from numbered evidence, streaming tokens; cite what the text uses."""
+    ctx = runtime.context
+    step = Step(ctx, "generate_answer")
+    question = state["standalone_question"]
+    items = evidence_items(
+        state.get("evidence", {}), state.get("web_results", []), ctx.settings.max_evidence_chunks
+    )
+    missing = (state.get("evaluation") or {}).get("missing", [])
+    earlier_fallback = fell_back(state.get("trace", []))
+    prefix = degraded_note(question) if earlier_fallback else ""
+    if prefix:
+        ctx.emit_token(prefix)
+    text = stream_answer(ctx, ctx.reasoner.answer(question, items, missing), step)
+    if not prefix and step.mode == "fallback":
+        prefix = degraded_note(question)
+    answer = prefix + text
+    citations = find_citations(text, items)
+    event = step.finish(evidence=len(items), citations=[c["n"] for c in citations])
+    return {
+        "answer": answer,
+        "answer_evidence": [item.model_dump() for item in items],
+        "citations": citations,
+        "trace": [event],
+    }
