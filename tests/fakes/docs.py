@@ -210,8 +210,8 @@ def make_zip_docx_without_document(folder: Path, name: str = "hollow.docx") -> P
     return path
 
 
-def make_zip_bomb_docx(folder: Path, name: str = "bomb.docx", inflated_mb: int = 400) -> Path:
-    """A small zip whose member inflates to hundreds of MB (highly compressible zeros)."""
+def make_zip_bomb_docx(folder: Path, name: str = "bomb.docx", inflated_mb: int = 24) -> Path:
+    """A tiny zip whose member inflates ~1000x (zeros); the ratio alone must trip the guard."""
     path = folder / name
     chunk = b"\0" * (1024 * 1024)
     archive = zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9)

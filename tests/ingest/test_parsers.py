@@ -1,0 +1,210 @@
+"""Parsers on real files of every format, and the bad-input matrix at the parser level."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ingest.errors import IngestError
+from ingest.models import ParsedDocument
+from ingest.parsers import SUPPORTED_EXTENSIONS, decode_text, parse_bytes, parse_file, safe_source
+from tests.fakes import docs
+
+
+def assert_offsets(doc: ParsedDocument) -> None:
+    """Every block's offsets index the document text exactly, in order."""
+    last = 0
+    for block in doc.blocks:
+        assert doc.text[block.start_char : block.end_char] == block.text
+        assert block.start_char >= last
+        last = block.end_char
+
+
+def test_pdf_keeps_pages_and_metadata_title(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_pdf(tmp_path))
+    assert_offsets(doc)
+    assert doc.source == "manual.pdf"
+    assert doc.title == "Supply Manual"
+    pages = {b.page for b in doc.blocks}
+    assert pages == {1, 2, 3}
+    penalty = next(b for b in doc.blocks if "two percent" in b.text)
+    assert penalty.page == 2
+    assert "warranty lasts two years" in doc.text
+
+
+def test_pdf_without_title_falls_back_to_file_stem(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_pdf(tmp_path, "q3-report.pdf", title=None))
+    assert doc.title == "q3-report"
+
+
+def test_docx_headings_become_section_paths_and_tables_stay_in_order(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_docx(tmp_path))
+    assert_offsets(doc)
+    assert doc.title == "Travel Policy"
+    kinds = [(b.kind, b.text) for b in doc.blocks]
+    rows = [text for kind, text in kinds if kind == "table"]
+    assert rows == ["City | Hotel | Meals", "Beijing | 800 | 200", "Shanghai | 900 | 220"]
+    texts = [text for _, text in kinds]
+    # the table sits between the "Rates" heading and the paragraph after it
+    assert (
+        texts.index("Rates") < texts.index(rows[0]) < texts.index("Rates are reviewed every year.")
+    )
+    beijing = next(b for b in doc.blocks if b.text.startswith("Beijing"))
+    assert beijing.section_path == ["Delivery", "Rates"]
+    penalty = next(b for b in doc.blocks if "two percent" in b.text)
+    assert penalty.section_path == ["Penalties"]
+    assert "Beijing | 800 | 200\nShanghai | 900 | 220" in doc.text
+
+
+def test_docx_chinese_without_core_title_uses_first_heading_or_stem(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_docx(tmp_path, "合同.docx", title=None, chinese=True))
+    assert doc.title == "交付"
+    assert any(b.section_path == ["交付", "费率"] for b in doc.blocks)
+    assert "违约金为每周合同金额的百分之二！" in doc.text
+
+
+def test_markdown_headings_tables_code_and_wrapped_lines(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_markdown(tmp_path))
+    assert_offsets(doc)
+    assert doc.title == "Operations Runbook"
+    by_text = {b.text: b for b in doc.blocks}
+    assert "Intro paragraph that is wrapped over two lines." in by_text
+    assert by_text["Setext Section"].kind == "heading"
+    assert by_text["db1 | primary"].kind == "table"
+    assert by_text["db1 | primary"].section_path == ["Operations Runbook", "Setext Section"]
+    assert "Host | Role\ndb1 | primary\ndb2 | replica" in doc.text
+    code = next(b for b in doc.blocks if b.kind == "code")
+    assert code.text == "systemctl restart app\nsystemctl status app"
+    zh = next(b for b in doc.blocks if b.text.startswith("重启前"))
+    assert zh.section_path == ["Operations Runbook", "Setext Section", "中文小节"]
+    assert "---" not in doc.text
+
+
+def test_html_drops_scripts_and_hidden_elements(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_html(tmp_path))
+    assert_offsets(doc)
+    assert doc.title == "Handbook"
+    for marker in (
+        "SCRIPT_TEXT", "HIDDEN_ATTR", "HIDDEN_DISPLAY", "HIDDEN_VISIBILITY", "HIDDEN_ARIA",
+        "NOSCRIPT_TEXT", "TEMPLATE_TEXT", "HIDDEN_ROW", "COMMENT_TEXT", "color:red",
+    ):  # fmt: skip
+        assert marker not in doc.text, marker
+    assert "Visible intro text." in doc.text
+    rows = [b.text for b in doc.blocks if b.kind == "table"]
+    assert rows == ["Item | Price", "Apple | 3", "Pear | 4"]
+    note = next(b for b in doc.blocks if b.text == "Second note.")
+    assert note.section_path == ["Handbook", "Prices", "Notes"]
+
+
+def test_html_title_tag_when_there_is_no_h1(tmp_path: Path) -> None:
+    html = "<html><head><title>规章制度</title></head><body><p>第一条 总则。</p></body></html>"
+    doc = parse_bytes(html.encode("utf-8"), "rules.htm")
+    assert doc.title == "规章制度"
+    assert doc.text == "第一条 总则。"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "gb18030", "gbk"])
+def test_txt_encodings(tmp_path: Path, encoding: str) -> None:
+    doc = parse_file(docs.make_txt(tmp_path, encoding=encoding))
+    assert_offsets(doc)
+    assert doc.title == "notes"
+    assert doc.text.startswith("甲方应在三十日内交付货物。")
+    assert "\ufeff" not in doc.text
+    assert "Late delivery incurs a penalty." in doc.text
+    assert len(doc.blocks) == 4
+
+
+def test_short_gb18030_text_is_not_mistaken_for_big5() -> None:
+    assert decode_text("简体中文测试".encode("gb18030")) == "简体中文测试"
+    assert decode_text("违约金".encode("gbk")) == "违约金"
+
+
+def test_txt_soft_wrapped_lines_are_joined(tmp_path: Path) -> None:
+    text = "第一行文字\n接着第二行。\nThe next line\ncontinues here.\n\nNew paragraph."
+    doc = parse_bytes(text.encode(), "wrap.txt")
+    assert [b.text for b in doc.blocks] == [
+        "第一行文字接着第二行。 The next line continues here.",
+        "New paragraph.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("maker", "reason"),
+    [
+        (docs.make_corrupt_pdf, "corrupt PDF"),
+        (docs.make_encrypted_pdf, "encrypted PDF"),
+        (docs.make_corrupt_docx, "corrupt DOCX"),
+        (docs.make_zip_docx_without_document, "corrupt DOCX"),
+        (docs.make_zip_bomb_docx, "zip bomb"),
+        (docs.make_binary_txt, "binary file, not text"),
+        (docs.make_empty, "empty file"),
+        (docs.make_unsupported, "unsupported file type .xyz"),
+        (docs.make_undecodable_txt, "cannot decode text"),
+    ],
+)
+def test_bad_files_raise_one_line_reasons(tmp_path: Path, maker, reason: str) -> None:
+    with pytest.raises(IngestError) as info:
+        parse_file(maker(tmp_path))
+    message = str(info.value)
+    assert reason in message
+    assert "\n" not in message
+
+
+def test_whitespace_only_and_empty_markup_are_empty(tmp_path: Path) -> None:
+    for name, content in [
+        ("ws.md", b"  \n\n\t \n"),
+        ("blank.html", b"<html><body> </body></html>"),
+    ]:
+        with pytest.raises(IngestError, match="empty file"):
+            parse_file(docs.make_empty(tmp_path, name, content))
+
+
+def test_oversize_file_is_refused_before_reading(tmp_path: Path) -> None:
+    path = docs.make_oversize(tmp_path, size_bytes=3 * 1024 * 1024)
+    with pytest.raises(IngestError, match=r"file is 3 MB, over the 2 MB limit"):
+        parse_file(path, max_bytes=2 * 1024 * 1024)
+    with pytest.raises(IngestError, match="over the 2 MB limit"):
+        parse_bytes(path.read_bytes(), "big.txt", max_bytes=2 * 1024 * 1024)
+
+
+def test_unsupported_reason_lists_supported_types() -> None:
+    with pytest.raises(IngestError) as info:
+        parse_bytes(b"hello", "slides.pptx")
+    for ext in SUPPORTED_EXTENSIONS:
+        assert ext in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("uploaded", "expected"),
+    [
+        ("../../etc/passwd.txt", "passwd.txt"),
+        ("C:\\Users\\ann\\合同.docx", "合同.docx"),
+        ("/abs/path/notes.md", "notes.md"),
+        ("na\x00me.txt", "name.txt"),
+    ],
+)
+def test_source_is_a_base_name_never_a_path(uploaded: str, expected: str) -> None:
+    assert safe_source(uploaded) == expected
+    if expected.endswith((".txt", ".md")):
+        assert parse_bytes(b"hello world.", uploaded).source == expected
+
+
+def test_source_without_a_name_is_refused() -> None:
+    with pytest.raises(IngestError, match="invalid file name"):
+        parse_bytes(b"hello", "../..")
+
+
+def test_worker_parse_matches_inline_parse(tmp_path: Path) -> None:
+    for path in (docs.make_pdf(tmp_path), docs.make_docx(tmp_path), docs.make_html(tmp_path)):
+        assert parse_file(path, timeout_s=30) == parse_file(path)
+    with pytest.raises(IngestError, match="encrypted PDF"):
+        parse_file(docs.make_encrypted_pdf(tmp_path), timeout_s=30)
+
+
+def test_parse_deadline_kills_a_slow_parse_and_recovers(tmp_path: Path) -> None:
+    big = docs.make_markdown(tmp_path, "huge.md", "# T\n\n" + "A sentence here. " * 600_000)
+    with pytest.raises(IngestError, match="parsing took longer than"):
+        parse_file(big, timeout_s=0.05)
+    doc = parse_file(docs.make_markdown(tmp_path), timeout_s=30)
+    assert doc.title == "Operations Runbook"
