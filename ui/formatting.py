@@ -303,7 +303,8 @@ def hit_rows(hop: Mapping[str, Any]) -> list[dict[str, Any]]:
         is_new = first(hit, "new", "is_new")
         rows.append(
             {
-                "doc": first(hit, "doc", "source", "title", "doc_id", default=""),
+                "doc": first(hit, "doc", "title", "source", "doc_id", default=""),
+                "source": hit.get("source", ""),
                 "section": first(hit, "section", "section_path", default=""),
                 "page": hit.get("page"),
                 "bm25": _score(first(hit, "bm25", "bm25_score")),

@@ -29,7 +29,12 @@ def get_settings() -> Settings:
     return settings
 
 
-@st.cache_resource(show_spinner="Opening the knowledge base…")
+def _close(runner: Hopwise) -> None:
+    """Release the Milvus client and SQLite connection when the cache entry is cleared."""
+    runner.close()
+
+
+@st.cache_resource(show_spinner="Opening the knowledge base…", on_release=_close)
 def get_runner() -> Hopwise:
     """The graph runner with its store, reasoner, web search and checkpointer."""
     from graph.runner import Hopwise

@@ -4,33 +4,14 @@ without the file-uploader widget, and the page only draws progress and the resul
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from hopwise.settings import Settings
 from ingest.models import IngestResult
+from ingest.parsers import SUPPORTED_EXTENSIONS
 
-UPLOAD_TYPES = ("pdf", "docx", "md", "txt", "html")
+UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
 ProgressFn = Callable[[int, str, str], None]  # (index, filename, phase: "start" | "done")
-
-
-def _failed(name: str, reason: str) -> IngestResult:
-    return IngestResult(path=name, source=name, status="failed", reason=reason)
-
-
-def precheck(name: str, size: int, settings: Settings) -> str | None:
-    """Why a file is refused before parsing (type or size), or None when it may go on."""
-    suffix = Path(name).suffix.lower().lstrip(".")
-    if suffix == "htm":
-        suffix = "html"
-    if suffix not in UPLOAD_TYPES:
-        return f"unsupported file type .{suffix or '?'} (accepted: {', '.join(UPLOAD_TYPES)})"
-    limit = settings.max_upload_mb * 1024 * 1024
-    if size > limit:
-        return f"file is {size / 1048576:.1f} MB, over the {settings.max_upload_mb:g} MB limit"
-    if size == 0:
-        return "file is empty"
-    return None
 
 
 def ingest_uploads(
@@ -41,21 +22,19 @@ def ingest_uploads(
     settings: Settings,
     on_progress: ProgressFn | None = None,
 ) -> list[IngestResult]:
-    """Ingest each uploaded file; one file's failure never stops the others."""
+    """Ingest each uploaded file (type, size and parse checks happen in ingest_bytes); one
+    file's failure never stops the others."""
     from ingest.pipeline import ingest_bytes
 
     results = []
     for index, (name, data) in enumerate(files):
         if on_progress:
             on_progress(index, name, "start")
-        reason = precheck(name, len(data), settings)
-        if reason:
-            result = _failed(name, reason)
-        else:
-            try:
-                result = ingest_bytes(data, name, store, groups=list(groups), settings=settings)
-            except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
-                result = _failed(name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        try:
+            result = ingest_bytes(data, name, store, groups=list(groups), settings=settings)
+        except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            result = IngestResult(path=name, source=name, status="failed", reason=reason)
         results.append(result)
         if on_progress:
             on_progress(index, name, "done")

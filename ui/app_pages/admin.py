@@ -98,7 +98,7 @@ if st.session_state.get(RESULTS_KEY):
     counts = {s: sum(r["status"] == s for r in rows) for s in ("ingested", "skipped", "failed")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     (st.warning if counts["failed"] else st.success)(f"Last upload: {summary}")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, use_container_width=True)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 # ---------------------------------------------------------------- documents
 st.subheader("Documents")
@@ -136,7 +136,7 @@ else:
             for d in documents
         ]
     )
-    st.dataframe(table, hide_index=True, use_container_width=True)
+    st.dataframe(table, hide_index=True, width="stretch")
     by_id = {d.doc_id: d for d in documents}
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     doc_id = left.selectbox(

@@ -40,7 +40,7 @@ def open_chat(thread_id: str) -> None:
 
 
 with st.sidebar:
-    if st.button("＋ New chat", key="new_chat", use_container_width=True):
+    if st.button("＋ New chat", key="new_chat", width="stretch"):
         st.session_state[THREAD_KEY] = new_thread_id(user)
     st.caption("Past chats")
     try:
@@ -57,7 +57,7 @@ with st.sidebar:
             on_click=open_chat,
             args=(tid,),
             type="primary" if current else "secondary",
-            use_container_width=True,
+            width="stretch",
         )
     if not threads:
         st.caption("_No past chats yet._")

@@ -109,7 +109,7 @@ with time_col:
                 tooltip=["node", "ms", "llm_calls", "tokens"],
             )
         )
-        st.altair_chart(bars, use_container_width=True)
+        st.altair_chart(bars, width="stretch")
         st.caption(
             f"{len(rows)} steps · {rows['ms'].sum():.0f} ms · "
             f"{int(rows['llm_calls'].sum())} LLM calls · {int(rows['tokens'].sum())} tokens"
@@ -130,7 +130,7 @@ for number, hop in enumerate(hops, start=1):
         st.markdown(f"Query sent: `{first(hop, 'query', 'query_sent', default='')}`")
         table = hit_rows(hop)
         if table:
-            st.dataframe(pd.DataFrame(table), hide_index=True, use_container_width=True)
+            st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
         else:
             st.caption("No hits.")
         kept = hop_evidence(hop)

@@ -1,0 +1,31 @@
+"""App fixtures: one temp data dir per test module, HOPWISE_* env set before AppTest runs,
+and the st.cache_resource runner (Milvus Lite + SQLite) closed when the module ends."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+
+from tests.ui.apptools import ADMIN_PASSWORD
+
+
+@pytest.fixture(scope="module")
+def app_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh data dir for the module; outer HOPWISE_* variables removed, web search off."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key in list(os.environ):
+            if key.startswith("HOPWISE_"):
+                mp.delenv(key, raising=False)
+        root = tmp_path_factory.mktemp("ui")
+        data = root / "data"
+        mp.setenv("HOPWISE_DATA_DIR", str(data))
+        mp.setenv("HOPWISE_WEB_SEARCH", "off")
+        mp.setenv("HOPWISE_ADMIN_PASSWORD", ADMIN_PASSWORD)
+        mp.chdir(root)  # no stray .env or .streamlit/secrets.toml from the checkout
+        st.cache_resource.clear()
+        yield data
+        st.cache_resource.clear()  # closes the runner via on_release

@@ -1,0 +1,119 @@
+"""Admin page under AppTest: password gate with throttling, multi-file upload through the real
+file-uploader widget (good and bad files), the document list, stats, and delete with confirmation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.docs import make_pdf
+from tests.ui.apptools import ADMIN_PASSWORD, assert_no_exception, new_app, texts
+
+ADMIN_PAGE = "app_pages/admin.py"
+RUNBOOK = b"# Runbook\n\n## Restart\nRestart the ingest worker with systemctl restart hopwise.\n"
+
+
+def admin_app(**secrets: object):
+    at = new_app(**secrets).run()
+    at.switch_page(ADMIN_PAGE).run()
+    assert_no_exception(at)
+    return at
+
+
+def sign_in(at, password: str):
+    at.text_input[0].set_value(password)
+    at.button[0].click().run()
+    assert_no_exception(at)
+    return at
+
+
+def test_without_a_password_configured_nothing_is_allowed(
+    app_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ui.services import get_settings
+
+    monkeypatch.delenv("HOPWISE_ADMIN_PASSWORD")
+    get_settings.clear()
+    try:
+        at = admin_app()
+        assert "No admin password is configured" in texts(at)
+        assert "HOPWISE_ADMIN_PASSWORD" in texts(at)
+        assert not at.text_input and not at.get("file_uploader")
+    finally:
+        get_settings.clear()
+
+
+def test_password_from_secrets_when_env_is_unset(
+    app_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ui.services import get_settings
+
+    monkeypatch.delenv("HOPWISE_ADMIN_PASSWORD")
+    get_settings.clear()
+    try:
+        at = sign_in(admin_app(admin_password="from-secrets"), "from-secrets")
+        assert at.get("file_uploader")
+    finally:
+        get_settings.clear()
+
+
+def test_wrong_password_is_rejected_and_repeated_failures_slow_down(app_data: Path) -> None:
+    at = sign_in(admin_app(), "wrong")
+    assert "Wrong credentials." in texts(at)
+    assert not at.get("file_uploader")
+    sign_in(at, "still wrong")
+    assert "Next attempt allowed in 1 s" in texts(at)
+    sign_in(at, ADMIN_PASSWORD)  # refused without checking: the session is held back
+    assert "Too many failed attempts" in texts(at)
+    assert not at.get("file_uploader")
+
+
+def test_upload_good_and_bad_files_then_delete(app_data: Path, tmp_path: Path) -> None:
+    at = sign_in(admin_app(), ADMIN_PASSWORD)
+    assert at.get("file_uploader"), texts(at)
+    pdf = make_pdf(tmp_path).read_bytes()
+    files = [
+        ("manual.pdf", pdf, "application/pdf"),
+        ("runbook.md", RUNBOOK, "text/markdown"),
+        ("broken.pdf", b"%PDF-1.4 this is not a pdf", "application/pdf"),
+        ("empty.txt", b"", "text/plain"),
+    ]
+    at.get("file_uploader")[0].set_value(files)
+    at.text_input(key="admin_groups").set_value("all, ops")
+    at.run()
+    at.button(key="admin_ingest").click().run()
+    assert_no_exception(at)
+    rows = at.dataframe[0].value.set_index("file")
+    assert rows.loc["manual.pdf", "status"] == "ingested" and rows.loc["manual.pdf", "chunks"] > 0
+    assert rows.loc["runbook.md", "status"] == "ingested"
+    assert rows.loc["broken.pdf", "status"] == "failed" and rows.loc["broken.pdf", "reason"]
+    assert (
+        rows.loc["empty.txt", "status"] == "failed" and "empty" in rows.loc["empty.txt", "reason"]
+    )
+    assert "2 ingested, 0 skipped, 2 failed" in texts(at)
+    progress = [p.proto.text for p in at.get("progress")]
+    assert "4 of 4 files" in progress and "runbook.md: ingested" in progress
+
+    documents = at.dataframe[1].value.set_index("source")
+    assert set(documents.index) == {"manual.pdf", "runbook.md"}
+    assert documents.loc["runbook.md", "groups"] == "all, ops"
+    assert documents.loc["runbook.md", "version"] == 1
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Documents"] == "2" and int(metrics["Chunks"]) >= 2
+    assert metrics["Dense vectors"] == "off (BM25 only)" and "milvus-lite" in metrics["Engine"]
+
+    at.button(key="admin_ingest").click().run()  # the same bytes again: nothing to do
+    rows = at.dataframe[0].value.set_index("file")
+    assert rows.loc["runbook.md", "status"] == "skipped"
+
+    at.selectbox(key="admin_delete_choice").set_value(documents.loc["runbook.md", "doc_id"]).run()
+    at.button(key="admin_delete").click().run()
+    assert "cannot be undone" in texts(at)
+    at.button(key="admin_delete_cancel").click().run()
+    assert "runbook.md" in set(at.dataframe[-1].value["source"])
+    at.button(key="admin_delete").click().run()
+    at.button(key="admin_delete_confirm").click().run()
+    assert_no_exception(at)
+    assert "Deleted runbook.md" in texts(at)
+    assert set(at.dataframe[-1].value["source"]) == {"manual.pdf"}
