@@ -59,7 +59,7 @@ class RecordedRequest:
     method: str
     path: str
     json: Any
-    headers: dict[str, str]
+    headers: dict[str, str]  # lower-case names
     at: float = field(default_factory=time.monotonic)
 
     @property
@@ -256,9 +256,11 @@ class StubOpenAIServer:
     # -- lifecycle
     def start(self) -> StubOpenAIServer:
         handler = type("Handler", (_Handler,), {"stub": self})
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -316,6 +318,13 @@ class StubOpenAIServer:
                 self.requests.append(RecordedRequest(method, path, body, headers))
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """Clients that time out or hang up mid-reply are expected here, not errors to print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return
+
+
 def _as_reply(value: Reply | dict[str, Any] | str) -> Reply:
     if isinstance(value, Reply):
         return value
@@ -351,9 +360,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Close the socket without a reply (RST), as a crashing server would."""
         self.close_connection = True
         try:
-            self.connection.setsockopt(
-                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
-            )
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
         except OSError:
             pass
@@ -368,16 +375,19 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes
     def do_GET(self) -> None:  # noqa: N802 - http.server API
-        self.stub._record("GET", self.path, None, dict(self.headers))
+        self.stub._record("GET", self.path, None, _headers(self.headers))
         if self.path.rstrip("/").endswith("/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in self.stub.models]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "stub"}
+                for m in self.stub.models
+            ]
             self._send_json(200, {"object": "list", "data": data})
         else:
             self._error(404, f"no route {self.path}")
 
     def do_POST(self) -> None:  # noqa: N802 - http.server API
         body = self._read_body()
-        self.stub._record("POST", self.path, body, dict(self.headers))
+        self.stub._record("POST", self.path, body, _headers(self.headers))
         if not isinstance(body, dict):
             self._error(400, "body must be a JSON object")
         elif self.path.endswith("/chat/completions"):
@@ -389,7 +399,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _embeddings(self, body: dict[str, Any]) -> None:
         inputs = body.get("input")
-        if isinstance(inputs, str) or (isinstance(inputs, list) and inputs and isinstance(inputs[0], int)):
+        if isinstance(inputs, str) or (
+            isinstance(inputs, list) and inputs and isinstance(inputs[0], int)
+        ):
             inputs = [inputs]
         dim = int(body.get("dimensions") or DEFAULT_EMBEDDING_DIM)
         data = []
@@ -402,11 +414,16 @@ class _Handler(BaseHTTPRequestHandler):
                 value = base64.b64encode(struct.pack(f"<{dim}f", *vec)).decode("ascii")
             data.append({"object": "embedding", "index": i, "embedding": value})
         usage = {"prompt_tokens": tokens, "total_tokens": tokens}
-        self._send_json(200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage})
+        self._send_json(
+            200, {"object": "list", "data": data, "model": body.get("model"), "usage": usage}
+        )
 
     def _chat(self, body: dict[str, Any]) -> None:
         stub = self.stub
-        if stub.reject_json_schema and (body.get("response_format") or {}).get("type") == "json_schema":
+        if (
+            stub.reject_json_schema
+            and (body.get("response_format") or {}).get("type") == "json_schema"
+        ):
             self._error(500, "JSON schema conversion failed: unsupported response_format")
             return
         reply = stub.next_reply(body)
@@ -448,19 +465,27 @@ class _Handler(BaseHTTPRequestHandler):
         finish = "stop"
         if tool_args is not None:
             name = requested_schema(body) or "tool"
-            message = {"role": "assistant", "content": None, "tool_calls": [_tool_call(name, tool_args)]}
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [_tool_call(name, tool_args)],
+            }
             finish = "tool_calls"
         payload = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model") or "stub-model",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+            ],
             "usage": self._usage(body, content, tool_args),
         }
         self._send_json(200, payload)
 
-    def _stream(self, body: dict[str, Any], content: str, tool_args: str | None, fault: str | None) -> None:
+    def _stream(
+        self, body: dict[str, Any], content: str, tool_args: str | None, fault: str | None
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -497,6 +522,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+def _headers(message: Any) -> dict[str, str]:
+    """Request headers with lower-case names (HTTP names are case-insensitive)."""
+    return {k.lower(): v for k, v in message.items()}
+
+
 def _tool_call(name: str, arguments: str) -> dict[str, Any]:
     return {
         "id": f"call_{uuid.uuid4().hex[:12]}",
@@ -507,7 +537,9 @@ def _tool_call(name: str, arguments: str) -> dict[str, Any]:
 
 def _split_stream(text: str) -> list[str]:
     """Word-sized pieces (CJK per character) so streaming tests see several tokens."""
-    return re.findall(r"\s*[\u3400-\u9fff]|\s*[^\s\u3400-\u9fff]+|\s+$", text) or ([text] if text else [])
+    return re.findall(r"\s*[\u3400-\u9fff]|\s*[^\s\u3400-\u9fff]+|\s+$", text) or (
+        [text] if text else []
+    )
 
 
 def _render(body: dict[str, Any], reply: Reply, fault: str | None) -> tuple[str, str | None]:
@@ -523,7 +555,11 @@ def _render(body: dict[str, Any], reply: Reply, fault: str | None) -> tuple[str,
     if fault == "malformed":
         text = "Sure! Here is the JSON you asked for: {route: simple,, 'reason' ...}"
     elif fault == "truncated":
-        text = text[: max(1, len(text) // 2)] if text.startswith("{") else '{"standalone_question": "unterminated'
+        text = (
+            text[: max(1, len(text) // 2)]
+            if text.startswith("{")
+            else '{"standalone_question": "unterminated'
+        )
     if structured_method(body) == "function_calling" and reply.content is None:
         return "", text
     return text, None

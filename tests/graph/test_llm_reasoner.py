@@ -1,0 +1,472 @@
+"""LLMReasoner against the stub server: the real ChatOpenAI over HTTP, no patched client."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from graph import prompts as P
+from graph.llm import LLMReasoner, build_chat_model
+from graph.offline import OfflineReasoner
+from graph.protocols import EvidenceItem, HopView, Usage
+from graph.schemas import Decomposition, EvidenceVerdict, PlanDecision, RouteDecision
+from hopwise.settings import Settings
+from ingest.models import Hit
+from tests.fakes.openai_stub import Reply, StubOpenAIServer, requested_schema
+
+KEY = "sk-LEAKCHECK-4f9a2b7c"
+TIMEOUT_S = 0.4
+
+HITS = [
+    Hit(
+        chunk_id="c1",
+        doc_id="d1",
+        source="acme.md",
+        text="Acme Corp makes the X100 router. It was founded in 1999 by Jane Roe.",
+        score=1.0,
+    ),
+    Hit(chunk_id="c2", doc_id="d2", source="roe.md", text="Jane Roe was born in Lyon.", score=0.5),
+]
+EVIDENCE = [
+    EvidenceItem(
+        n=1,
+        chunk_id="c1",
+        source="acme.md",
+        text=HITS[0].text,
+        sentences=["Acme Corp makes the X100 router."],
+    ),
+    EvidenceItem(n=2, chunk_id="c2", source="roe.md", text=HITS[1].text),
+]
+HOPS = [
+    HopView(
+        sub_question="Who makes the X100?",
+        query="Who makes the X100?",
+        new_chunk_ids=["c1"],
+        top_hits=HITS[:1],
+    )
+]
+
+SCRIPT = {
+    "RouteDecision": {
+        "standalone_question": "Who makes the X100?",
+        "route": "complex",
+        "reason": "Needs documents.",
+    },
+    "Decomposition": {
+        "sub_questions": [
+            {"id": 1, "question": "Which company makes the X100?", "depends_on": None},
+            {"id": 2, "question": "Who founded #1?", "depends_on": 1},
+        ]
+    },
+    "BridgeQuery": {"entity": "Acme Corp", "query": "Who founded Acme Corp?"},
+    "ExtractedEvidence": {
+        "sentences": [
+            {"chunk_id": "c1", "text": "It was founded in 1999 by Jane Roe."},
+        ]
+    },
+    "PlanDecision": {"action": "evaluate", "reason": "All found.", "follow_up": None},
+    "EvidenceVerdict": {"enough": False, "missing": ["birthplace"], "web_query": "Jane Roe born"},
+}
+
+
+def by_schema(request: dict) -> dict | str | None:
+    """Answer each structured request with the scripted object for the schema it asks for."""
+    name = requested_schema(request)
+    if name:
+        return SCRIPT[name]
+    return "Acme Corp makes the X100 [1]; Jane Roe founded it [1]."
+
+
+STEPS = {
+    "route": (
+        lambda r: r.route("Who makes it?", [{"role": "user", "content": "the X100"}]),
+        RouteDecision(**SCRIPT["RouteDecision"]),
+    ),
+    "decompose": (
+        lambda r: r.decompose("Who founded the maker of the X100?"),
+        Decomposition(**SCRIPT["Decomposition"]),
+    ),
+    "bridge": (lambda r: r.bridge("Who founded #1?", HOPS, EVIDENCE), "Who founded Acme Corp?"),
+    "extract": (
+        lambda r: r.extract("Who founded Acme Corp?", HITS),
+        [{"chunk_id": "c1", "text": "It was founded in 1999 by Jane Roe."}],
+    ),
+    "plan": (
+        lambda r: r.plan("Who founded the maker?", ["Who founded #1?"], HOPS, EVIDENCE),
+        PlanDecision(**SCRIPT["PlanDecision"]),
+    ),
+    "evaluate": (
+        lambda r: r.evaluate("Where was the founder born?", EVIDENCE),
+        EvidenceVerdict(**SCRIPT["EvidenceVerdict"]),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer(slow_s=TIMEOUT_S * 3) as server:
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _reset(stub: StubOpenAIServer) -> None:
+    stub.clear()
+    stub.fault, stub.reject_json_schema, stub.responder = None, False, by_schema
+
+
+def make(url: str, **overrides) -> LLMReasoner:
+    fields = {
+        "llm_base_url": url,
+        "llm_model": "main-model",
+        "llm_api_key": KEY,
+        "llm_timeout_s": TIMEOUT_S,
+        "llm_max_retries": 1,
+        **overrides,
+    }
+    settings = Settings(**fields)
+    return LLMReasoner(settings, OfflineReasoner(), backoff_s=0.01, max_wait_s=0.5)
+
+
+def as_plain(result):
+    if isinstance(result, list):
+        return [r.model_dump() for r in result]
+    return result
+
+
+def drain(stream) -> tuple[str, Usage]:
+    items = list(stream)
+    assert isinstance(items[-1], Usage)
+    assert all(isinstance(i, str) for i in items[:-1])
+    return "".join(items[:-1]), items[-1]
+
+
+# ---------------------------------------------------------------- every method, every step
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
+@pytest.mark.parametrize("step", list(STEPS))
+def test_each_structured_step_through_each_method(stub, step, method):
+    reasoner = make(stub.url, llm_structured_method=method)
+    call, expected = STEPS[step]
+    result, usage = call(reasoner)
+    assert as_plain(result) == expected
+    assert usage.mode == "llm" and usage.method == method and usage.error is None
+    assert usage.llm_calls == 1 and usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    (request,) = stub.chat_requests
+    assert request.structured_method == method
+    roles = [m["role"] for m in request.messages]
+    assert roles == ["system", "user"]
+    if method == "json_mode":  # the schema travels in the (self-sufficient) user message
+        assert "schema named" in request.messages[1]["content"]
+
+
+def test_router_role_uses_the_router_model(stub):
+    reasoner = make(stub.url, llm_router_model="router-model")
+    reasoner.route("hi", [])
+    reasoner.decompose("Who founded Acme?")
+    assert [r.json["model"] for r in stub.chat_requests] == ["router-model", "main-model"]
+
+
+def test_no_api_key_sends_a_dummy_key(stub):
+    settings = Settings(llm_base_url=stub.url, llm_model="m")
+    build_chat_model(settings).invoke("hello")
+    assert stub.chat_requests[0].headers["authorization"] == "Bearer not-needed"
+
+
+def test_build_chat_model_requires_configuration():
+    with pytest.raises(ValueError, match="HOPWISE_LLM_BASE_URL"):
+        build_chat_model(Settings(llm_base_url=None, llm_model=None))
+
+
+# ---------------------------------------------------------------- method discovery
+
+
+def test_auto_falls_back_from_rejected_json_schema_and_remembers(stub):
+    stub.reject_json_schema = True
+    reasoner = make(stub.url)
+    assert reasoner.structured_method is None
+    result, usage = reasoner.route("Who makes the X100?", [])
+    assert result.route == "complex" and usage.mode == "llm"
+    assert usage.method == "function_calling" and usage.llm_calls == 2
+    assert [r.structured_method for r in stub.chat_requests] == ["json_schema", "function_calling"]
+    assert reasoner.structured_method == "function_calling"
+
+    stub.clear()
+    reasoner.decompose("Who founded the maker of the X100?")
+    assert [r.structured_method for r in stub.chat_requests] == ["function_calling"]
+
+
+def test_auto_reaches_json_mode_with_schema_in_prompt(stub):
+    stub.reject_json_schema = True
+    stub.push(Reply(status=400))  # the endpoint also refuses forced tool calls
+    reasoner = make(stub.url)
+    result, usage = reasoner.evaluate("Where was the founder born?", EVIDENCE)
+    assert result.missing == ["birthplace"]
+    assert usage.method == "json_mode" and reasoner.structured_method == "json_mode"
+    methods = [r.structured_method for r in stub.chat_requests]
+    assert methods == ["json_schema", "function_calling", "json_mode"]
+    assert "schema named EvidenceVerdict" in stub.chat_requests[-1].prompt_text
+
+
+def test_fixed_method_is_never_switched(stub):
+    stub.reject_json_schema = True
+    reasoner = make(stub.url, llm_structured_method="json_schema")
+    result, usage = reasoner.route("Who makes the X100?", [])
+    assert usage.mode == "fallback" and "HTTP 500" in usage.error
+    assert {r.structured_method for r in stub.chat_requests} == {"json_schema"}
+    assert isinstance(result, RouteDecision)  # the offline router answered
+
+
+# ---------------------------------------------------------------- malformed replies
+
+
+@pytest.mark.parametrize("fault", ["malformed", "truncated", "empty"])
+def test_broken_reply_is_retried_once_then_succeeds(stub, fault):
+    stub.push(Reply(data=SCRIPT["PlanDecision"], fault=fault))
+    reasoner = make(stub.url, llm_structured_method="function_calling")
+    result, usage = reasoner.plan("q", [], HOPS, EVIDENCE)
+    assert result.action == "evaluate" and usage.mode == "llm" and usage.llm_calls == 2
+    assert P.REPAIR_NOTE in stub.chat_requests[1].prompt_text
+
+
+@pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
+def test_malformed_twice_falls_back_to_offline(stub, method):
+    stub.fault = "malformed"
+    reasoner = make(stub.url, llm_structured_method=method)
+    result, usage = reasoner.decompose("Compare the X100 and the X200 routers")
+    assert usage.mode == "fallback" and usage.llm_calls == 2
+    assert "malformed" in usage.error
+    assert 1 <= len(result.sub_questions) <= 8
+
+
+def test_auto_mode_tries_next_method_after_two_malformed_replies(stub):
+    stub.push(Reply(fault="malformed"), Reply(fault="truncated"))
+    reasoner = make(stub.url)
+    _, usage = reasoner.route("Who makes the X100?", [])
+    assert usage.mode == "llm" and usage.method == "function_calling" and usage.llm_calls == 3
+
+
+def test_reasoning_model_think_block_and_code_fence_are_tolerated(stub):
+    stub.push(Reply(content='<think>let me see</think>\n```json\n{"enough": true}\n```'))
+    reasoner = make(stub.url, llm_structured_method="json_mode")
+    result, usage = reasoner.evaluate("q", EVIDENCE)
+    assert result.enough is True and usage.mode == "llm" and usage.llm_calls == 1
+
+
+def test_extract_refuses_paraphrase_and_keeps_verbatim_sentences(stub):
+    reasoner = make(stub.url, llm_structured_method="function_calling")
+    stub.push(
+        {
+            "sentences": [
+                {"chunk_id": "c1", "text": "It  was founded in 1999\nby Jane Roe."},  # spacing only
+                {"chunk_id": "zz", "text": "Jane Roe was born in Lyon."},  # unknown chunk id
+            ]
+        }
+    )
+    kept, usage = reasoner.extract("Who founded Acme?", HITS)
+    assert [(s.chunk_id, s.text) for s in kept] == [("c1", "It  was founded in 1999\nby Jane Roe.")]
+    assert usage.mode == "llm"
+
+    stub.fault = None
+    stub.push(*[{"sentences": [{"chunk_id": "c1", "text": "Acme was started by Roe."}]}] * 2)
+    kept, usage = reasoner.extract("Who founded Acme?", HITS)
+    assert usage.mode == "fallback"  # a summary is not evidence: offline extraction stood in
+    assert all(s.text in HITS[0].text or s.text in HITS[1].text for s in kept)
+
+
+def test_decomposition_is_normalised(stub):
+    subs = [{"id": i + 10, "question": f"Question {i}?", "depends_on": None} for i in range(10)]
+    subs[1]["depends_on"] = 10
+    subs[1]["question"] = "Who runs #10?"
+    subs[2]["depends_on"] = 15  # forward reference: dropped
+    stub.push({"sub_questions": subs})
+    result, _ = make(stub.url, llm_structured_method="json_schema").decompose("q")
+    assert [s.id for s in result.sub_questions] == list(range(1, 9))
+    assert result.sub_questions[1].depends_on == 1
+    assert result.sub_questions[1].question == "Who runs #1?"
+    assert result.sub_questions[2].depends_on is None
+
+
+def test_no_hits_means_no_extract_call(stub):
+    kept, usage = make(stub.url).extract("q", [])
+    assert kept == [] and usage.llm_calls == 0 and stub.chat_requests == []
+
+
+# ---------------------------------------------------------------- transport faults
+
+
+def test_timeout_retries_then_falls_back(stub):
+    stub.fault = "slow"
+    reasoner = make(stub.url, llm_structured_method="function_calling")
+    start = time.perf_counter()
+    result, usage = reasoner.route("hello", [])
+    elapsed = time.perf_counter() - start
+    assert usage.mode == "fallback" and usage.error == "function_calling: timeout"
+    assert usage.llm_calls == 2 and len(stub.chat_requests) == 2
+    assert elapsed < TIMEOUT_S * 2 + 1.0
+    assert result.route == "simple"  # the offline router handled the greeting
+
+
+def test_server_error_is_retried_with_backoff_up_to_the_limit(stub):
+    stub.fault = "http500"
+    reasoner = make(stub.url, llm_structured_method="json_mode", llm_max_retries=2)
+    result, usage = reasoner.evaluate("q", EVIDENCE)
+    assert usage.mode == "fallback" and "HTTP 500" in usage.error
+    assert len(stub.chat_requests) == 3 == usage.llm_calls
+    assert isinstance(result, EvidenceVerdict)
+
+
+def test_429_honours_retry_after(stub):
+    stub.push(Reply(fault="http429", retry_after=0.3))
+    reasoner = make(stub.url, llm_structured_method="function_calling")
+    _, usage = reasoner.plan("q", [], HOPS, EVIDENCE)
+    assert usage.mode == "llm" and usage.llm_calls == 2
+    first, second = stub.chat_requests
+    assert second.at - first.at >= 0.3
+
+
+def test_429_retry_after_is_capped(stub):
+    stub.fault = "http429"
+    stub.retry_after = 3600
+    try:
+        reasoner = make(stub.url, llm_structured_method="function_calling")
+        start = time.perf_counter()
+        _, usage = reasoner.plan("q", [], HOPS, EVIDENCE)
+        assert time.perf_counter() - start < 2.0
+        assert usage.mode == "fallback" and "429" in usage.error
+    finally:
+        stub.retry_after = 1.0
+
+
+@pytest.mark.parametrize("fault", ["drop", "empty"])
+def test_dropped_connection_or_empty_reply_falls_back(stub, fault):
+    stub.fault = fault
+    reasoner = make(stub.url, llm_structured_method="json_schema")
+    result, usage = reasoner.bridge("Who founded #1?", HOPS, EVIDENCE)
+    assert usage.mode == "fallback" and usage.error
+    assert isinstance(result, str) and result
+
+
+def test_connection_refused_falls_back():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    reasoner = make(f"http://127.0.0.1:{port}/v1")
+    result, usage = reasoner.route("Who makes the X100?", [])
+    assert usage.mode == "fallback" and "connection failed" in usage.error
+    assert result.route == "complex"
+    text, usage = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
+    assert usage.mode == "fallback" and "connection failed" in usage.error
+    assert "[1]" in text or "X100" in text
+
+
+class _Broken:
+    """A fallback that itself fails: the reasoner must still return something sane."""
+
+    name = "offline"
+
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
+            raise RuntimeError("offline exploded")
+
+        return fail
+
+
+def test_a_failing_fallback_still_never_raises(stub):
+    stub.fault = "http500"
+    settings = Settings(
+        llm_base_url=stub.url, llm_model="m", llm_max_retries=0, llm_structured_method="json_mode"
+    )
+    reasoner = LLMReasoner(settings, _Broken(), backoff_s=0.01)
+    route, usage = reasoner.route("Who makes the X100?", [])
+    assert route.route == "complex" and usage.mode == "fallback"
+    assert reasoner.bridge("Who founded #1?", HOPS, EVIDENCE)[0] == "Who founded #1?"
+    assert reasoner.extract("q", HITS)[0] == []
+    assert reasoner.plan("q", [], HOPS, EVIDENCE)[0].action == "evaluate"
+    assert reasoner.evaluate("q", EVIDENCE)[0].enough is False
+    assert drain(reasoner.answer("q", EVIDENCE, []))[1].mode == "fallback"
+
+
+# ---------------------------------------------------------------- streaming
+
+
+def test_answer_streams_tokens_and_usage(stub):
+    reasoner = make(stub.url)
+    items = list(reasoner.answer("Who makes the X100?", EVIDENCE, []))
+    pieces, usage = items[:-1], items[-1]
+    assert len(pieces) > 3
+    assert "".join(pieces) == "Acme Corp makes the X100 [1]; Jane Roe founded it [1]."
+    assert usage.mode == "llm" and usage.llm_calls == 1
+    assert usage.prompt_tokens > 0 and usage.completion_tokens > 0
+    request = stub.chat_requests[0]
+    assert request.json["stream"] is True
+    assert request.json["stream_options"] == {"include_usage": True}
+    assert "max_completion_tokens" not in request.json and "max_tokens" not in request.json
+
+
+def test_answer_directly_streams(stub):
+    stub.push("Hello! How can I help?")
+    text, usage = drain(make(stub.url).answer_directly("hi", []))
+    assert text == "Hello! How can I help?" and usage.mode == "llm"
+
+
+def test_think_block_is_not_streamed_to_the_user(stub):
+    stub.push("<think>The user wants the maker.</think>Acme Corp [1].")
+    text, usage = drain(make(stub.url).answer("Who makes the X100?", EVIDENCE, []))
+    assert text == "Acme Corp [1]." and usage.mode == "llm"
+
+
+def test_stream_failing_before_any_token_retries_then_answers_offline(stub):
+    stub.fault = "http500"
+    text, usage = drain(make(stub.url).answer("Who makes the X100?", EVIDENCE, []))
+    assert usage.mode == "fallback" and "HTTP 500" in usage.error and usage.llm_calls == 2
+    assert "[1]" in text  # the offline answer cites the evidence
+
+
+def test_stream_failing_midway_says_so_and_finishes_offline(stub):
+    stub.push(
+        Reply(
+            content="Acme Corp makes the X100 and was founded by Jane Roe.", fault="drop_midstream"
+        )
+    )
+    text, usage = drain(make(stub.url).answer("Who makes the X100?", EVIDENCE, []))
+    assert text.startswith("Acme")
+    assert P.STREAM_BROKEN.strip() in text
+    assert usage.mode == "fallback" and usage.error.startswith("stream interrupted")
+
+
+def test_chinese_question_asks_for_a_chinese_answer(stub):
+    stub.push("甲公司生产X100 [1]。")
+    text, _ = drain(make(stub.url).answer("X100 是哪家公司生产的？", EVIDENCE, []))
+    assert text == "甲公司生产X100 [1]。"
+    assert P.LANGUAGE_ZH in stub.chat_requests[0].prompt_text
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def test_api_key_never_appears_in_errors_or_logs(stub, caplog):
+    caplog.set_level(logging.DEBUG)
+    reasoner = make(stub.url, llm_structured_method="function_calling")
+    outputs: list[object] = []
+    for fault in ["http500", "http429", "malformed", "drop", "empty", "slow"]:
+        stub.fault = fault
+        stub.retry_after = 0
+        outputs.append(reasoner.route("Who makes the X100?", []))
+        if fault != "malformed":  # garbage text is still a streamed answer
+            outputs.append(list(reasoner.answer("Who makes the X100?", EVIDENCE, [])))
+    stub.retry_after = 1.0
+    assert stub.chat_requests[0].headers["authorization"] == f"Bearer {KEY}"  # it was used
+    errors = [u.error for out in outputs for u in _usages(out)]
+    assert errors and all(errors)
+    assert KEY not in repr(outputs) and KEY not in caplog.text
+    assert KEY[6:] not in repr(outputs) and KEY[6:] not in caplog.text
+
+
+def _usages(out) -> list[Usage]:
+    items = out if isinstance(out, list) else list(out)
+    return [i for i in items if isinstance(i, Usage)]
