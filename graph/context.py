@@ -26,6 +26,7 @@ class GraphContext:
     reasoner: Reasoner
     settings: Settings
     web: WebSearch | None = None
+    code: Reasoner | None = None  # settles steps without the model (settings.llm_economy)
     groups: tuple[str, ...] = ("all",)
     on_event: EventCallback | None = None
     on_token: TokenCallback | None = None
@@ -43,6 +44,12 @@ class GraphContext:
 
     def elapsed_ms(self) -> float:
         return (time.monotonic() - self.started) * 1000
+
+    def reasoner_for(self, code_can_settle: bool) -> tuple[Reasoner, bool]:
+        """The code reasoner when it may settle this step, else the main one; and which."""
+        if code_can_settle and self.code is not None:
+            return self.code, True
+        return self.reasoner, False
 
     def emit_event(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:

@@ -32,7 +32,9 @@ class Step:
         self.started_ms = ctx.elapsed_ms()
         self.usages: list[Usage] = []
 
-    def add(self, usage: Usage) -> None:
+    def add(self, usage: Usage, *, by_code: bool = False) -> None:
+        if by_code:  # the code reasoner settled it: no model involved
+            usage = usage.model_copy(update={"mode": "code", "llm_calls": 0})
         self.usages.append(usage)
 
     @property
@@ -256,10 +258,17 @@ def route_question(state: GraphState, runtime: Runtime[GraphContext]) -> dict[st
     """Rewrite a follow-up into a standalone question and pick simple or complex."""
     ctx = runtime.context
     step = Step(ctx, "route_question")
-    decision, usage = ctx.reasoner.route(state["question"], state.get("history", []))
-    step.add(usage)
+    history = state.get("history", [])
+    reasoner, by_code = ctx.reasoner_for(code_can_settle=not history)
+    decision, usage = reasoner.route(state["question"], history)
+    step.add(usage, by_code=by_code)
     standalone = decision.standalone_question.strip() or state["question"]
-    event = step.finish(route=decision.route, reason=decision.reason, standalone=standalone)
+    event = step.finish(
+        route=decision.route,
+        reason=decision.reason,
+        standalone=standalone,
+        decided_by="code" if by_code else "model",
+    )
     return {
         "standalone_question": standalone,
         "route": decision.route,
@@ -380,8 +389,9 @@ def run_hop(
             items.append({**item, "sentences": pool[hit.chunk_id].get("sentences", [])})
     kept: list[dict[str, str]] = []
     if new_hits:
-        sentences, usage = ctx.reasoner.extract(sq["question"], new_hits)
-        step.add(usage)
+        extractor, by_code = ctx.reasoner_for(code_can_settle=True)
+        sentences, usage = extractor.extract(sq["question"], new_hits)
+        step.add(usage, by_code=by_code)
         by_id = {it["chunk_id"]: it for it in items}
         for s in sentences:
             if s.chunk_id in by_id and s.text not in by_id[s.chunk_id]["sentences"]:
@@ -487,13 +497,17 @@ def evaluate_evidence(state: GraphState, runtime: Runtime[GraphContext]) -> dict
     elif not pool and not web:
         verdict = {"enough": False, "missing": [question], "web_query": question}
     else:
+        # With no web search left to run, the verdict cannot change the path: code may judge.
+        no_web_left = state.get("web_searches", 0) >= state.get("web_budget", 0)
+        reasoner, by_code = ctx.reasoner_for(code_can_settle=no_web_left)
         items = evidence_items(pool, web, ctx.settings.max_evidence_chunks)
-        result, usage = ctx.reasoner.evaluate(question, items)
-        step.add(usage)
+        result, usage = reasoner.evaluate(question, items)
+        step.add(usage, by_code=by_code)
         verdict = result.model_dump()
     if verdict["enough"] and state.get("stop_reason", "") in NATURAL_STOPS:
         update["stop_reason"] = "enough"
-    event = step.finish(**verdict, decided_by="model" if step.usages else "code")
+    by_model = any(u.mode != "code" for u in step.usages)
+    event = step.finish(**verdict, decided_by="model" if by_model else "code")
     return {**update, "evaluation": verdict, "trace": [event]}
 
 

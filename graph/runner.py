@@ -36,11 +36,14 @@ class Hopwise:
         reasoner: Reasoner,
         web: WebSearch | None = None,
         checkpointer: Any = None,
+        *,
+        code: Reasoner | None = None,
     ) -> None:
         self.settings = settings
         self.retriever = retriever
         self.reasoner = reasoner
         self.web = web
+        self.code = code  # settles steps without the model (see Settings.llm_economy)
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = compile_graph(self.checkpointer)
         self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
@@ -60,6 +63,7 @@ class Hopwise:
             build_reasoner(settings),
             build_web_search(settings),
             SqliteSaver(conn),
+            code=build_code_reasoner(settings),
         )
 
     def ask(
@@ -87,6 +91,7 @@ class Hopwise:
             reasoner=self.reasoner,
             settings=self.settings,
             web=self.web,
+            code=self.code,
             groups=tuple(groups),
             on_event=on_event,
             on_token=on_token,
@@ -133,6 +138,15 @@ def build_reasoner(settings: Settings) -> Reasoner:
     from graph.llm import LLMReasoner
 
     return LLMReasoner(settings, fallback=OfflineReasoner())
+
+
+def build_code_reasoner(settings: Settings) -> Reasoner | None:
+    """The offline reasoner settles code-decidable steps of an LLM run (llm_economy)."""
+    if not (settings.llm_enabled and settings.llm_economy):
+        return None
+    from graph.offline import OfflineReasoner
+
+    return OfflineReasoner()
 
 
 def answer_mode(reasoner_name: str, trace: Sequence[dict[str, Any]]) -> str:

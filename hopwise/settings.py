@@ -56,6 +56,12 @@ class Settings(BaseSettings):
     max_evidence_chunks: int = Field(12, description="Chunks given to the answer prompt.")
     max_web_searches: int = 1
     question_deadline_s: float = Field(120, description="Whole-question deadline.")
+    llm_economy: bool = Field(
+        True,
+        description="Let code settle the steps it can instead of calling the model: routing a "
+        "first question (no conversation to rewrite), sentence extraction, and the sufficiency "
+        "check when no web search can follow. HOPWISE_LLM_ECONOMY=off sends every step to it.",
+    )
 
     # Web search
     web_search: bool = Field(True, description="HOPWISE_WEB_SEARCH=off disables the fallback.")
@@ -68,7 +74,7 @@ class Settings(BaseSettings):
         None, description='JSON {"user": {"password": "...", "groups": ["g1"]}} for chat sign-in.'
     )
 
-    @field_validator("web_search", mode="before")
+    @field_validator("web_search", "llm_economy", mode="before")
     @classmethod
     def _on_off(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().lower() in {"off", "no", "0", "false"}:

@@ -239,3 +239,31 @@ def test_a_reader_never_sees_chunks_of_a_group_they_lack() -> None:
 def test_chinese_question_cites_the_chinese_chunk() -> None:
     result = make_app(ScriptedReasoner()).ask("供货合同的违约金是多少？")
     assert result["citations"][0]["chunk_id"] == "zh-contract"
+
+
+def test_economy_lets_code_settle_what_it_can() -> None:
+    reasoner, code = director_reasoner(), ScriptedReasoner(name="offline")
+    cfg = Settings(web_search=False)
+    app = Hopwise(cfg, KeywordRetriever(sample_chunks()), reasoner, None, code=code)
+    result = app.ask(DIRECTOR)
+    assert reasoner.calls == ["decompose", "bridge", "answer"] and result["llm_calls"] == 3
+    assert code.calls == ["route", "extract", "extract", "evaluate"]
+    assert result["mode"] == "llm" and {"inception", "nolan"} <= {
+        c["chunk_id"] for c in result["citations"]
+    }
+    route_event = result["trace"][0]
+    assert route_event["mode"] == "code" and route_event["details"]["decided_by"] == "code"
+    app.ask("Where was he born?", thread_id=result["thread_id"])
+    assert reasoner.calls[3] == "route"  # a follow-up needs the model to rewrite it
+
+
+def test_economy_still_asks_the_model_when_web_can_follow() -> None:
+    web = FakeWebSearch([WebResult(url="https://example.org/nolan", snippet="born 1970")])
+    reasoner = director_reasoner(verdicts=[NOT_ENOUGH])
+    code = ScriptedReasoner(name="offline")
+    app = Hopwise(
+        Settings(web_search=True), KeywordRetriever(sample_chunks()), reasoner, web, code=code
+    )
+    result = app.ask(DIRECTOR)
+    assert reasoner.calls.count("evaluate") == 1 and code.calls.count("evaluate") == 1
+    assert result["web_used"] and web.queries == ["Nolan birth year"]
