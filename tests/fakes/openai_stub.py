@@ -135,13 +135,20 @@ def requested_schema(request: dict[str, Any]) -> str | None:
 
 
 def request_json_schema(request: dict[str, Any]) -> dict[str, Any] | None:
-    """The JSON schema a structured request carries (None for JSON mode or plain text)."""
+    """The JSON schema a structured request carries (in the prompt for JSON mode), or None."""
     fmt = request.get("response_format") or {}
     if fmt.get("type") == "json_schema":
         return (fmt.get("json_schema") or {}).get("schema")
     tools = request.get("tools") or []
     if tools:
         return tools[0].get("function", {}).get("parameters")
+    text = "\n".join(_content_text(m.get("content")) for m in request.get("messages") or [])
+    start = text.find("{", match.end()) if (match := _SCHEMA_MARKER.search(text)) else -1
+    if start >= 0:  # JSON mode: the schema is written out after the marker
+        try:
+            return json.JSONDecoder().raw_decode(text, start)[0]
+        except json.JSONDecodeError:
+            return None
     return None
 
 
