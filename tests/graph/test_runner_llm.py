@@ -1,0 +1,98 @@
+"""Hopwise with the real LLMReasoner (ChatOpenAI over HTTP) against the local stub server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from graph.llm import LLMReasoner
+from graph.offline import OfflineReasoner
+from graph.runner import Hopwise
+from hopwise.settings import Settings
+from tests.fakes.openai_stub import Reply, StubOpenAIServer, requested_schema
+from tests.fakes.retriever import KeywordRetriever, sample_chunks
+
+QUESTION = "Where was the director of Inception born?"
+ANSWER = "Christopher Nolan directed Inception [2] and was born in London [1]."
+STRUCTURED: dict[str, dict[str, Any]] = {
+    "RouteDecision": {"standalone_question": QUESTION, "route": "complex", "reason": "docs"},
+    "Decomposition": {
+        "sub_questions": [
+            {"id": 1, "question": "Who directed Inception?", "depends_on": None},
+            {"id": 2, "question": "Where was #1 born?", "depends_on": 1},
+        ]
+    },
+    "BridgeQuery": {"entity": "Christopher Nolan", "query": "Where was Christopher Nolan born?"},
+    "PlanDecision": {"action": "evaluate", "reason": "enough", "follow_up": None},
+    "EvidenceVerdict": {"enough": True, "missing": [], "web_query": None},
+    "ExtractedEvidence": {"sentences": []},
+}
+
+
+def scripted(fail: str | None = None) -> Callable[[dict[str, Any]], Any]:
+    """Replies by requested schema; the `fail` schema gets HTTP 500 every time."""
+
+    def respond(request: dict[str, Any]) -> Any:
+        name = requested_schema(request)
+        if name is not None and name == fail:
+            return Reply(fault="http500")
+        return STRUCTURED.get(name or "", ANSWER) if name else ANSWER
+
+    return respond
+
+
+@pytest.fixture
+def stub() -> Iterator[StubOpenAIServer]:
+    with StubOpenAIServer() as server:
+        yield server
+
+
+def make_app(stub: StubOpenAIServer, *, economy: bool = True) -> Hopwise:
+    settings = Settings(
+        llm_base_url=stub.url,
+        llm_model="stub-model",
+        llm_api_key="sk-test-secret",
+        llm_max_retries=0,
+        llm_timeout_s=5,
+        web_search=False,
+        llm_economy=economy,
+    )  # type: ignore[arg-type]
+    reasoner = LLMReasoner(settings, fallback=OfflineReasoner(), backoff_s=0.0)
+    code = OfflineReasoner() if economy else None
+    return Hopwise(settings, KeywordRetriever(sample_chunks()), reasoner, None, code=code)
+
+
+def test_llm_answer_with_citations_over_http(stub: StubOpenAIServer) -> None:
+    stub.responder = scripted()
+    tokens: list[str] = []
+    result = make_app(stub).ask(QUESTION, on_token=tokens.append)
+    assert result["mode"] == "llm" and result["answer"] == ANSWER == "".join(tokens)
+    assert [h["query"] for h in result["hops"]] == [
+        "Who directed Inception?",
+        "Where was Christopher Nolan born?",
+    ]
+    assert {c["chunk_id"] for c in result["citations"]} == {"inception", "nolan"}
+    schemas = [r.schema_name for r in stub.chat_requests]
+    assert schemas == ["Decomposition", "BridgeQuery", None]  # route/extract/evaluate by code
+    assert result["llm_calls"] == 3 and result["tokens"] > 0
+
+
+def test_every_step_goes_to_the_model_without_economy(stub: StubOpenAIServer) -> None:
+    stub.responder = scripted()
+    result = make_app(stub, economy=False).ask(QUESTION)
+    schemas = [r.schema_name for r in stub.chat_requests]
+    assert schemas[:2] == ["RouteDecision", "Decomposition"] and "EvidenceVerdict" in schemas
+    assert result["llm_calls"] == len(schemas)
+
+
+def test_endpoint_failing_mid_run_gives_a_degraded_answer(stub: StubOpenAIServer) -> None:
+    stub.responder = scripted(fail="BridgeQuery")
+    result = make_app(stub).ask(QUESTION)
+    assert result["mode"] == "degraded"
+    assert result["answer"].startswith("(Note: the language model failed")
+    hop_event = [e for e in result["trace"] if e["node"] == "retrieve_hop"][1]
+    assert hop_event["mode"] == "fallback" and hop_event["details"]["errors"]
+    assert "sk-test-secret" not in str(result)
+    assert "nolan" in {c["chunk_id"] for c in result["citations"]}  # offline bridge still found it
