@@ -41,11 +41,15 @@ def count_tokens(text: str) -> int:
 
 
 def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
-    """Group blocks by heading; a heading with no body yet stays with its sub-heading."""
+    """Group blocks by heading and by PDF page (so a chunk's page is the page of all its text).
+
+    A heading with no body yet stays with its sub-heading.
+    """
     group: list[Block] = []
     for block in blocks:
         only_headings = all(b.kind == "heading" for b in group)
-        if block.kind == "heading" and group and not only_headings:
+        new_page = bool(group) and block.page != group[-1].page
+        if group and (new_page or (block.kind == "heading" and not only_headings)):
             yield group
             group = []
         group.append(block)
@@ -78,14 +82,17 @@ def _pieces(
         if stripped:
             yield text.index(stripped), stripped
         return
-    cursor = 0
+    cursor = prev_end = 0
     carry: int | None = None
     for piece in splitter.split_text(text):
+        # each piece starts after the previous start and brings new text past its end
         found = text.find(piece, cursor)
+        while found >= 0 and found + len(piece) <= prev_end:
+            found = text.find(piece, found + 1)
         if found < 0:  # cannot happen for verbatim pieces; keep going rather than lose text
             found = text.find(piece)
         cursor = found + 1
-        end = found + len(piece)
+        end = prev_end = found + len(piece)
         if end <= heading_end and carry is None:
             carry = found
             continue
