@@ -48,6 +48,7 @@ T = TypeVar("T")
 
 DUMMY_API_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) accept any key
 _SWITCH_STATUSES = {400, 415, 422}  # a request shape the endpoint refuses: try the next method
+_OUTAGE_KINDS = {"transient", "rate", "auth", "refused"}  # the endpoint, not the reply, failed
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
@@ -196,8 +197,12 @@ class LLMReasoner:
         *,
         backoff_s: float = 0.5,
         max_wait_s: float = 8.0,
+        circuit_cooldown_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        """`circuit_cooldown_s`: after a step fails because the endpoint is down (timeouts,
+        refused connections, 5xx, 429, auth), later steps go straight to offline reasoning for
+        this long, so one question does not wait out every step's timeout. 0 disables it."""
         self._settings = settings
         self._fallback = fallback
         self._main = build_chat_model(settings, "main")
@@ -210,6 +215,9 @@ class LLMReasoner:
         self._backoff_s = backoff_s
         self._max_wait_s = max_wait_s
         self._sleep = sleep
+        self._cooldown_s = circuit_cooldown_s
+        self._open_until = 0.0
+        self._open_reason = ""
         self._runnables: dict[tuple[int, str, str], Any] = {}
         self._lock = threading.Lock()
         secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else ""
@@ -419,15 +427,34 @@ class LLMReasoner:
     ) -> tuple[T, Usage]:
         """One structured step: the model if it can, else the offline reasoner, never a raise."""
         usage = Usage(mode="llm")
+        if skipped := self._circuit_open():
+            return self._fall_back(step, usage, skipped, fallback, default)
         try:
             result, method = self._structured(schema, system, user, check, usage, role)
             usage.method = method
+            self._record_outcome(None, "")
             return result, usage
         except StepFailure as failure:
-            reason = failure.reason
+            kind, reason = failure.kind, failure.reason
         except Exception as exc:  # noqa: BLE001 - a reasoner method must never raise
-            reason = classify_error(exc)[1]
-        return self._fall_back(step, usage, self._scrub(reason), fallback, default)
+            kind, reason = classify_error(exc)[:2]
+        reason = self._scrub(reason)
+        self._record_outcome(kind, reason)
+        return self._fall_back(step, usage, reason, fallback, default)
+
+    def _circuit_open(self) -> str | None:
+        """The reason to skip the model right now, if the endpoint failed moments ago."""
+        if self._cooldown_s > 0 and time.monotonic() < self._open_until:
+            return f"model skipped for {self._cooldown_s:g}s after: {self._open_reason}"
+        return None
+
+    def _record_outcome(self, kind: str | None, reason: str) -> None:
+        with self._lock:
+            if kind in _OUTAGE_KINDS:
+                self._open_until = time.monotonic() + self._cooldown_s
+                self._open_reason = reason
+            elif kind is None:
+                self._open_until = 0.0
 
     def _fall_back(
         self,
@@ -553,9 +580,10 @@ class LLMReasoner:
         retries_left = max(0, self._settings.llm_max_retries)
         empty_retry = True
         emitted = False
-        reason = ""
+        skipped = self._circuit_open()
+        reason, kind = skipped or "", ""
         attempt = 0
-        while True:
+        while not skipped:
             attempt += 1
             usage.llm_calls += 1
             kind, retry_after = "", None
@@ -572,13 +600,13 @@ class LLMReasoner:
                     emitted = True
                     yield tail
                 if emitted:
+                    self._record_outcome(None, "")
                     yield usage
                     return
                 kind, reason = "malformed", "empty reply"
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, reason, retry_after = classify_error(exc)
             if emitted:
-                reason = f"stream interrupted ({reason})"
                 break
             if kind in ("transient", "rate") and retries_left > 0:
                 retries_left -= 1
@@ -588,7 +616,9 @@ class LLMReasoner:
                 empty_retry = False
                 continue
             break
-        reason = self._scrub(reason)
+        if not skipped:
+            self._record_outcome(kind, reason)
+        reason = self._scrub(f"stream interrupted ({reason})" if emitted else reason)
         logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
         if emitted:
             yield (

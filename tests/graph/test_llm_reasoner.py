@@ -128,7 +128,9 @@ def make(url: str, **overrides) -> LLMReasoner:
         **overrides,
     }
     settings = Settings(**fields)
-    return LLMReasoner(settings, OfflineReasoner(), backoff_s=0.01, max_wait_s=0.5)
+    return LLMReasoner(
+        settings, OfflineReasoner(), backoff_s=0.01, max_wait_s=0.5, circuit_cooldown_s=0
+    )
 
 
 def as_plain(result):
@@ -381,7 +383,7 @@ def test_a_failing_fallback_still_never_raises(stub):
     settings = Settings(
         llm_base_url=stub.url, llm_model="m", llm_max_retries=0, llm_structured_method="json_mode"
     )
-    reasoner = LLMReasoner(settings, _Broken(), backoff_s=0.01)
+    reasoner = LLMReasoner(settings, _Broken(), backoff_s=0.01, circuit_cooldown_s=0)
     route, usage = reasoner.route("Who makes the X100?", [])
     assert route.route == "complex" and usage.mode == "fallback"
     assert reasoner.bridge("Who founded #1?", HOPS, EVIDENCE)[0] == "Who founded #1?"
@@ -470,3 +472,36 @@ def test_api_key_never_appears_in_errors_or_logs(stub, caplog):
 def _usages(out) -> list[Usage]:
     items = out if isinstance(out, list) else list(out)
     return [i for i in items if isinstance(i, Usage)]
+
+
+# ---------------------------------------------------------------- circuit breaker
+
+
+def test_endpoint_outage_skips_the_model_for_the_cooldown(stub):
+    stub.fault = "slow"
+    settings = Settings(
+        llm_base_url=stub.url, llm_model="m", llm_timeout_s=TIMEOUT_S, llm_max_retries=0
+    )
+    reasoner = LLMReasoner(settings, OfflineReasoner(), circuit_cooldown_s=0.8)
+    _, first = reasoner.route("Who makes the X100?", [])
+    assert first.mode == "fallback" and "timeout" in first.error
+    start = time.perf_counter()
+    _, second = reasoner.decompose("Who founded the maker of the X100?")
+    text, third = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
+    assert time.perf_counter() - start < 0.2  # no waiting for more timeouts
+    assert second.llm_calls == 0 == third.llm_calls
+    assert "skipped" in second.error and "timeout" in second.error and text
+    assert len(stub.chat_requests) == 1
+
+    stub.fault = None
+    time.sleep(0.85)
+    _, fourth = reasoner.decompose("Who founded the maker of the X100?")
+    assert fourth.mode == "llm"
+
+
+def test_malformed_replies_do_not_open_the_circuit(stub):
+    stub.push(Reply(fault="malformed"), Reply(fault="malformed"))
+    settings = Settings(llm_base_url=stub.url, llm_model="m", llm_structured_method="json_mode")
+    reasoner = LLMReasoner(settings, OfflineReasoner())
+    assert reasoner.route("Who makes the X100?", [])[1].mode == "fallback"
+    assert reasoner.route("Who makes the X100?", [])[1].mode == "llm"

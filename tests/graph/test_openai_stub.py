@@ -170,9 +170,10 @@ def test_zero_latency_mode_is_fast_and_does_not_record():
     with StubOpenAIServer.zero_latency() as server:
         chat = _chat(server).with_structured_output(RouteDecision, method="function_calling")
         chat.invoke("warm up")
-        start = time.perf_counter()
+        times = []
         for _ in range(10):
+            start = time.perf_counter()
             chat.invoke("q")
-        per_call = (time.perf_counter() - start) / 10
+            times.append(time.perf_counter() - start)
         assert server.requests == [] and server.request_count == 11
-    assert per_call < 0.03, per_call
+    assert min(times) < 0.03, times  # a delayed-ACK stall would make every call >= 40 ms
