@@ -185,6 +185,62 @@ def default_responder(request: dict[str, Any]) -> Reply:
     return Reply(content="Stub answer.")
 
 
+_LINE = {
+    "question": re.compile(r"^(?:Latest user question|Latest user message|Question): (.*)$", re.M),
+    "fence": re.compile(r"^<<<([A-Z]+)([^\n]*)>>>\n(.*?)\n<<<END \1>>>$", re.S | re.M),
+    "id": re.compile(r'\bid="([^"]*)"'),
+    "sentence": re.compile(r"[^.!?。！？\n]+[.!?。！？]?"),
+}
+
+
+def _fences(text: str, kind: str) -> list[tuple[str, str]]:
+    return [(head, body) for k, head, body in _LINE["fence"].findall(text) if k == kind]
+
+
+def plausible_responder(request: dict[str, Any]) -> Reply:
+    """Sensible replies for Hopwise's prompts, read back from the prompt itself.
+
+    The question is complex and asked as one step, bridges keep the query, extraction copies
+    the first sentence of each chunk verbatim, planning evaluates, the evidence is enough and the
+    answer cites [1]. Good enough to drive the whole graph in benchmarks and flow tests.
+    """
+    text = "\n".join(_content_text(m.get("content")) for m in request.get("messages") or [])
+    found = _LINE["question"].search(text)
+    question = found.group(1).strip() if found else "the question"
+    data: dict[str, Any]
+    match requested_schema(request):
+        case "RouteDecision":
+            data = {
+                "standalone_question": question,
+                "route": "complex",
+                "reason": "Needs documents.",
+            }
+        case "Decomposition":
+            data = {"sub_questions": [{"id": 1, "question": question, "depends_on": None}]}
+        case "BridgeQuery":
+            subs = _fences(text, "SUBQUESTION")
+            data = {"entity": "", "query": subs[0][1].strip() if subs else question}
+        case "ExtractedEvidence":
+            sentences = []
+            for head, body in _fences(text, "CHUNK")[:3]:
+                first = _LINE["sentence"].search(body)
+                ids = _LINE["id"].search(head)
+                if first and ids and first.group().strip():
+                    sentences.append({"chunk_id": ids.group(1), "text": first.group().strip()})
+            data = {"sentences": sentences}
+        case "PlanDecision":
+            data = {"action": "evaluate", "reason": "Evidence gathered.", "follow_up": None}
+        case "EvidenceVerdict":
+            data = {"enough": True, "missing": [], "web_query": None}
+        case None:
+            evidence = _fences(text, "EVIDENCE")
+            first = _LINE["sentence"].search(evidence[0][1]) if evidence else None
+            return Reply(content=f"{first.group().strip()} [1]" if first else "Stub answer.")
+        case _:
+            return default_responder(request)
+    return Reply(data=data)
+
+
 def count_tokens(text: str) -> int:
     """A cheap deterministic token count: words plus CJK characters."""
     return len(_features(text)) or (1 if text else 0)
@@ -257,7 +313,8 @@ class StubOpenAIServer:
 
     @classmethod
     def zero_latency(cls, **kwargs: Any) -> StubOpenAIServer:
-        """A benchmark stub: no delays, no request recording, schema placeholders by default."""
+        """A benchmark stub: no delays, no request recording, plausible replies by default."""
+        kwargs.setdefault("responder", plausible_responder)
         return cls(zero_latency=True, **kwargs)
 
     # -- lifecycle

@@ -505,3 +505,25 @@ def test_malformed_replies_do_not_open_the_circuit(stub):
     reasoner = LLMReasoner(settings, OfflineReasoner())
     assert reasoner.route("Who makes the X100?", [])[1].mode == "fallback"
     assert reasoner.route("Who makes the X100?", [])[1].mode == "llm"
+
+
+# ---------------------------------------------------------------- benchmark stub
+
+
+def test_plausible_responder_drives_every_step_without_fallback():
+    with StubOpenAIServer.zero_latency() as server:
+        reasoner = make(server.url)
+        route, u1 = reasoner.route("Who makes the X100?", [])
+        plan, u2 = reasoner.decompose("Who makes the X100?")
+        query, u3 = reasoner.bridge("Who founded Acme Corp?", HOPS, EVIDENCE)
+        kept, u4 = reasoner.extract("Who makes the X100?", HITS)
+        step, u5 = reasoner.plan("Who makes the X100?", [], HOPS, EVIDENCE)
+        verdict, u6 = reasoner.evaluate("Who makes the X100?", EVIDENCE)
+        text, u7 = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
+    assert {u.mode for u in (u1, u2, u3, u4, u5, u6, u7)} == {"llm"}
+    assert route.route == "complex" and route.standalone_question == "Who makes the X100?"
+    assert plan.sub_questions[0].question == "Who makes the X100?"
+    assert query == "Who founded Acme Corp?"
+    assert [s.chunk_id for s in kept] == ["c1", "c2"]
+    assert step.action == "evaluate" and verdict.enough
+    assert text == "Acme Corp makes the X100 router. [1]"
