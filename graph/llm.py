@@ -198,11 +198,13 @@ class LLMReasoner:
         backoff_s: float = 0.5,
         max_wait_s: float = 8.0,
         circuit_cooldown_s: float = 30.0,
+        max_answer_chars: int = 12_000,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """`circuit_cooldown_s`: after a step fails because the endpoint is down (timeouts,
         refused connections, 5xx, 429, auth), later steps go straight to offline reasoning for
-        this long, so one question does not wait out every step's timeout. 0 disables it."""
+        this long, so one question does not wait out every step's timeout. 0 disables it.
+        `max_answer_chars`: streamed answers stop here, since some endpoints ignore token limits."""
         self._settings = settings
         self._fallback = fallback
         self._main = build_chat_model(settings, "main")
@@ -216,6 +218,7 @@ class LLMReasoner:
         self._max_wait_s = max_wait_s
         self._sleep = sleep
         self._cooldown_s = circuit_cooldown_s
+        self._max_answer_chars = max_answer_chars
         self._open_until = 0.0
         self._open_reason = ""
         self._runnables: dict[tuple[int, str, str], Any] = {}
@@ -588,13 +591,18 @@ class LLMReasoner:
             usage.llm_calls += 1
             kind, retry_after = "", None
             think = _ThinkFilter()
+            sent = 0
             try:
                 for chunk in self._main.stream(messages, stream_usage=True):
                     _add_tokens(usage, chunk)
-                    text = think.feed(chunk.text)
+                    text = think.feed(chunk.text)[: self._max_answer_chars - sent]
                     if text:
                         emitted = True
+                        sent += len(text)
                         yield text
+                    if sent >= self._max_answer_chars:
+                        yield " …"
+                        break  # closing the stream ends the request: a runaway reply stops here
                 tail = think.flush()
                 if tail:
                     emitted = True

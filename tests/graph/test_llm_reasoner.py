@@ -527,3 +527,11 @@ def test_plausible_responder_drives_every_step_without_fallback():
     assert [s.chunk_id for s in kept] == ["c1", "c2"]
     assert step.action == "evaluate" and verdict.enough
     assert text == "Acme Corp makes the X100 router. [1]"
+
+
+def test_runaway_answer_is_cut_off_because_token_limits_may_be_ignored(stub):
+    stub.push("word " * 400)
+    settings = Settings(llm_base_url=stub.url, llm_model="m")
+    reasoner = LLMReasoner(settings, OfflineReasoner(), max_answer_chars=100)
+    text, usage = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
+    assert len(text) <= 102 and text.endswith(" …") and usage.mode == "llm"
