@@ -143,6 +143,7 @@ def chunk_document(
                     created_at=created,
                     parser_version=doc.parser,
                     chunker_version=CHUNKER_VERSION,
+                    embedding_version="",  # set by the store, which knows the embedder
                 )
             )
     return chunks
