@@ -48,7 +48,8 @@ T = TypeVar("T")
 
 DUMMY_API_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) accept any key
 _SWITCH_STATUSES = {400, 415, 422}  # a request shape the endpoint refuses: try the next method
-_OUTAGE_KINDS = {"transient", "rate", "auth", "refused"}  # the endpoint, not the reply, failed
+_RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again after a wait
+_OUTAGE_KINDS = _RETRY_KINDS | {"auth", "refused"}  # the endpoint, not the reply, failed
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
@@ -89,7 +90,7 @@ class StepFailure(Exception):
 def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
     """(kind, short reason, retry-after seconds) for an exception from a model call.
 
-    kinds: transient (timeout, connection, 5xx), rate (429), rejected (a request shape the
+    kinds: transient (timeout, connection), server (5xx), rate (429), rejected (a request shape the
     endpoint refuses: worth trying another method), auth, refused (other 4xx), malformed, error.
     """
     if isinstance(exc, openai.APITimeoutError):
@@ -101,7 +102,7 @@ def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         if code >= 500:
-            return "transient", f"server error (HTTP {code})", None
+            return "server", f"server error (HTTP {code})", None
         if code in _SWITCH_STATUSES:
             return "rejected", f"request rejected (HTTP {code})", None
         if code in (401, 403):
@@ -531,9 +532,9 @@ class LLMReasoner:
                 out = runnable.invoke(messages)
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, reason, retry_after = classify_error(exc)
-                if kind == "transient" and may_switch and "server error" in reason:
+                if kind == "server" and may_switch:
                     raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
-                if kind in ("transient", "rate") and retries_left > 0:
+                if kind in _RETRY_KINDS and retries_left > 0:
                     retries_left -= 1
                     self._sleep(self._wait(attempt, retry_after))
                     continue
@@ -616,7 +617,7 @@ class LLMReasoner:
                 kind, reason, retry_after = classify_error(exc)
             if emitted:
                 break
-            if kind in ("transient", "rate") and retries_left > 0:
+            if kind in _RETRY_KINDS and retries_left > 0:
                 retries_left -= 1
                 self._sleep(self._wait(attempt, retry_after))
                 continue
