@@ -298,47 +298,80 @@ def _decompose_en(q: str) -> list[Part]:
     comparison = _split_comparison_en(q)
     if comparison:
         relation, items = comparison
-        parts: list[Part] = []
-        for item in items:
-            offset = len(parts)
-            for text, dep in _chain_en(f"{item} {relation}".strip()):
-                parts.append((text, dep + offset if dep else None))
-        return parts
+        return _per_item_parts(relation, items)
     return _chain_en(q)
 
 
+def _per_item_parts(relation: str, items: list[str]) -> list[Part]:
+    """One hop per compared item; nested items ('director of film X') get a lookup hop first.
+
+    Lookup hops come first so the graph can retrieve them together.
+    """
+    nested = re.match(r"^the\s+([a-z][\w ]{1,30}?)\s+(?:who|that|which|whose)\b(.*)$", relation)
+    firsts: list[str] = []
+    seconds: list[str | None] = []
+    for item in items:
+        inner = re.match(r"^(?:the\s+)?([a-z][a-z ]{1,30}?)\s+of\s+(.+)$", item)
+        if nested:
+            firsts.append(f"{nested.group(1)} of {item}?")
+            seconds.append(_relation_of(nested.group(2)))
+        elif inner:
+            firsts.append(f"{item}?")
+            seconds.append(_relation_of(relation))
+        else:
+            firsts.append(f"{item} {_relation_of(relation)}".strip())
+            seconds.append(None)
+    parts: list[Part] = [(f, None) for f in firsts]
+    for i, rel in enumerate(seconds, start=1):
+        if rel is not None:
+            parts.append((f"#{i} {rel}".strip(), i))
+    return parts
+
+
 def _split_comparison_en(q: str) -> tuple[str, list[str]] | None:
-    """(relation words, [entity A, entity B, ...]) for 'Which ..., A or B?' style questions."""
+    """(relation, [entity A, entity B, ...]) for 'Which ..., A or B?' style questions."""
     body = q.rstrip(" ?.")
     m = re.match(
         r"^(?P<head>(?:which|who|what|whose|where|when)\b.*?),\s*(?P<items>.+\bor\b.+)$",
         body,
         re.IGNORECASE,
     )
-    if m and (
-        _EN_COMPARATIVE_RE.search(m.group("head"))
-        or m.group("head").split()[0].lower() in {"which", "who"}
+    if m:
+        items = _split_items(m.group("items"))
+        if len(items) >= 2:
+            return _strip_wh(m.group("head")), items
+    m = re.match(
+        r"^(?P<aux>is|are|was|were|did|do|does|has|have|had)\s+(?:both\s+)?(?P<items>.+?)\s+"
+        r"(?P<rest>(?:both\b|the\s+same\b|share|have|has|had|born|died|located|released|"
+        r"from|older|younger|[a-z]+ed\b|[a-z]+er\b|of the same|in the same).*)$",
+        body,
+    )
+    if (
+        m
+        and re.search(r"\b(?:and|or)\b", m.group("items"))
+        and (_EN_COMPARATIVE_RE.search(m.group("rest")) or re.search(r"\bboth\b", body, re.I))
     ):
         items = _split_items(m.group("items"))
         if len(items) >= 2:
-            return _relation_of(m.group("head")), items
-    m = re.match(
-        r"^(?P<aux>is|are|was|were|did|do|does|has|have|had)\s+(?:both\s+)?"
-        r"(?P<items>.+?)\s+(?P<rest>(?:both\s+|the\s+same\b|born|died|located|released|"
-        r"from|of|in|share|have|has|had|older|younger|[a-z]+ed\b|[a-z]+er\b).*)$",
-        body,
-        re.IGNORECASE,
-    )
-    if m and (_EN_COMPARATIVE_RE.search(m.group("rest")) or re.search(r"\bboth\b", body, re.I)):
-        items = _split_items(m.group("items"))
-        if len(items) >= 2:
-            return _relation_of(m.group("rest")), items
+            return _strip_wh(m.group("rest")), items
     return None
+
+
+def _strip_wh(text: str) -> str:
+    """'Which film has the director who was born later' -> 'the director who was born later'."""
+    text = re.sub(
+        r"^(?:which|who|what|whose|where|when)\s+(?:[a-z]+\s+)?(?:is|was|are|were|"
+        r"has|had|have|did|does|do)\s+",
+        "",
+        text.strip(),
+        flags=re.IGNORECASE,
+    )
+    return text
 
 
 def _split_items(text: str) -> list[str]:
     text = re.sub(r"^(?:both\s+)?(?:the\s+)?(?:[a-z]+\s+)?(?=[A-Z\"“])", "", text.strip())
-    items = re.split(r",?\s+(?:or|and)\s+|,\s+(?=[A-Z\"“])(?![^,]*\bof\b)", text)
+    items = re.split(r",?\s+(?:or|and)\s+", text)
     items = [i.strip(' ,"“”') for i in items if i.strip(' ,"“”')]
     return items if all(len(i) <= 120 for i in items) else []
 
@@ -355,83 +388,76 @@ def _relation_of(text: str) -> str:
     return " ".join(words)
 
 
-_REL_PRONOUN_RE = re.compile(r"\b(?:that|which|who|whom|whose|where|when)\b", re.IGNORECASE)
+# A nested noun phrase: 'the capitol of', 'the state that', 'the award X received'.
+_NP_START_RE = re.compile(
+    r"(?:\b(?:the)|^The)\s+(?:[a-z][\w-]*\s+){0,3}?[a-z][\w-]*\s+(?=(?:of|that|which|who|whom|"
+    r"whose|where|when|with|in|at|by|for|from|sharing|named|called|born|founded|located|"
+    r"played|produced|directed|written|known)\b|the\s+[A-Z]|[A-Z])"
+)
+_NP_LEAD_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+_TAIL_RE = re.compile(
+    r"(?:\s+(?:[a-z]+ed|in|for|on|at|with|by|was|were|is|are|born|found|located|fought|made|"
+    r"wrote|won|built|held|sung|known|from))*"
+)
+MAX_CHAIN_HOPS = 4
 
 
 def _chain_en(q: str) -> list[Part]:
-    """Split a nested relation into an inner hop (about the named entity) and outer hops."""
-    anchor = _anchor_entity(q)
+    """Nested relations, innermost first: 'the capitol of the state that won X' ->
+    ['state that won X', 'capitol of #1', ... the question with #k].
+    """
+    body = q.strip().rstrip(" ?")
+    anchor = _anchor_entity(body)
     if not anchor:
         return [(q, None)]
-    inner, outer = _inner_outer(q, anchor)
-    if not outer or not inner or _is_trivial(outer):
+    pos = body.find(anchor[0], anchor[1])
+    end = pos + len(anchor[0])
+    starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
+    possessive = re.match(r"['’]s?\s+((?:[a-z][\w-]*)(?:\s+of\s+[a-z][\w-]*)?)", body[end:])
+    hops: list[str] = []
+    if possessive:
+        hops.append(f"{possessive.group(1)} of {anchor[0]}?")
+        inner_start, inner_end = pos, end + possessive.end()
+    elif starts:
+        tail = _TAIL_RE.match(body[end:])
+        inner_start, inner_end = starts.pop(), end + (tail.end() if tail else 0)
+        hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
+    else:
         return [(q, None)]
-    return [(inner, None), (outer, 1)]
+    room = MAX_CHAIN_HOPS - 2  # the innermost hop and the outer question
+    starts = starts[-room:] if len(starts) > room else starts
+    boundary = inner_start
+    for start in reversed(starts):
+        segment = _NP_LEAD_RE.sub("", body[start:boundary].strip())
+        hops.append(f"{segment} #{len(hops)}?")
+        boundary = start
+    outer = tx.normalize_space(f"{body[:boundary]} #{len(hops)} {body[inner_end:]}") + "?"
+    if not _is_trivial(outer):
+        hops.append(outer)
+    if len(hops) < 2:
+        return [(q, None)]
+    return [(h, i if i else None) for i, h in enumerate(hops)]
 
 
-def _anchor_entity(q: str) -> str | None:
-    """The most specific named thing of the question: a quoted title or capitalised span."""
-    ents = tx.quoted_titles(q) + tx.capitalized_spans(q)
-    ents = [e for e in ents if len(e) > 1 and e.lower() not in tx.EN_QUESTION_WORDS]
+def _anchor_entity(body: str) -> tuple[str, int] | None:
+    """(entity, search offset): the first named thing after the last nested-phrase start."""
+    ents = [e for e in tx.quoted_titles(body) + tx.capitalized_spans(body) if len(e) > 1]
+    ents = [e for e in ents if e.split()[0].lower() not in tx.EN_QUESTION_WORDS]
     if not ents:
         return None
-    # Prefer the entity deepest in the sentence (relation chains read outside-in).
-    return max(ents, key=lambda e: (q.rfind(e), len(e)))
-
-
-def _inner_outer(q: str, anchor: str) -> tuple[str, str]:
-    """Inner: the phrase around the anchor; outer: the question with that phrase as #1."""
-    body = q.rstrip(" ?")
-    pos = body.rfind(anchor)
-    end = pos + len(anchor)
-    poss = re.match(
-        r"['’]s?\s+((?:[a-z][\w-]*\s*){1,4}?)(?=\s+(?:is|was|are|were|did|do|does|"
-        r"play|in|at|on|from|with|born|die|live)\b|$|[,;])",
-        body[end:],
-    )
-    if poss:
-        inner_span = (pos, end + poss.end())
-        relation = poss.group(1).strip()
-        inner = f"What is the {relation} of {anchor}?"
-    else:
-        start = _phrase_start(body, pos)
-        if start is None:
-            return "", ""
-        tail = re.match(
-            r"(?:\s+(?:[a-z]+ed|[a-z]+s|in|for|on|at|with|by|was|were|is|"
-            r"born|found|located|fought|made|wrote|won))*",
-            body[end:],
-        )
-        inner_end = end + (tail.end() if tail else 0)
-        inner_span = (start, inner_end)
-        inner = body[start:inner_end].strip()
-        inner = re.sub(r"^(?:the|a|an)\s+", "", inner, flags=re.IGNORECASE)
-    outer = (body[: inner_span[0]] + " #1 " + body[inner_span[1] :]).strip()
-    outer = tx.normalize_space(outer.replace(" the #1", " #1")) + "?"
-    return inner.rstrip("?") + "?", outer
-
-
-def _phrase_start(body: str, pos: int) -> int | None:
-    """Start of the noun phrase ('the film that', 'the director of') that contains the anchor."""
-    before = body[:pos]
-    candidates = [
-        m.start()
-        for m in re.finditer(
-            r"\bthe\s+[a-z][\w-]*(?:\s+[a-z][\w-]*){0,3}?\s+(?:of|that|which|who|whom|where|in|"
-            r"by|for|with)\b",
-            before,
-            re.IGNORECASE,
-        )
-    ]
-    if candidates:
-        return candidates[0] if len(candidates) == 1 else candidates[-1]
-    m = re.search(
-        r"\b(?:of|in|by|for)\s+(?:the\s+)?(?:film|book|song|album|novel|band|"
-        r"company|team|show|series|game)?\s*$",
-        before,
-        re.IGNORECASE,
-    )
-    return None if not m else None
+    starts = [m.start() for m in _NP_START_RE.finditer(body)]
+    located = sorted((body.find(e), e) for e in ents if body.find(e) >= 0)
+    if not located:
+        return None
+    for start in reversed(starts):
+        after = [(p, e) for p, e in located if p > start]
+        before_any = [p for p in starts if p > start]
+        if after and (not before_any or after[0][0] < min(before_any) or start == starts[-1]):
+            return after[0][1], after[0][0]
+    for p, e in located:
+        if re.match(r"['’]s?\s+[a-z]", body[p + len(e) :]):
+            return e, p
+    return located[0][1], located[0][0]
 
 
 def _is_trivial(outer: str) -> bool:
@@ -504,43 +530,109 @@ def expand_terms(terms: set[str]) -> set[str]:
     return out
 
 
+BRIDGE_CANDIDATES = 3
+
+
 def fill_placeholders(
     sub_question: str, earlier: Sequence[HopView], evidence: Sequence[EvidenceItem]
 ) -> str:
-    """Replace #k with the entity hop k's best evidence names (several candidates if unsure)."""
+    """Replace each #k with the entities hop k's best evidence names (a few when unsure).
+
+    Several candidates in one keyword query let the search itself pick the one that also
+    matches the sub-question's relation words.
+    """
+    if not earlier:
+        return tx.normalize_space(PLACEHOLDER_RE.sub(" ", sub_question))
 
     def repl(match: re.Match[str]) -> str:
         k = int(match.group(1))
-        hop = earlier[k - 1] if 0 < k <= len(earlier) else (earlier[-1] if earlier else None)
-        if hop is None:
-            return ""
-        candidates = bridge_candidates(hop, sub_question)
-        return " ".join(candidates[:2]) if candidates else ""
+        hop = earlier[k - 1] if 0 < k <= len(earlier) else earlier[-1]
+        candidates = bridge_candidates(hop, evidence, sub_question)
+        return " ".join(candidates[:BRIDGE_CANDIDATES])
 
-    filled = PLACEHOLDER_RE.sub(repl, sub_question)
-    return tx.normalize_space(filled)
+    return tx.normalize_space(PLACEHOLDER_RE.sub(repl, sub_question))
 
 
-def bridge_candidates(hop: HopView, next_question: str = "") -> list[str]:
-    """Entities named by the hop's best hits, best first, excluding ones the hop already asked."""
-    asked = hop.sub_question + " " + hop.query
+_DATE_LIKE_RE = re.compile(
+    r"^(?:(?:\d{1,4}|January|February|March|April|May|June|July|August|September|October|"
+    r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[\s,.]*)+$"
+)
+
+
+def bridge_candidates(
+    hop: HopView, evidence: Sequence[EvidenceItem] = (), next_question: str = ""
+) -> list[str]:
+    """Entities the hop's evidence names for its sub-question, best first.
+
+    A candidate scores when it sits in a sentence sharing the hop's relation words, in a
+    passage about the hop's anchor entity (its title names the anchor); it scores more if a
+    retrieved passage is titled with it (the entity has its own page).
+    """
+    asked = PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query} {next_question}")
     asked_terms = tx.term_set(asked)
-    rel_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", hop.sub_question)))
+    anchors = [e for e in tx.extract_entities(PLACEHOLDER_RE.sub(" ", hop.query)) if e]
+    anchor_terms = tx.term_set(" ".join(anchors))
+    rel_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", hop.sub_question)) - anchor_terms)
+    docs = [(e.title, e.text) for e in evidence if e.chunk_id] or [
+        (h.title, h.text) for h in hop.top_hits
+    ]
+    titles = {t.strip().lower() for t, _ in docs if t.strip()}
     scores: dict[str, float] = {}
-    for rank, hit in enumerate(hop.top_hits[:5]):
-        rank_weight = 1.0 / (1 + rank)
-        title = hit.title.strip()
-        if title and not tx.term_set(title) <= asked_terms:
-            scores[title] = scores.get(title, 0.0) + 0.6 * rank_weight
-        for sentence in best_sentences(rel_terms, hit.text, limit=3, title=hit.title):
-            s_score = tx.overlap(rel_terms, tx.term_set(sentence))
-            for ent in tx.extract_entities(sentence):
+    for rank, (title, text) in enumerate(docs[:8]):
+        about = _aboutness(anchor_terms, title, text) / (1 + rank) ** 0.5
+        if about <= 0:
+            continue
+        for i, sentence in enumerate(tx.split_sentences(text)):
+            rel = len(rel_terms & tx.term_set(sentence))
+            for ent in _sentence_entities(sentence):
                 ent_terms = tx.term_set(ent)
-                if not ent_terms or ent_terms <= asked_terms or tx.years(ent) == [ent]:
+                if not ent_terms or ent_terms <= asked_terms:
                     continue
-                bonus = 0.3 if any(ent in (h.title or "") for h in hop.top_hits) else 0.0
-                scores[ent] = scores.get(ent, 0.0) + rank_weight * (0.2 + s_score) + bonus
-    return [e for e, _ in sorted(scores.items(), key=lambda kv: -kv[1])]
+                if anchor_terms and len(ent_terms & anchor_terms) * 2 >= len(ent_terms):
+                    continue
+                score = about * (0.5 + rel) * (1.2 if i == 0 else 1.0)
+                if ent.lower() in titles:
+                    score *= 2.0
+                scores[ent] = scores.get(ent, 0.0) + score
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    return _distinct([e for e, _ in ranked])
+
+
+def _aboutness(anchor_terms: set[str], title: str, text: str) -> float:
+    """How much a passage is about the anchor: 1 when its title names it, less otherwise."""
+    if not anchor_terms:
+        return 1.0
+    title_terms = tx.term_set(re.sub(r"\(.*?\)", " ", title))
+    if title_terms and (title_terms <= anchor_terms or anchor_terms <= title_terms):
+        return 1.0
+    if title_terms and tx.overlap(anchor_terms, title_terms) >= 0.6:
+        return 0.7
+    body = tx.overlap(anchor_terms, tx.term_set(text[:600]))
+    return 0.5 * body if body >= 0.6 else 0.0
+
+
+def _sentence_entities(sentence: str) -> list[str]:
+    """Named things in a sentence, minus dates and a lone capitalised first word."""
+    out = []
+    first = sentence.split(None, 1)[0].strip("\"'“(") if sentence.split() else ""
+    for ent in tx.extract_entities(sentence):
+        if _DATE_LIKE_RE.match(ent) or ent.isdigit():
+            continue
+        if " " not in ent and ent == first:
+            continue
+        out.append(ent)
+    return out
+
+
+def _distinct(entities: list[str]) -> list[str]:
+    """Drop a candidate contained in a better one ('Forest' after 'Nottingham Forest')."""
+    out: list[str] = []
+    for ent in entities:
+        low = ent.lower()
+        if any(low in o.lower() or o.lower() in low for o in out):
+            continue
+        out.append(ent)
+    return out
 
 
 # ======================================================================= extraction
