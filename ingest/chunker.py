@@ -19,6 +19,7 @@ from ingest.models import CHUNKER_VERSION, Block, Chunk, ParsedDocument
 
 _CJK_CHARS = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+|[^\w\s]")
+_LONG_WORD = re.compile(rf"[^\W{_CJK_CHARS}]{{17,}}")
 
 SEPARATORS = [
     r"\n\n+",  # between blocks (paragraphs, headings, tables)
@@ -37,7 +38,8 @@ def count_tokens(text: str) -> int:
     Words over 16 characters (hashes, base64, URLs) count one token per 16 characters, so a
     blob without spaces still gets cut into bounded chunks.
     """
-    return sum(1 + (len(tok) - 1) // 16 for tok in _TOKEN.findall(text))
+    extra = sum((len(word) - 1) // 16 for word in _LONG_WORD.findall(text))
+    return len(_TOKEN.findall(text)) + extra
 
 
 def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
@@ -49,7 +51,12 @@ def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
     for block in blocks:
         only_headings = all(b.kind == "heading" for b in group)
         new_page = bool(group) and block.page != group[-1].page
-        if group and (new_page or (block.kind == "heading" and not only_headings)):
+        new_path = (
+            block.kind != "heading"
+            and not only_headings
+            and (block.section_path != group[-1].section_path)
+        )  # a section entered without a heading block (PDF bookmarks)
+        if group and (new_page or new_path or (block.kind == "heading" and not only_headings)):
             yield group
             group = []
         group.append(block)

@@ -84,6 +84,14 @@ class _Builder:
             self.first_h1 = text
         self._append(text, "heading", page, tight=False)
 
+    def set_path(self, path: list[str]) -> None:
+        """Enter a section known from outside the text (a PDF bookmark) without adding text."""
+        self._stack = list(enumerate(path, start=1))
+
+    def add_heading_block(self, text: str, page: int | None = None) -> None:
+        """A heading line whose section was already entered with `set_path`."""
+        self._append(join_lines(text), "heading", page, tight=False)
+
     def text(self, text: str, page: int | None = None) -> None:
         """A paragraph or list item; soft line breaks are unwrapped."""
         self._append(join_lines(text), "text", page, tight=False)
@@ -130,7 +138,9 @@ class _Builder:
             raise IngestError("empty file (no text found)")
         stem = PurePosixPath(source).stem or source
         return ParsedDocument(
-            source=source, title=(title or self.first_h1 or stem).strip(), text=text,
+            source=source,
+            title=(title or self.first_h1 or stem).strip(),
+            text=text,
             blocks=self.blocks,
         )
 
@@ -190,13 +200,13 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
     if count > MAX_PDF_PAGES:
         raise IngestError(f"PDF has {count} pages, over the {MAX_PDF_PAGES}-page limit")
     builder = _Builder()
+    outline = _pdf_outline(reader)
     for number, page in enumerate(pages, start=1):
         try:
             page_text = page.extract_text() or ""
         except Exception as exc:  # pypdf raises many types on damaged content streams
             raise IngestError(f"corrupt PDF (page {number}: {exc})") from exc
-        for para in re.split(r"\n\s*\n", page_text):
-            builder.text(para, page=number)
+        _pdf_page(builder, page_text, number, outline.get(number, []))
     if not builder.blocks:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
     title = None
@@ -206,6 +216,70 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
     except Exception:  # a broken info dictionary only costs us the title
         title = None
     return builder.build(source, title or None)
+
+
+def _pdf_outline(reader: Any) -> dict[int, list[list[str]]]:
+    """Bookmark paths by 1-based page, in outline order; a broken outline is just ignored."""
+    found: dict[int, list[list[str]]] = {}
+
+    def walk(items: list[Any], parents: list[str]) -> None:
+        last: str | None = None
+        for item in items:
+            if isinstance(item, list):
+                if last:
+                    walk(item, [*parents, last])
+                continue
+            last = join_lines(str(getattr(item, "title", "") or ""))
+            try:
+                page = reader.get_destination_page_number(item) + 1
+            except Exception:  # dangling destinations are common in real PDFs
+                continue
+            if last and page > 0:
+                found.setdefault(page, []).append([*parents, last])
+
+    try:
+        walk(reader.outline, [])
+    except Exception:
+        return {}
+    return found
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _opens(line: str, mark: list[str]) -> bool:
+    """A (whitespace-free) line is a bookmark's heading: its title, maybe with a number."""
+    title = _squeeze(mark[-1])
+    if not title or not line or len(line) > len(title) + 8:
+        return False
+    return line.startswith(title) or line.endswith(title)
+
+
+def _pdf_page(builder: _Builder, page_text: str, number: int, marks: list[list[str]]) -> None:
+    """Add one page: paragraphs split at blank lines and at lines that open a bookmark.
+
+    A bookmark whose title is not found on its page takes effect at the top of the page.
+    """
+    lines = page_text.splitlines()
+    squeezed = [_squeeze(line) for line in lines]
+    found = [m for m in marks if any(_opens(sq, m) for sq in squeezed)]
+    for mark in marks:
+        if mark not in found:
+            builder.set_path(mark)
+    para: list[str] = []
+    for line, sq in zip(lines, squeezed, strict=True):
+        mark = next((m for m in found if _opens(sq, m)), None)
+        if not sq or mark is not None:
+            builder.text("\n".join(para), page=number)
+            para = []
+        if mark is not None:
+            found = found[found.index(mark) + 1 :]
+            builder.set_path(mark)
+            builder.add_heading_block(line, page=number)
+        elif sq:
+            para.append(line)
+    builder.text("\n".join(para), page=number)
 
 
 # --------------------------------------------------------------------------- DOCX
@@ -220,7 +294,9 @@ def _check_zip(data: bytes, kind: str) -> None:
         raise IngestError(f"corrupt {kind} (not a valid zip archive)") from exc
     total = sum(info.file_size for info in infos)
     packed = max(1, sum(info.compress_size for info in infos))
-    if total > MAX_DOCX_UNCOMPRESSED or (total > 10 * 1024 * 1024 and total / packed > MAX_DOCX_RATIO):
+    if total > MAX_DOCX_UNCOMPRESSED or (
+        total > 10 * 1024 * 1024 and total / packed > MAX_DOCX_RATIO
+    ):
         raise IngestError(
             f"{kind} expands to {_mb(total)} MB from {_mb(len(data))} MB; refused as a zip bomb"
         )
@@ -358,6 +434,7 @@ def _md_cells(line: str) -> list[str]:
 
 def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
     lines = decode_text(data).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines, front_title = _front_matter(lines)
     builder = _Builder()
     para: list[str] = []
 
@@ -394,7 +471,12 @@ def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
             builder.heading(1 if setext.group(1)[0] == "=" else 2, text)
             i += 1
             continue
-        if "|" in line and i + 1 < len(lines) and _TABLE_SEP.match(lines[i + 1]) and "-" in lines[i + 1]:
+        if (
+            "|" in line
+            and i + 1 < len(lines)
+            and _TABLE_SEP.match(lines[i + 1])
+            and "-" in lines[i + 1]
+        ):
             flush()
             rows = [_md_cells(line)]
             i += 2
@@ -412,16 +494,55 @@ def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
             para.append(line)
         i += 1
     flush()
-    return builder.build(source, None)
+    return builder.build(source, builder.first_h1 or front_title)
+
+
+def _front_matter(lines: list[str]) -> tuple[list[str], str | None]:
+    """Drop a leading YAML front-matter block, keeping its `title:` if it has one."""
+    if not lines or lines[0].strip() != "---":
+        return lines, None
+    for end in range(1, min(len(lines), 200)):
+        if lines[end].strip() in ("---", "..."):
+            title = None
+            for line in lines[1:end]:
+                key, _, value = line.partition(":")
+                if key.strip().lower() == "title" and value.strip():
+                    title = value.strip().strip("'\"")
+            return lines[end + 1 :], title
+    return lines, None
 
 
 # --------------------------------------------------------------------------- HTML
 
 _DROP_TAGS = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
 _BLOCK_TAGS = {
-    "address", "article", "aside", "blockquote", "body", "caption", "dd", "details", "div",
-    "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "header", "hr", "html",
-    "li", "main", "nav", "ol", "p", "section", "summary", "ul",
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "caption",
+    "dd",
+    "details",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "header",
+    "hr",
+    "html",
+    "li",
+    "main",
+    "nav",
+    "ol",
+    "p",
+    "section",
+    "summary",
+    "ul",
 }
 _HIDDEN_STYLE = re.compile(r"(display\s*:\s*none|visibility\s*:\s*hidden)", re.IGNORECASE)
 
@@ -563,7 +684,9 @@ class _ParseWorker:
                 status, payload = pickle.loads(_recv(proc.stdout, time.monotonic() + timeout_s))
             except TimeoutError as exc:
                 self.stop()
-                raise IngestError(f"parsing took longer than {timeout_s:g} s; file refused") from exc
+                raise IngestError(
+                    f"parsing took longer than {timeout_s:g} s; file refused"
+                ) from exc
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
                 code = proc.poll()
                 self.stop()
@@ -580,7 +703,10 @@ class _ParseWorker:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         self._proc = subprocess.Popen(
             [sys.executable, "-c", "from ingest.parsers import serve_worker; serve_worker()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
         )
         return self._proc
 

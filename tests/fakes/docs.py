@@ -66,6 +66,37 @@ def make_pdf(
     return path
 
 
+def make_pdf_with_bookmarks(folder: Path, name: str = "handbook.pdf") -> Path:
+    """Three pages with an outline (bookmarks), one section starting mid-page, one nested."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+
+    def para(text: str) -> None:
+        pdf.multi_cell(0, 6, text, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(4)
+
+    pdf.add_page()
+    pdf.start_section("1 Delivery", 0)
+    para("1 Delivery")
+    para("Goods ship in thirty days. Delivery is free of charge.")
+    pdf.add_page()
+    para("Still about delivery: the carrier is chosen by the supplier.")
+    pdf.start_section("2 Penalties", 0)
+    para("2 Penalties")
+    para("Penalties apply to late delivery. Late delivery costs two percent per week.")
+    pdf.start_section("2.1 Caps", 1)
+    para("2.1 Caps")
+    para("The total is capped at ten percent.")
+    pdf.add_page()
+    pdf.start_section("Annex", 0)
+    para("Nothing titled on this page.")
+    path = folder / name
+    path.write_bytes(bytes(pdf.output()))
+    return path
+
+
 def encrypt_pdf(data: bytes, password: str) -> bytes:
     """The same PDF encrypted with a user password (pypdf)."""
     from pypdf import PdfReader, PdfWriter

@@ -143,6 +143,19 @@ def test_records_carry_the_full_lineage(tmp_path: Path) -> None:
     assert warranty.page == 3
 
 
+def test_pdf_chunks_follow_pages_and_bookmarks(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_pdf_with_bookmarks(tmp_path))
+    chunks = _chunks(doc)
+    assert [(c.page, c.section_path) for c in chunks] == [
+        (1, "1 Delivery"),
+        (2, "1 Delivery"),
+        (2, "2 Penalties"),
+        (2, "2 Penalties > 2.1 Caps"),
+        (3, "Annex"),
+    ]
+    assert chunks[2].text.startswith("2 Penalties\n\nPenalties apply")
+
+
 def test_chunking_is_deterministic_apart_from_timestamp() -> None:
     doc = _doc("# A\n\n" + _zh_text(100))
     first = [c.model_dump(exclude={"created_at"}) for c in _chunks(doc, chunk_tokens=100)]

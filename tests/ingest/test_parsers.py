@@ -33,6 +33,21 @@ def test_pdf_keeps_pages_and_metadata_title(tmp_path: Path) -> None:
     assert "warranty lasts two years" in doc.text
 
 
+def test_pdf_bookmarks_become_section_paths(tmp_path: Path) -> None:
+    doc = parse_file(docs.make_pdf_with_bookmarks(tmp_path))
+    assert_offsets(doc)
+    where = {b.text: (b.page, b.kind, " > ".join(b.section_path)) for b in doc.blocks}
+    assert where["1 Delivery"] == (1, "heading", "1 Delivery")
+    assert where["Still about delivery: the carrier is chosen by the supplier."] == (
+        2, "text", "1 Delivery",
+    )  # fmt: skip
+    # a body line that merely starts with a title word is not mistaken for the heading
+    penalties = "Penalties apply to late delivery. Late delivery costs two percent per week."
+    assert where[penalties] == (2, "text", "2 Penalties")
+    assert where["The total is capped at ten percent."] == (2, "text", "2 Penalties > 2.1 Caps")
+    assert where["Nothing titled on this page."] == (3, "text", "Annex")
+
+
 def test_pdf_without_title_falls_back_to_file_stem(tmp_path: Path) -> None:
     doc = parse_file(docs.make_pdf(tmp_path, "q3-report.pdf", title=None))
     assert doc.title == "q3-report"
@@ -208,3 +223,13 @@ def test_parse_deadline_kills_a_slow_parse_and_recovers(tmp_path: Path) -> None:
         parse_file(big, timeout_s=0.05)
     doc = parse_file(docs.make_markdown(tmp_path), timeout_s=30)
     assert doc.title == "Operations Runbook"
+
+
+def test_markdown_front_matter_is_dropped_and_gives_the_title() -> None:
+    text = (
+        "---\ntitle: 'Release notes'\ndate: 2024-01-01\n---\n\nSome notes.\n\n## Fixes\n\nOne fix."
+    )
+    doc = parse_bytes(text.encode(), "notes.md")
+    assert doc.title == "Release notes"
+    assert "date:" not in doc.text
+    assert [b.text for b in doc.blocks] == ["Some notes.", "Fixes", "One fix."]
