@@ -7,7 +7,7 @@ import streamlit as st
 from ui.auth import Throttle, attempt, authenticate
 from ui.services import USER_KEY, configured_users, current_user
 
-st.set_page_config(page_title="Hopwise", page_icon="🦘", layout="wide")
+st.set_page_config(page_title="Hopwise", page_icon=":material/hub:", layout="wide")
 
 
 def sidebar_identity() -> None:
@@ -44,9 +44,9 @@ def sidebar_identity() -> None:
 sidebar_identity()
 page = st.navigation(
     [
-        st.Page("app_pages/chat.py", title="Chat", icon="💬", default=True),
-        st.Page("app_pages/trace.py", title="Hop trace", icon="🧭"),
-        st.Page("app_pages/admin.py", title="Admin", icon="🔐"),
+        st.Page("app_pages/chat.py", title="Chat", icon=":material/chat:", default=True),
+        st.Page("app_pages/trace.py", title="Hop trace", icon=":material/account_tree:"),
+        st.Page("app_pages/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
     ]
 )
 page.run()

@@ -74,10 +74,15 @@ def badges(result: Mapping[str, Any]) -> str:
         f":{'orange' if result.get('web_used') else 'gray'}-badge[web: "
         f"{'used' if result.get('web_used') else 'not used'}]",
         f":{MODE_COLOR.get(mode, 'gray')}-badge[mode: {MODE_TEXT.get(mode, mode)}]",
-        f":gray-badge[{total_ms / 1000:.1f} s]",
+        f":gray-badge[{duration_text(total_ms)}]",
         f":gray-badge[LLM calls: {int(result.get('llm_calls') or 0)}]",
     ]
     return " ".join(parts)
+
+
+def duration_text(ms: float) -> str:
+    """'850 ms' under a second, '2.4 s' above."""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 def total_time_ms(result: Mapping[str, Any]) -> float:

@@ -16,7 +16,7 @@ RESULTS_KEY = "hopwise_ingest_results"
 PENDING_DELETE_KEY = "hopwise_pending_delete"
 FLASH_KEY = "hopwise_admin_flash"
 
-st.title("🔐 Admin")
+st.title("Admin")
 settings = get_settings()
 expected = admin_password(settings, read_secrets())
 if not expected:
@@ -109,13 +109,17 @@ except Exception as exc:  # noqa: BLE001
     st.error(f"The knowledge base is not reachable: {exc}")
     st.stop()
 
-engine = stats.get("engine") or ("Milvus Lite" if settings.is_embedded else "Milvus server")
+engine = str(stats.get("engine") or ("embedded" if settings.is_embedded else "server"))
+dense = bool(stats.get("dense", settings.dense_enabled))
 cols = st.columns(4)
 cols[0].metric("Documents", stats.get("documents", len(documents)))
 cols[1].metric("Chunks", stats.get("chunks", sum(d.chunks for d in documents)))
-cols[2].metric("Engine", str(engine))
-dense = stats.get("dense", stats.get("dense_enabled", settings.dense_enabled))
-cols[3].metric("Dense vectors", "on" if dense else "off (BM25 only)")
+cols[2].metric("Engine", "Milvus Lite" if "lite" in engine or "embedded" in engine else "Milvus")
+cols[3].metric("Dense vectors", "on" if dense else "off")
+st.caption(
+    f"Engine: {engine} · collection `{stats.get('collection', settings.collection)}` · "
+    + (f"hybrid BM25 + dense ({stats.get('embedding_model')})" if dense else "BM25 only")
+)
 
 if not documents:
     st.caption("_No documents yet. Upload some above._")

@@ -6,7 +6,7 @@ import time
 
 import streamlit as st
 
-from ui.formatting import STATUS_TEXT, StatusNarrator, offline_note, thread_label
+from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_label
 from ui.services import (
     current_user,
     get_settings,
@@ -20,7 +20,7 @@ from ui.widgets import answer_block
 THREAD_KEY = "hopwise_thread"
 ANSWERS_KEY = "hopwise_answers"  # {thread_id: [result, ...]} cache of the open chat
 
-st.title("💬 Chat")
+st.title("Chat")
 user = current_user()
 if user is None:
     st.info("Sign in with the form in the sidebar to chat with the knowledge base.")
@@ -40,27 +40,33 @@ def open_chat(thread_id: str) -> None:
 
 
 with st.sidebar:
-    if st.button("＋ New chat", key="new_chat", width="stretch"):
+    if st.button("New chat", key="new_chat", icon=":material/add:", width="stretch"):
         st.session_state[THREAD_KEY] = new_thread_id(user)
-    st.caption("Past chats")
-    try:
-        threads = visible_threads(runner, user)
-    except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
-        threads = []
-        st.error(f"Could not list past chats: {exc}")
-    for thread in threads[:30]:
-        tid = str(thread.get("thread_id"))
-        current = tid == st.session_state[THREAD_KEY]
-        st.button(
-            thread_label(thread),
-            key=f"thread_{tid}",
-            on_click=open_chat,
-            args=(tid,),
-            type="primary" if current else "secondary",
-            width="stretch",
-        )
-    if not threads:
-        st.caption("_No past chats yet._")
+    past_chats = st.container()  # filled last, so a chat started in this run is listed
+
+
+def list_past_chats() -> None:
+    """Buttons for this user's past chats, newest first; the open one highlighted."""
+    with past_chats:
+        st.caption("Past chats")
+        try:
+            threads = visible_threads(runner, user)
+        except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
+            st.error(f"Could not list past chats: {exc}")
+            return
+        for thread in threads[:30]:
+            tid = str(thread.get("thread_id"))
+            st.button(
+                thread_label(thread),
+                key=f"thread_{tid}",
+                on_click=open_chat,
+                args=(tid,),
+                type="primary" if tid == st.session_state[THREAD_KEY] else "secondary",
+                width="stretch",
+            )
+        if not threads:
+            st.caption("_No past chats yet._")
+
 
 thread_id: str = st.session_state[THREAD_KEY]
 if thread_id not in cache:
@@ -72,7 +78,7 @@ if thread_id not in cache:
 answers = cache[thread_id]
 
 if not settings.llm_enabled:
-    st.info(offline_note(), icon="📄")
+    st.info(offline_note(), icon=":material/description:")
 
 for index, result in enumerate(answers):
     with st.chat_message("user"):
@@ -112,12 +118,14 @@ if question:
                 status.update(label="Failed", state="error")
                 placeholder.error(f"The question could not be answered: {payload}")
         if result is not None:
-            elapsed = time.monotonic() - started
+            elapsed_ms = (time.monotonic() - started) * 1000
             status.update(
-                label=f"Answered in {elapsed:.1f} s ({result.get('mode', 'offline')})",
+                label=f"Answered in {duration_text(elapsed_ms)} ({result.get('mode', 'offline')})",
                 state="complete",
             )
             result.setdefault("question", question)
             answers.append(result)
             placeholder.empty()
             answer_block(result, thread_id=thread_id, index=len(answers) - 1)
+
+list_past_chats()

@@ -19,7 +19,7 @@ from ui.formatting import (
 )
 from ui.services import TRACE_KEY, current_user, may_open, runner_or_error, visible_threads
 
-st.title("🧭 Hop trace")
+st.title("Hop trace")
 user = current_user()
 if user is None:
     st.info("Sign in with the form in the sidebar to see your answers' traces.")
