@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
@@ -58,3 +59,9 @@ def build_graph() -> StateGraph:
 def compile_graph(checkpointer: Any = None) -> Any:
     """Compiled graph; `checkpointer` None means no persistence (one-shot runs)."""
     return build_graph().compile(checkpointer=checkpointer)
+
+
+def taken_edges(trace: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The transitions one answer took, in order, for highlighting the path in the drawing."""
+    names = ["__start__", *(event["node"] for event in trace), "__end__"]
+    return list(zip(names, names[1:], strict=False))

@@ -340,6 +340,7 @@ def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
             pool[item["chunk_id"]] = item
     event = step.finish(
         round=round_no,
+        planned_sub_questions=len(state.get("sub_questions", [])),
         hops=[
             {
                 "hop": h["hop"],

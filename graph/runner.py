@@ -12,6 +12,7 @@ import threading
 import time
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -55,14 +56,12 @@ class Hopwise:
 
         settings = settings or load_settings()
         settings.ensure_data_dir()
-        conn = sqlite3.connect(str(settings.checkpoint_path), check_same_thread=False, timeout=30)
-        conn.execute("PRAGMA journal_mode=WAL")
         return cls(
             settings,
             MilvusStore.from_settings(settings),
             build_reasoner(settings),
             build_web_search(settings),
-            SqliteSaver(conn),
+            open_checkpointer(settings.checkpoint_path),
             code=build_code_reasoner(settings),
         )
 
@@ -127,6 +126,18 @@ class Hopwise:
             closer = getattr(thing, "close", None)
             if callable(closer):
                 closer()
+
+
+def open_checkpointer(path: Path) -> SqliteSaver:
+    """SQLite conversations shared by Streamlit's threads (the saver serialises with a lock).
+
+    WAL lets the CLI and the app use one file at once; synchronous=NORMAL skips an fsync per
+    commit (a power cut may lose the last answer, never corrupt the file).
+    """
+    conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return SqliteSaver(conn)
 
 
 def build_reasoner(settings: Settings) -> Reasoner:

@@ -267,3 +267,14 @@ def test_economy_still_asks_the_model_when_web_can_follow() -> None:
     result = app.ask(DIRECTOR)
     assert reasoner.calls.count("evaluate") == 1 and code.calls.count("evaluate") == 1
     assert result["web_used"] and web.queries == ["Nolan birth year"]
+
+
+def test_taken_edges_follow_the_trace_and_exist_in_the_graph() -> None:
+    from graph.builder import EDGES, compile_graph, taken_edges
+
+    result = make_app(director_reasoner()).ask(DIRECTOR)
+    path = taken_edges(result["trace"])
+    assert path[0] == ("__start__", "route_question") and path[-1][1] == "__end__"
+    assert set(path) <= set(EDGES)
+    drawn = {(e.source, e.target) for e in compile_graph().get_graph().edges}
+    assert drawn == set(EDGES)
