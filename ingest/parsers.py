@@ -291,6 +291,8 @@ def _check_zip(data: bytes, kind: str) -> None:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
     except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        if data.startswith(b"\xd0\xcf\x11\xe0"):
+            raise IngestError("old Word .doc format, not DOCX; save it as .docx first") from exc
         raise IngestError(f"corrupt {kind} (not a valid zip archive)") from exc
     total = sum(info.file_size for info in infos)
     packed = max(1, sum(info.compress_size for info in infos))
@@ -619,13 +621,28 @@ class _HtmlWalker:
         return rows
 
 
+_META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_\-]+)", re.IGNORECASE)
+
+
+def _decode_html(data: bytes) -> str:
+    """The declared <meta charset> when there is one, else the same detection as text files."""
+    match = _META_CHARSET.search(data[:4096])
+    if match and not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        if _looks_binary(data):
+            raise IngestError("binary file, not text")
+        try:
+            return data.decode(match.group(1).decode("ascii"), errors="replace")
+        except LookupError:
+            pass  # an unknown charset name: fall back to detection
+    return decode_text(data)
+
+
 def _parse_html(data: bytes, source: str) -> ParsedDocument:
     from bs4 import BeautifulSoup
 
-    if _looks_binary(data[:4096]) and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise IngestError("binary file, not HTML")
+    markup = _decode_html(data)
     try:
-        soup = BeautifulSoup(data, "lxml")
+        soup = BeautifulSoup(markup, "lxml")
     except Exception as exc:
         raise IngestError(f"corrupt HTML ({exc})") from exc
     walker = _HtmlWalker()

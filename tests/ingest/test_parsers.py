@@ -233,3 +233,17 @@ def test_markdown_front_matter_is_dropped_and_gives_the_title() -> None:
     assert doc.title == "Release notes"
     assert "date:" not in doc.text
     assert [b.text for b in doc.blocks] == ["Some notes.", "Fixes", "One fix."]
+
+
+def test_html_declared_and_undeclared_chinese_encodings() -> None:
+    body = "<h1>规章</h1><p>违约金为百分之五。</p>"
+    declared = f'<html><head><meta charset="gbk"></head><body>{body}</body></html>'
+    assert parse_bytes(declared.encode("gbk"), "a.html").text == "规章\n\n违约金为百分之五。"
+    bare = f"<html><body>{body}</body></html>"
+    assert parse_bytes(bare.encode("gb18030"), "b.html").title == "规章"
+    assert parse_bytes(b"\xef\xbb\xbf" + bare.encode(), "c.html").title == "规章"
+
+
+def test_old_doc_renamed_to_docx_gets_a_helpful_reason() -> None:
+    with pytest.raises(IngestError, match="old Word .doc format"):
+        parse_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, "report.docx")
