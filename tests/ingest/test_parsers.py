@@ -247,3 +247,11 @@ def test_html_declared_and_undeclared_chinese_encodings() -> None:
 def test_old_doc_renamed_to_docx_gets_a_helpful_reason() -> None:
     with pytest.raises(IngestError, match="old Word .doc format"):
         parse_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600, "report.docx")
+
+
+def test_pdf_page_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ingest.parsers
+
+    monkeypatch.setattr(ingest.parsers, "MAX_PDF_PAGES", 2)  # a 2,001-page file is slow to make
+    with pytest.raises(IngestError, match="PDF has 3 pages, over the 2-page limit"):
+        parse_file(docs.make_pdf(tmp_path))
