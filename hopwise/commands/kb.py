@@ -61,10 +61,11 @@ def format_result(result: IngestResult) -> str:
 
 def run_ingest(args: argparse.Namespace) -> int:
     from hopwise.settings import load_settings
-    from ingest.pipeline import ingest_paths
+    from ingest.pipeline import document_groups, ingest_paths
     from ingest.store import MilvusStore
 
     settings = load_settings()
+    document_groups(_groups(args.groups))  # a bad group name stops here, before any file
 
     def progress(done: int, total: int, result: IngestResult) -> None:
         if not args.json:
