@@ -23,6 +23,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.embeddings import Embeddings
+
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
 
 if TYPE_CHECKING:
@@ -168,6 +170,7 @@ class MilvusStore:
         self._timeout = timeout_s
         self._maybe_empty = True
         self._pm = _import_pymilvus()
+        self._token = token
         self._client = self._connect(token)
         try:
             self._ensure_collections()
@@ -507,14 +510,11 @@ class MilvusStore:
         """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60)."""
         if not query or not query.strip() or k <= 0:
             return []
-        expr = group_filter(groups)
+        expr = self.search_filter(groups)
         if self._maybe_empty:  # BM25 on an empty collection errors out in Milvus Lite 2.5.1
             if not self._count(""):
                 return []
             self._maybe_empty = False
-        visibility = self._visibility_filter()
-        if visibility:
-            expr = f"{expr} and {visibility}"
         if self.embedder is None:
             hits = self._channel(query, "sparse", expr, k)
             return [self._hit(e, rank, bm25=s, fused=s) for rank, (s, e) in enumerate(hits, 1)]
@@ -522,6 +522,13 @@ class MilvusStore:
         sparse = self._channel(query, "sparse", expr, depth)
         dense = self._channel(self.embedder.embed_query(query), "dense", expr, depth)
         return _fuse(sparse, dense, k, self._hit)
+
+    def search_filter(self, groups: Sequence[str]) -> str:
+        """The filter every search request carries: the reader's groups, minus in-flight
+        versions."""
+        expr = group_filter(groups)
+        visibility = self._visibility_filter()
+        return f"{expr} and {visibility}" if visibility else expr
 
     def _channel(self, data: Any, field: str, expr: str, limit: int) -> list[tuple[float, dict]]:
         """One filtered search request; scores normalised so higher is better."""
@@ -610,10 +617,35 @@ class MilvusStore:
         }
 
     def as_langchain_vectorstore(self) -> Any:
-        """A langchain_milvus.Milvus bound to this collection, for LangChain interop."""
-        from ingest.langchain_bridge import langchain_vectorstore
+        """A langchain_milvus.Milvus over this same collection, for LangChain interop.
 
-        return langchain_vectorstore(self)
+        It does not add the ACL by itself: pass `expr=store.search_filter(groups)` to every
+        search. The product's own `search` stays on pymilvus for per-channel scores.
+        """
+        from langchain_milvus import BM25BuiltInFunction, Milvus
+
+        bm25 = BM25BuiltInFunction(
+            input_field_names="text",
+            output_field_names="sparse",
+            analyzer_params={"tokenizer": "jieba"},
+            enable_match=False,
+        )
+        common: dict[str, Any] = {
+            "collection_name": self.collection,
+            "connection_args": {"uri": self.uri, "token": self._token or ""},
+            "builtin_function": bm25,
+            "text_field": "text",
+            "primary_field": "chunk_id",
+            "auto_id": False,
+            "consistency_level": "Strong",
+        }
+        if self.embedder is None:
+            return Milvus(embedding_function=None, vector_field="sparse", **common)
+        return Milvus(
+            embedding_function=_LangChainEmbeddings(self.embedder),
+            vector_field=["dense", "sparse"],
+            **common,
+        )
 
     def drop(self) -> None:
         """Delete both collections (scratch stores: benchmarks, evaluation, tests)."""
@@ -661,6 +693,19 @@ def _fuse(
         )  # fmt: skip
         for rank, cid in enumerate(order, 1)
     ]
+
+
+class _LangChainEmbeddings(Embeddings):
+    """Our Embedder seen through LangChain's Embeddings interface."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._embedder.embed_documents(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._embedder.embed_query(text)
 
 
 def _doc_info(row: dict[str, Any]) -> DocumentInfo:

@@ -218,3 +218,14 @@ def test_validate_groups() -> None:
         with pytest.raises(ValueError):
             validate_groups([bad])
     assert group_filter(["legal"]) == 'array_contains_any(groups, ["all", "legal"])'
+
+
+@pytest.mark.parametrize("backend", ["lite-bm25", "lite-hybrid"], indirect=True)
+def test_langchain_vectorstore_reads_the_same_collection(filled) -> None:
+    vectorstore = filled.as_langchain_vectorstore()
+    expr = filled.search_filter(["all"])
+    docs = vectorstore.similarity_search("违约金怎么计算", k=3, expr=expr)
+    assert docs[0].metadata["chunk_id"] == "contract-v1-1"
+    assert docs[0].page_content == filled.search("违约金怎么计算", ["all"])[0].text
+    leaked = vectorstore.similarity_search("confidential settlement Acme", k=10, expr=expr)
+    assert all(d.metadata["doc_id"] != "secret" for d in leaked)
