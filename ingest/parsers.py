@@ -319,9 +319,12 @@ def _parse_docx(data: bytes, source: str) -> ParsedDocument:
         raise IngestError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
     builder = _Builder()
     styled_title: str | None = None
+    # Paragraph.style resolves the default style on every call (slow); map ids to names once.
+    names = {style.style_id: style.name or "" for style in document.styles}
     for item in document.iter_inner_content():
         if isinstance(item, Paragraph):
-            style = (item.style.name if item.style is not None else "") or ""
+            style_id = item._p.style
+            style = names.get(style_id, style_id or "") if style_id else ""
             match = _HEADING_STYLE.match(style.strip())
             if match:
                 builder.heading(int(match.group(1)), item.text)
