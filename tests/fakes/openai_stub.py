@@ -127,8 +127,8 @@ def requested_schema(request: dict[str, Any]) -> str | None:
             return str(choice["function"]["name"])
         return str(tools[0].get("function", {}).get("name"))
     text = "\n".join(_content_text(m.get("content")) for m in request.get("messages") or [])
-    if match := _SCHEMA_MARKER.search(text):
-        return match.group(1)
+    if names := _SCHEMA_MARKER.findall(text):
+        return str(names[-1])  # the instruction comes after any data that might mimic it
     if fmt.get("type") == "json_object" and (match := _SCHEMA_TITLE.search(text)):
         return match.group(1)
     return None
@@ -143,7 +143,8 @@ def request_json_schema(request: dict[str, Any]) -> dict[str, Any] | None:
     if tools:
         return tools[0].get("function", {}).get("parameters")
     text = "\n".join(_content_text(m.get("content")) for m in request.get("messages") or [])
-    start = text.find("{", match.end()) if (match := _SCHEMA_MARKER.search(text)) else -1
+    markers = list(_SCHEMA_MARKER.finditer(text))
+    start = text.find("{", markers[-1].end()) if markers else -1
     if start >= 0:  # JSON mode: the schema is written out after the marker
         try:
             return json.JSONDecoder().raw_decode(text, start)[0]
