@@ -297,6 +297,29 @@ def timeline_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def step_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per node run: who decided (model / code / offline), cost, and why it fell back if it did."""
+    rows = []
+    for i, event in enumerate(events, start=1):
+        details = event.get("details") or {}
+        note = "; ".join(str(e) for e in details.get("errors") or [])
+        if not note:
+            note = str(first(details, "reason", "action", "error", default=""))
+        rows.append(
+            {
+                "step": i,
+                "node": event["node"],
+                "mode": first(event, "mode", default=""),
+                "decided by": details.get("decided_by", ""),
+                "ms": round(float(event["ms"]), 1),
+                "LLM calls": int(event["llm_calls"]),
+                "tokens": int(event["tokens"]),
+                "note": note,
+            }
+        )
+    return rows
+
+
 def _score(value: Any) -> float | None:
     return None if value is None else round(float(value), 4)
 

@@ -104,7 +104,9 @@ def test_trace_shows_the_last_answers_hops(kb: Path) -> None:
     dot = at.get("graphviz_chart")[0].proto.spec
     assert '"retrieve_hop" [label="retrieve_hop\\n' in dot  # annotated with its duration
     assert '"search_web" [label="search_web"];' in dot  # not on the path: plain
-    hits = at.dataframe[0].value
+    steps, hits = at.dataframe[0].value, at.dataframe[1].value
+    assert list(steps["node"])[:2] == ["route_question", "decompose_question"]
+    assert set(steps["mode"]) <= {"offline", "code"} and steps["LLM calls"].sum() == 0
     assert {"doc", "section", "page", "bm25", "dense", "fused", "status"} <= set(hits.columns)
     assert "supply.md" in set(hits["source"])
     assert set(hits["status"]) <= {"new", "duplicate"}

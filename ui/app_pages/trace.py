@@ -12,6 +12,7 @@ from ui.formatting import (
     hit_rows,
     hop_evidence,
     state_machine_dot,
+    step_rows,
     thread_label,
     timeline_rows,
     trace_events,
@@ -115,6 +116,11 @@ with time_col:
             f"{int(rows['llm_calls'].sum())} LLM calls · {int(rows['tokens'].sum())} tokens"
         )
 
+with st.expander("Steps: mode, cost and notes per node"):
+    st.dataframe(pd.DataFrame(step_rows(events)), hide_index=True, width="stretch")
+if result.get("route_reason"):
+    st.caption(f"Route: {result.get('route')} — {result['route_reason']}")
+
 subs = result.get("sub_questions") or []
 if subs:
     st.markdown("**Sub-questions**")
@@ -148,16 +154,23 @@ if evaluation:
         st.markdown(f"- missing: {point}")
 st.markdown(f"**Stop reason:** {result.get('stop_reason') or '—'}")
 
-if result.get("web_used") or evaluation.get("web_query"):
-    st.markdown(f"**Web search:** `{evaluation.get('web_query') or result.get('web_query') or ''}`")
+if result.get("web_query"):
+    st.markdown(f"**Web search:** `{result['web_query']}`")
     web = result.get("web_results") or []
     for item in web:
         st.markdown(
             f"- [{item.get('title') or item.get('url')}]({item.get('url')}) — "
             f"{item.get('snippet', '')}"
         )
-    if result.get("web_used") and not web:
-        st.caption("The web search returned nothing or failed (see the trace JSON).")
+    if result.get("web_error"):
+        st.warning(f"The web search failed: {result['web_error']}")
+    elif not web:
+        st.caption("The web search returned nothing.")
+elif evaluation.get("web_query") and not evaluation.get("enough"):
+    st.caption(
+        f"Web search not run (disabled or budget used); it would have asked: "
+        f"`{evaluation['web_query']}`"
+    )
 
 st.download_button(
     "Download trace JSON",
