@@ -38,8 +38,7 @@ _CJK = (
     "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
     "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
 )
-_CJK_END = re.compile(f"[{_CJK}]$")
-_CJK_START = re.compile(f"^[{_CJK}]")
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
 
@@ -48,15 +47,15 @@ _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
 def join_lines(text: str) -> str:
     """Unwrap soft line breaks: CJK lines join directly, others with one space."""
-    out = ""
+    parts: list[str] = []
     for raw in text.splitlines():
         line = _SPACES.sub(" ", raw).strip()
         if not line:
             continue
-        if out and not (_CJK_END.search(out) and _CJK_START.search(line)):
-            out += " "
-        out += line
-    return out
+        if parts and not (_CJK_CHAR.match(parts[-1][-1]) and _CJK_CHAR.match(line[0])):
+            parts.append(" ")
+        parts.append(line)
+    return "".join(parts)
 
 
 class _Builder:
