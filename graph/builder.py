@@ -39,7 +39,7 @@ EDGES = (
 )
 
 
-def build_graph() -> StateGraph:
+def build_graph() -> StateGraph[GraphState, GraphContext, GraphState, GraphState]:
     """The uncompiled state machine; compile with a checkpointer to keep conversations."""
     graph = StateGraph(GraphState, context_schema=GraphContext)
     for name in NODE_NAMES:

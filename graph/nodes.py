@@ -191,7 +191,7 @@ def next_batch(state: GraphState, max_hops: int) -> list[dict[str, Any]]:
     room = max(1, max_hops - len(state.get("hops", [])))
     if not pending or pending[0].get("depends_on"):
         return pending[:1]
-    batch = []
+    batch: list[dict[str, Any]] = []
     for sq in pending:
         if sq.get("depends_on") or len(batch) >= room:
             break
@@ -370,14 +370,16 @@ def run_hop(
     if sq.get("depends_on") and earlier:
         ids = [x["chunk_id"] for h in earlier for x in h["hits"]]
         sub_pool = {i: pool[i] for i in ids if i in pool}
-        items = evidence_items(sub_pool, [], ctx.settings.max_evidence_chunks)
-        query, usage = ctx.reasoner.bridge(sq["question"], hop_views(earlier, pool), items)
+        found = evidence_items(sub_pool, [], ctx.settings.max_evidence_chunks)
+        query, usage = ctx.reasoner.bridge(sq["question"], hop_views(earlier, pool), found)
         step.add(usage)
         query, bridged = (query.strip() or sq["question"]), True
     repeated = _norm(query) in {_norm(h["query"]) for h in hops}
     hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.settings.top_k)
     seen = set(pool)
-    records, items, new_hits = [], [], []
+    records: list[dict[str, Any]] = []
+    items: list[dict[str, Any]] = []
+    new_hits: list[Hit] = []
     for rank, hit in enumerate(hits, start=1):
         new = hit.chunk_id not in seen
         seen.add(hit.chunk_id)

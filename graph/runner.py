@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -81,7 +82,7 @@ class Hopwise:
         if not question:
             raise ValueError("the question is empty")
         thread_id = thread_id or uuid.uuid4().hex
-        config = {"configurable": {"thread_id": thread_id}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         if history is None:
             history = self.graph.get_state(config).values.get("messages", [])
         allowed = web and self.settings.web_search and self.web is not None
@@ -116,7 +117,7 @@ class Hopwise:
 
     def thread_answers(self, thread_id: str) -> list[dict[str, Any]]:
         """Every saved result of a thread, oldest first."""
-        config = {"configurable": {"thread_id": thread_id}}
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         saved = self.checkpointer.list(config, filter={"source": "update"})
         results = [c.checkpoint["channel_values"].get("result") for c in saved]
         return [r for r in reversed(results) if r]

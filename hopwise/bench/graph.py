@@ -22,7 +22,7 @@ from graph import text as tx
 from graph.offline import OfflineReasoner
 from graph.protocols import Reasoner, Usage
 from graph.runner import Hopwise, open_checkpointer
-from hopwise.settings import Settings
+from hopwise.settings import load_settings
 from ingest.models import Hit
 
 DEV_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "dev"
@@ -95,8 +95,8 @@ class StubLLMReasoner:
 
     def _usage(self) -> Usage:
         if self.name != "llm":
-            return Usage(mode="offline")
-        return Usage(llm_calls=1, prompt_tokens=0, completion_tokens=0, mode="llm")
+            return Usage(mode="offline", method=None, error=None)
+        return Usage(llm_calls=1, mode="llm", method=None, error=None)
 
     def _call(self, method: Any, *args: Any) -> tuple[Any, Usage]:
         start = time.perf_counter()
@@ -131,7 +131,7 @@ def bench_set(
 ) -> dict[str, Any]:
     """Ask every question once; per-question overhead, first-token latency and LLM calls."""
     clock = Clock()
-    settings = Settings(web_search=False, llm_economy=economy)  # type: ignore[arg-type]
+    settings = load_settings(web_search=False, llm_economy=economy)
     checkpointer = None
     if checkpoint_dir is not None:
         checkpointer = open_checkpointer(checkpoint_dir / f"bench-{economy}-{time.time_ns()}.db")
