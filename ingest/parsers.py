@@ -208,13 +208,22 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
         _pdf_page(builder, page_text, number, outline.get(number, []))
     if not builder.blocks:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
-    title = None
+    return builder.build(source, _pdf_title(reader))
+
+
+def _pdf_title(reader: Any) -> str | None:
+    """The metadata title, unless it is a placeholder a tool wrote ("Untitled", "Microsoft
+    Word - x.docx")."""
     try:
         meta = reader.metadata
-        title = (meta.title or "").strip() if meta else None
+        title = join_lines(str(meta.title or "")) if meta else ""
     except Exception:  # a broken info dictionary only costs us the title
-        title = None
-    return builder.build(source, title or None)
+        return None
+    if title.lower() in {"", "untitled", "title", "document"} or title.startswith(
+        "Microsoft Word - "
+    ):
+        return None
+    return title
 
 
 def _pdf_outline(reader: Any) -> dict[int, list[list[str]]]:
@@ -263,12 +272,12 @@ def _pdf_page(builder: _Builder, page_text: str, number: int, marks: list[list[s
     lines = page_text.splitlines()
     squeezed = [_squeeze(line) for line in lines]
     found = [m for m in marks if any(_opens(sq, m) for sq in squeezed)]
-    for mark in marks:
-        if mark not in found:
-            builder.set_path(mark)
+    for missing in marks:
+        if missing not in found:
+            builder.set_path(missing)
     para: list[str] = []
     for line, sq in zip(lines, squeezed, strict=True):
-        mark = next((m for m in found if _opens(sq, m)), None)
+        mark: list[str] | None = next((m for m in found if _opens(sq, m)), None)
         if not sq or mark is not None:
             builder.text("\n".join(para), page=number)
             para = []
@@ -700,19 +709,21 @@ class _ParseWorker:
             assert proc.stdin is not None and proc.stdout is not None
             try:
                 _send(proc.stdin, pickle.dumps((data, source, ext)))
-                status, payload = pickle.loads(_recv(proc.stdout, time.monotonic() + timeout_s))
+                reply = _recv(proc.stdout, time.monotonic() + timeout_s)
             except TimeoutError as exc:
                 self.stop()
                 raise IngestError(
                     f"parsing took longer than {timeout_s:g} s; file refused"
                 ) from exc
-            except (OSError, EOFError, pickle.UnpicklingError) as exc:
+            except (OSError, EOFError) as exc:
                 code = proc.poll()
                 self.stop()
                 raise IngestError(f"parser crashed (exit code {code})") from exc
-        if status == "error":
-            raise IngestError(payload)
-        return ParsedDocument.model_validate(payload)
+        # The reply is JSON, not pickle: the worker handles untrusted files, so nothing it
+        # sends back may be able to run code in this process.
+        if reply.startswith(b"E"):
+            raise IngestError(reply[1:].decode("utf-8", "replace"))
+        return ParsedDocument.model_validate_json(reply[1:])
 
     def _ensure(self) -> subprocess.Popen[bytes]:
         if self._proc is not None and self._proc.poll() is None:
@@ -734,7 +745,8 @@ class _ParseWorker:
         if proc is not None:
             with contextlib.suppress(OSError):
                 proc.kill()
-            proc.wait(5)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
             for stream in (proc.stdin, proc.stdout):
                 with contextlib.suppress(OSError):
                     if stream:
@@ -782,10 +794,10 @@ def serve_worker() -> None:
             return
         data, source, ext = pickle.loads(stdin.read(struct.unpack(">Q", header)[0]))
         try:
-            reply: tuple[str, Any] = ("ok", _parse_inline(data, source, ext).model_dump())
+            reply = b"K" + _parse_inline(data, source, ext).model_dump_json().encode("utf-8")
         except IngestError as exc:
-            reply = ("error", str(exc))
-        _send(out, pickle.dumps(reply))
+            reply = b"E" + str(exc).encode("utf-8")
+        _send(out, reply)
 
 
 _WORKER = _ParseWorker()
