@@ -26,6 +26,11 @@ SALARIES = b"""# Salary bands
 ## Engineering
 The salary band for senior engineers is 90,000 to 120,000 euros per year.
 """
+CONTRACT_ZH = """# 供货合同
+
+## 违约责任
+逾期交付的，供方应按每周合同金额的百分之二支付违约金，累计不超过合同金额的百分之十。
+""".encode()
 USERS = {
     "hana": {"password": "hana-pw", "groups": ["hr"]},
     "bob": {"password": "bob-pw", "groups": []},
@@ -39,7 +44,12 @@ def kb(app_data: Path) -> Path:
     from ui.services import get_settings, get_store
 
     settings, store = get_settings(), get_store()
-    for name, data, groups in (("supply.md", SUPPLY, ["all"]), ("salaries.md", SALARIES, ["hr"])):
+    docs = [
+        ("supply.md", SUPPLY, ["all"]),
+        ("salaries.md", SALARIES, ["hr"]),
+        ("供货合同.md", CONTRACT_ZH, ["all"]),
+    ]
+    for name, data, groups in docs:
         result = ingest_bytes(data, name, store, groups=groups, settings=settings)
         assert result.status == "ingested", result.reason
     return app_data
@@ -68,6 +78,14 @@ def test_chat_answers_from_the_knowledge_base_with_citations(kb: Path) -> None:
     assert "supply.md" in answer and "Penalties" in answer  # the source card: file · section
     assert "mode: offline" in answer and "route: complex" in answer
     assert any(s.label.startswith("Answered in") for s in at.status)
+
+
+def test_chinese_question_gets_a_chinese_cited_answer(kb: Path) -> None:
+    at = new_app().run()
+    ask(at, "逾期交付的违约金是多少？")
+    answer = last_answer_text(at)
+    assert "百分之二" in answer and "[1]" in answer
+    assert "供货合同.md · 供货合同 > 违约责任" in answer
 
 
 def test_follow_up_uses_the_thread_and_chats_survive_a_restart(kb: Path) -> None:
