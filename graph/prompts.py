@@ -46,7 +46,10 @@ STREAM_BROKEN = (
 )
 STREAM_BROKEN_ZH = "\n\n[语言模型中途停止响应；以下内容由离线推理根据证据生成。]\n\n"
 
-LANGUAGE_ZH = "The question is written in Chinese: write the answer in Chinese (简体中文)."
+LANGUAGE_ZH = (
+    "The question is written in Chinese: write the answer in Chinese, in the question's script "
+    "(简体 or 繁體)."
+)
 LANGUAGE_SAME = "Write the answer in the same language as the question."
 
 # ------------------------------------------------------------------------ route
@@ -185,6 +188,7 @@ _RUN_OPEN = re.compile(r"<{3,}")
 _RUN_CLOSE = re.compile(r">{3,}")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
 _PLACEHOLDER = re.compile(r"#\d+")
 
 EVIDENCE_CHARS = 2400  # per evidence item in the answer prompt
@@ -221,7 +225,8 @@ def fence(kind: str, body: str, **attrs: object) -> str:
 def language_rule(question: str) -> str:
     """Chinese question -> Chinese answer; otherwise the question's own language."""
     cjk = len(_CJK.findall(question))
-    return LANGUAGE_ZH if cjk and cjk >= len(_LATIN.findall(question)) / 4 else LANGUAGE_SAME
+    chinese = cjk and cjk >= len(_LATIN.findall(question)) / 4 and not _KANA.search(question)
+    return LANGUAGE_ZH if chinese else LANGUAGE_SAME
 
 
 def render_conversation(history: Sequence[dict[str, str]]) -> str:

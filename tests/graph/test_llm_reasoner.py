@@ -535,3 +535,18 @@ def test_runaway_answer_is_cut_off_because_token_limits_may_be_ignored(stub):
     reasoner = LLMReasoner(settings, OfflineReasoner(), max_answer_chars=100)
     text, usage = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
     assert len(text) <= 102 and text.endswith(" …") and usage.mode == "llm"
+
+
+@pytest.mark.parametrize(
+    ("question", "chinese"),
+    [
+        ("违约金是多少？", True),
+        ("違約金是多少？", True),
+        ("Acme 的 penalty 是多少？", True),
+        ("What does 违约金 mean in the Acme contract?", False),
+        ("違約金はいくらですか？", False),
+        ("What is the penalty?", False),
+    ],
+)
+def test_answer_language_follows_the_question(question, chinese):
+    assert (P.language_rule(question) == P.LANGUAGE_ZH) is chinese
