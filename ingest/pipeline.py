@@ -17,8 +17,9 @@ from typing import Protocol
 from hopwise.settings import Settings
 from ingest.chunker import chunk_document
 from ingest.errors import IngestError
-from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, IngestResult
+from ingest.models import Chunk, DocumentInfo, IngestResult
 from ingest.parsers import SUPPORTED_EXTENSIONS, check_size, parse_bytes, safe_source
+from ingest.store import validate_chunk_groups
 
 log = logging.getLogger(__name__)
 
@@ -42,24 +43,9 @@ def doc_id_for(source: str) -> str:
 def document_groups(groups: Iterable[str] | str | None) -> list[str]:
     """Checked reader groups of a document; none given means everyone ("all")."""
     try:
-        from ingest.store import validate_chunk_groups
-    except ImportError:  # store not importable (e.g. pymilvus missing): same rules locally
-        return _local_groups(groups)
-    try:
         return validate_chunk_groups(groups)
     except ValueError as exc:
         raise IngestError(str(exc)) from exc
-
-
-def _local_groups(groups: Iterable[str] | str | None) -> list[str]:
-    import re
-
-    items = groups.split(",") if isinstance(groups, str) else list(groups or [])
-    names = [g.strip() for g in items if g and g.strip()]
-    for name in names:
-        if not re.fullmatch(r"[\w.@:\-]{1,64}", name):
-            raise IngestError(f"invalid group name {name!r}: use letters, digits and _.@:- only")
-    return list(dict.fromkeys(names)) or [DEFAULT_GROUP]
 
 
 def _max_bytes(settings: Settings) -> int:
