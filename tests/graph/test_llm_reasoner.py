@@ -550,3 +550,20 @@ def test_runaway_answer_is_cut_off_because_token_limits_may_be_ignored(stub):
 )
 def test_answer_language_follows_the_question(question, chinese):
     assert (P.language_rule(question) == P.LANGUAGE_ZH) is chinese
+
+
+def test_one_reasoner_serves_concurrent_questions(stub):
+    from concurrent.futures import ThreadPoolExecutor
+
+    reasoner = make(stub.url)
+
+    def ask(i: int) -> tuple[str, str, str]:
+        route, usage = reasoner.route(f"Who makes router X{i}?", [])
+        text, answer_usage = drain(reasoner.answer(f"Who makes router X{i}?", EVIDENCE, []))
+        return usage.mode, answer_usage.mode, text
+
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(ask, range(16)))
+    assert {(a, b) for a, b, _ in results} == {("llm", "llm")}
+    assert all(text.startswith("Acme Corp makes the X100") for _, _, text in results)
+    assert len(stub.chat_requests) == 32
