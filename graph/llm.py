@@ -215,8 +215,7 @@ class LLMReasoner:
             build_chat_model(settings, "router") if settings.llm_router_model else self._main
         )
         configured = settings.llm_structured_method
-        self._auto = configured == "auto"
-        self._method: Method | None = None if self._auto else cast(Method, configured)
+        self._method: Method | None = None if configured == "auto" else cast(Method, configured)
         self._backoff_s = backoff_s
         self._max_wait_s = max_wait_s
         self._sleep = sleep
@@ -224,7 +223,7 @@ class LLMReasoner:
         self._max_answer_chars = max_answer_chars
         self._open_until = 0.0
         self._open_reason = ""
-        self._runnables: dict[tuple[int, str, str], Any] = {}
+        self._bound: dict[tuple[int, str, str], Any] = {}
         self._lock = threading.Lock()
         secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else ""
         self._secret = secret if len(secret) >= 4 else ""
@@ -563,12 +562,12 @@ class LLMReasoner:
         """
         model = self._router if role == "router" else self._main
         key = (id(model), schema.__name__, method)
-        if key not in self._runnables:
+        if key not in self._bound:
             structured = model.with_structured_output(schema, method=method)
             if not isinstance(structured, RunnableSequence):
                 raise TypeError("unexpected with_structured_output shape")
-            self._runnables[key] = structured.first
-        return self._runnables[key]
+            self._bound[key] = structured.first
+        return self._bound[key]
 
     def _wait(self, attempt: int, retry_after: float | None) -> float:
         """Retry-After when the server names it (capped), else exponential backoff with jitter."""
