@@ -151,11 +151,18 @@ class OfflineReasoner:
     def extract(
         self, sub_question: str, hits: Sequence[Hit]
     ) -> tuple[list[EvidenceSentence], Usage]:
-        """The sentences of each hit that share the most terms with the sub-question, verbatim."""
-        q_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", sub_question)))
+        """The sentences of each relevant hit that best match the sub-question, verbatim.
+
+        A hit that covers too few of the sub-question's terms yields nothing, so the graph
+        ranks it after the hits that do bear on the question.
+        """
+        q_terms = tx.term_set(PLACEHOLDER_RE.sub(" ", sub_question))
+        expanded = expand_terms(q_terms)
         out: list[EvidenceSentence] = []
         for hit in hits:
-            for sentence in best_sentences(q_terms, hit.text, limit=2, title=hit.title):
+            if relevance(q_terms, hit.title, hit.text) < RELEVANT_COVERAGE:
+                continue
+            for sentence in best_sentences(expanded, hit.text, limit=2, title=hit.title):
                 out.append(EvidenceSentence(chunk_id=hit.chunk_id, text=sentence))
         return out, _usage()
 
@@ -339,11 +346,12 @@ def _split_comparison_en(q: str) -> tuple[str, list[str]] | None:
     if m:
         items = _split_items(m.group("items"))
         if len(items) >= 2:
-            return _strip_wh(m.group("head")), items
+            return _role_relation(m.group("head")), items
     m = re.match(
-        r"^(?P<aux>is|are|was|were|did|do|does|has|have|had)\s+(?:both\s+)?(?P<items>.+?)\s+"
+        r"^(?i:is|are|was|were|did|do|does|has|have|had)\s+(?:both\s+)?(?P<items>.+?),?\s+"
         r"(?P<rest>(?:both\b|the\s+same\b|share|have|has|had|born|died|located|released|"
-        r"from|older|younger|[a-z]+ed\b|[a-z]+er\b|of the same|in the same).*)$",
+        r"originate|come|came|hail|belong|from|older|younger|[a-z]+ed\b|[a-z]+er\b|"
+        r"of the same|in the same).*)$",
         body,
     )
     if (
@@ -353,31 +361,73 @@ def _split_comparison_en(q: str) -> tuple[str, list[str]] | None:
     ):
         items = _split_items(m.group("items"))
         if len(items) >= 2:
-            return _strip_wh(m.group("rest")), items
+            rest = re.sub(r"^(?:have|has|had)\s+", "", m.group("rest"))
+            return _role_relation(rest), items
     return None
 
 
+_ROLE_HEAD_RE = re.compile(
+    r"^(?:(?:which|what)\s+\w+\s+)?(?:(?:has|had|have|with)\s+)?(?:the|whose)\s+"
+    r"(?P<role>[a-z]+?)s?\s+(?:who\s+|that\s+|which\s+)?(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_ROLE_VERB_RE = re.compile(
+    r"\b(?:born|died|die|was|is|were|are|older|younger|lived|live|share|from|nationality|"
+    r"country|citizen)\b",
+    re.IGNORECASE,
+)
+
+
+def _role_relation(head: str) -> str:
+    """Normalise 'Which film whose director was born first' to 'the director who was born
+    first' (a nested role), or strip the question word from a plain comparison head."""
+    m = _ROLE_HEAD_RE.match(head.strip())
+    if (
+        m
+        and _ROLE_VERB_RE.search(m.group("rest"))
+        and m.group("role").lower() not in {"same", "most", "more", "least", "first", "last"}
+    ):
+        return f"the {m.group('role').lower()} who {m.group('rest')}"
+    return _strip_wh(head)
+
+
 def _strip_wh(text: str) -> str:
-    """'Which film has the director who was born later' -> 'the director who was born later'."""
-    text = re.sub(
+    """'Which film came out first' -> 'film came out first' (relation words only matter)."""
+    return re.sub(
         r"^(?:which|who|what|whose|where|when)\s+(?:[a-z]+\s+)?(?:is|was|are|were|"
         r"has|had|have|did|does|do)\s+",
         "",
         text.strip(),
         flags=re.IGNORECASE,
     )
-    return text
 
 
 def _split_items(text: str) -> list[str]:
-    text = re.sub(r"^(?:both\s+)?(?:the\s+)?(?:[a-z]+\s+)?(?=[A-Z\"“])", "", text.strip())
+    """'A, B or C' -> [A, B, C]; 'the directors of films A and B' -> [director of film A, ...]."""
+    text = text.strip()
+    prefix = ""
+    shared = re.match(
+        r"^(?:both\s+)?(?:the\s+)?([a-z]+?)s\s+of\s+(?:the\s+)?(?:([a-z]+?)s?\s+)?"
+        r"(?=[A-Z\"“¿¡])",
+        text,
+    )
+    if shared:
+        prefix = f"{shared.group(1)} of {shared.group(2) or ''}".strip() + " "
+        text = text[shared.end() :]
+    else:
+        text = re.sub(r"^(?:both\s+)?(?:the\s+)?(?:[a-z]+,?\s+)?(?=[A-Z\"“¿¡])", "", text)
     items = re.split(r",?\s+(?:or|and)\s+", text)
-    items = [i.strip(' ,"“”') for i in items if i.strip(' ,"“”')]
+    items = [prefix + i.strip(' ,"“”') for i in items if i.strip(' ,"“”')]
     return items if all(len(i) <= 120 for i in items) else []
+
+
+_AGE_RE = re.compile(r"\b(?:older|oldest|younger|youngest)\b", re.IGNORECASE)
 
 
 def _relation_of(text: str) -> str:
     """The relation words of a comparison head ('who was born earlier' -> 'born')."""
+    if _AGE_RE.search(text) and not re.search(r"\bborn\b", text):
+        text = f"{text} born"
     words = [
         w
         for w in re.findall(r"[A-Za-z']+", text)
@@ -419,8 +469,9 @@ def _chain_en(q: str) -> list[Part]:
         hops.append(f"{possessive.group(1)} of {anchor[0]}?")
         inner_start, inner_end = pos, end + possessive.end()
     elif starts:
-        tail = _TAIL_RE.match(body[end:])
-        inner_start, inner_end = starts.pop(), end + (tail.end() if tail else 0)
+        inner_start = starts.pop()
+        tail = _TAIL_RE.match(body[end:]) if _relative(body[inner_start:pos]) else None
+        inner_end = end + (tail.end() if tail else 0)
         hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
     else:
         return [(q, None)]
@@ -439,10 +490,21 @@ def _chain_en(q: str) -> list[Part]:
     return [(h, i if i else None) for i, h in enumerate(hops)]
 
 
+def _relative(phrase: str) -> bool:
+    """A relative clause ('the state that', 'the award X received') rather than 'the X of'."""
+    if re.search(r"\b(?:that|which|who|whom|whose|where|when)\b", phrase):
+        return True
+    return not re.search(r"\b(?:of|in|at|by|for|from|with|on)\s+(?:the\s+)?(?:\w+\s+)?$", phrase)
+
+
 def _anchor_entity(body: str) -> tuple[str, int] | None:
     """(entity, search offset): the first named thing after the last nested-phrase start."""
     ents = [e for e in tx.quoted_titles(body) + tx.capitalized_spans(body) if len(e) > 1]
-    ents = [e for e in ents if e.split()[0].lower() not in tx.EN_QUESTION_WORDS]
+    ents = [
+        tx.with_parenthetical(e, body)
+        for e in ents
+        if e.split()[0].lower() not in tx.EN_QUESTION_WORDS
+    ]
     if not ents:
         return None
     starts = [m.start() for m in _NP_START_RE.finditer(body)]
@@ -530,7 +592,8 @@ def expand_terms(terms: set[str]) -> set[str]:
     return out
 
 
-BRIDGE_CANDIDATES = 3
+BRIDGE_CANDIDATES = 5
+NEAR_WEIGHT = 2.0
 
 
 def fill_placeholders(
@@ -584,18 +647,39 @@ def bridge_candidates(
             continue
         for i, sentence in enumerate(tx.split_sentences(text)):
             rel = len(rel_terms & tx.term_set(sentence))
+            rel_positions = _term_positions(sentence, rel_terms)
             for ent in _sentence_entities(sentence):
                 ent_terms = tx.term_set(ent)
                 if not ent_terms or ent_terms <= asked_terms:
                     continue
                 if anchor_terms and len(ent_terms & anchor_terms) * 2 >= len(ent_terms):
                     continue
-                score = about * (0.5 + rel) * (1.2 if i == 0 else 1.0)
+                near = _nearness(sentence, ent, rel_positions)
+                score = about * (0.5 + rel) * (1 + NEAR_WEIGHT * near) * (1.2 if i == 0 else 1.0)
                 if ent.lower() in titles:
                     score *= 2.0
                 scores[ent] = scores.get(ent, 0.0) + score
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     return _distinct([e for e, _ in ranked])
+
+
+def _term_positions(sentence: str, terms: set[str]) -> list[int]:
+    """Word positions in the sentence whose (stemmed) word is one of the terms."""
+    words = re.findall(r"\S+", sentence)
+    return [i for i, w in enumerate(words) if set(tx.tokenize(w)) & terms]
+
+
+def _nearness(sentence: str, entity: str, positions: list[int]) -> float:
+    """1 when the entity is next to a relation word ('directed by X'), falling with distance."""
+    if not positions:
+        return 0.0
+    start = sentence.find(entity)
+    if start < 0:
+        return 0.0
+    first = len(re.findall(r"\S+", sentence[:start]))
+    last = first + len(entity.split()) - 1
+    gap = min(min(abs(first - p), abs(last - p)) for p in positions)
+    return 1.0 / max(1, gap)
 
 
 def _aboutness(anchor_terms: set[str], title: str, text: str) -> float:
@@ -636,6 +720,18 @@ def _distinct(entities: list[str]) -> list[str]:
 
 
 # ======================================================================= extraction
+RELEVANT_COVERAGE = 2 / 3
+
+
+def relevance(q_terms: set[str], title: str, text: str) -> float:
+    """Share of the question's terms the passage contains (a synonym counts for its term)."""
+    if not q_terms:
+        return 1.0
+    passage = tx.term_set(f"{title} {text}")
+    hit = sum(1 for t in q_terms if t in passage or expand_terms({t}) & passage - {t} & passage)
+    return hit / len(q_terms)
+
+
 def best_sentences(q_terms: set[str], text: str, *, limit: int = 2, title: str = "") -> list[str]:
     """The sentences of `text` with the highest overlap with the query terms, in text order."""
     sentences = tx.split_sentences(text)

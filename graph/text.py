@@ -556,6 +556,12 @@ def capitalized_spans(text: str) -> list[str]:
     return spans
 
 
+def with_parenthetical(span: str, text: str) -> str:
+    """'Midnight Court' -> 'Midnight Court (Film)' when the text adds a short parenthetical."""
+    m = re.search(re.escape(span) + r"\s*(\([^()]{1,30}\))", text)
+    return f"{span} {m.group(1)}" if m else span
+
+
 def _flush(current: list[str], spans: list[str]) -> None:
     while current and current[-1].lower() in _CONNECTORS:
         current.pop()
