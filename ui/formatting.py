@@ -11,31 +11,19 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from graph.builder import EDGES, NODE_NAMES, taken_edges
+
 START, END = "__start__", "__end__"
-NODES = (
-    "route_question",
-    "answer_directly",
-    "decompose_question",
-    "retrieve_hop",
-    "plan_next_step",
-    "evaluate_evidence",
-    "search_web",
-    "generate_answer",
-)
-# The designed edges of DESIGN.md, with the condition label drawn on the edge.
-EDGES: dict[tuple[str, str], str] = {
-    (START, "route_question"): "",
+
+NODES = NODE_NAMES
+# Condition labels drawn on the designed edges (graph.builder.EDGES lists them all).
+EDGE_LABELS: dict[tuple[str, str], str] = {
     ("route_question", "answer_directly"): "simple",
     ("route_question", "decompose_question"): "complex",
-    ("answer_directly", END): "",
-    ("decompose_question", "retrieve_hop"): "",
-    ("retrieve_hop", "plan_next_step"): "",
     ("plan_next_step", "retrieve_hop"): "retrieve",
     ("plan_next_step", "evaluate_evidence"): "evaluate",
     ("evaluate_evidence", "generate_answer"): "enough / web used",
     ("evaluate_evidence", "search_web"): "gaps",
-    ("search_web", "evaluate_evidence"): "",
-    ("generate_answer", END): "",
 }
 STATUS_TEXT = {
     "route_question": "Routing the question…",
@@ -222,19 +210,13 @@ def trace_events(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def taken_path(events: Sequence[Mapping[str, Any]]) -> list[str]:
-    """START, the nodes in the order they ran, END."""
-    return [START, *[str(e["node"]) for e in events if e["node"] in NODES], END]
-
-
 def _dot_id(node: str) -> str:
     return json.dumps(node)
 
 
 def state_machine_dot(events: Sequence[Mapping[str, Any]]) -> str:
     """Graphviz DOT of the state machine with the taken path highlighted, nodes with durations."""
-    path = taken_path(events)
-    edge_count = Counter(zip(path, path[1:], strict=False))
+    edge_count = Counter(taken_edges(events))
     ms: Counter[str] = Counter()
     runs: Counter[str] = Counter()
     for event in events:
@@ -259,10 +241,9 @@ def state_machine_dot(events: Sequence[Mapping[str, Any]]) -> str:
         else:
             label, style = node, ""
         lines.append(f'  {_dot_id(node)} [label="{label}"{", " + style if style else ""}];')
-    all_edges = dict(EDGES)
-    for edge in edge_count:
-        all_edges.setdefault(edge, "")  # a transition the design did not draw: show it anyway
-    for (src, dst), label in all_edges.items():
+    undesigned = [edge for edge in edge_count if edge not in EDGES]  # drawn anyway, dashed
+    for src, dst in [*EDGES, *undesigned]:
+        label = EDGE_LABELS.get((src, dst), "")
         count = edge_count.get((src, dst), 0)
         attrs = (
             [f'label="{label}{f" ×{count}" if count > 1 else ""}"'] if label or count > 1 else []
