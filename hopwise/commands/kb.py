@@ -80,6 +80,10 @@ def run_ingest(args: argparse.Namespace) -> int:
         print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
     elif not results:
         print("hopwise: no files found", file=sys.stderr)
+    else:
+        counts = {s: sum(r.status == s for r in results) for s in ("ingested", "skipped", "failed")}
+        summary = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+        print(f"{len(results)} files: {summary}", file=sys.stderr)
     return 1 if any(r.status == "failed" for r in results) else 0
 
 
