@@ -48,11 +48,17 @@ def build_kb(settings: Settings) -> MilvusStore:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hopwise]:
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Settings, MilvusStore]]:
     settings = settings_for(tmp_path_factory.mktemp("kb"))
-    hopwise = Hopwise(settings, build_kb(settings), OfflineReasoner())
-    yield hopwise
-    hopwise.close()
+    store = build_kb(settings)
+    yield settings, store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def app(kb: tuple[Settings, MilvusStore]) -> Hopwise:
+    settings, store = kb
+    return Hopwise(settings, store, OfflineReasoner())  # in-memory threads
 
 
 def cited_sources(result: dict) -> set[str]:
@@ -83,9 +89,8 @@ def test_groups_are_enforced_on_the_real_store(app: Hopwise) -> None:
     assert "acme.md" in cited_sources(insider)
 
 
-def test_threads_persist_across_restarts(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path)
-    build_kb(settings).close()
+def test_threads_persist_across_restarts(kb: tuple[Settings, MilvusStore]) -> None:
+    settings = kb[0]  # from_settings shares the embedded Milvus file, adds SQLite threads
     first = Hopwise.from_settings(settings)
     try:
         answer = first.ask("Who directed Inception?")
