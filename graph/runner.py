@@ -45,7 +45,8 @@ class Hopwise:
         self.retriever = retriever
         self.reasoner = reasoner
         self.web = web
-        self.code = code  # settles steps without the model (see Settings.llm_economy)
+        # settles steps without the model (Settings.llm_economy); built unless passed in
+        self.code = code if code is not None else build_code_reasoner(settings, reasoner)
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = compile_graph(self.checkpointer)
         self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
@@ -63,7 +64,6 @@ class Hopwise:
             build_reasoner(settings),
             build_web_search(settings),
             open_checkpointer(settings.checkpoint_path),
-            code=build_code_reasoner(settings),
         )
 
     def ask(
@@ -152,9 +152,9 @@ def build_reasoner(settings: Settings) -> Reasoner:
     return LLMReasoner(settings, fallback=OfflineReasoner())
 
 
-def build_code_reasoner(settings: Settings) -> Reasoner | None:
-    """The offline reasoner settles code-decidable steps of an LLM run (llm_economy)."""
-    if not (settings.llm_enabled and settings.llm_economy):
+def build_code_reasoner(settings: Settings, reasoner: Reasoner) -> Reasoner | None:
+    """The offline reasoner settles code-decidable steps of a model-backed run (llm_economy)."""
+    if not settings.llm_economy or reasoner.name == "offline":
         return None
     from graph.offline import OfflineReasoner
 

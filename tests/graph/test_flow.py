@@ -25,6 +25,7 @@ NOT_ENOUGH = EvidenceVerdict(enough=False, missing=["birth year"], web_query="No
 def make_app(
     reasoner: ScriptedReasoner, *, web: FakeWebSearch | None = None, **settings: object
 ) -> Hopwise:
+    settings.setdefault("llm_economy", False)  # every step to the scripted "model"
     cfg = Settings(web_search=web is not None, **settings)  # type: ignore[arg-type]
     return Hopwise(cfg, KeywordRetriever(sample_chunks()), reasoner, web, InMemorySaver())
 
@@ -245,6 +246,9 @@ def test_economy_lets_code_settle_what_it_can() -> None:
     reasoner, code = director_reasoner(), ScriptedReasoner(name="offline")
     cfg = Settings(web_search=False)
     app = Hopwise(cfg, KeywordRetriever(sample_chunks()), reasoner, None, code=code)
+    assert Hopwise(cfg, app.retriever, reasoner).code is not None  # built by default
+    off = Settings(llm_economy=False)  # type: ignore[call-arg]
+    assert Hopwise(off, app.retriever, reasoner).code is None
     result = app.ask(DIRECTOR)
     assert reasoner.calls == ["decompose", "bridge", "answer"] and result["llm_calls"] == 3
     assert code.calls == ["route", "extract", "extract", "evaluate"]

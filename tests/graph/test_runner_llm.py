@@ -60,8 +60,7 @@ def make_app(stub: StubOpenAIServer, *, economy: bool = True) -> Hopwise:
         llm_economy=economy,
     )  # type: ignore[arg-type]
     reasoner = LLMReasoner(settings, fallback=OfflineReasoner(), backoff_s=0.0)
-    code = OfflineReasoner() if economy else None
-    return Hopwise(settings, KeywordRetriever(sample_chunks()), reasoner, None, code=code)
+    return Hopwise(settings, KeywordRetriever(sample_chunks()), reasoner, None)
 
 
 def test_llm_answer_with_citations_over_http(stub: StubOpenAIServer) -> None:
