@@ -145,6 +145,8 @@ def test_admin_upload_chat_and_trace_in_chromium(page, server, tmp_path: Path) -
     url, data = server
     doc = tmp_path / "handbook.md"
     doc.write_text(HANDBOOK, encoding="utf-8")
+    bad = tmp_path / "scan.pdf"
+    bad.write_bytes(b"%PDF-1.4 not really a pdf")
 
     page.goto(f"{url}/admin")
     page.get_by_label("Admin password").fill("not it")
@@ -152,12 +154,13 @@ def test_admin_upload_chat_and_trace_in_chromium(page, server, tmp_path: Path) -
     page.get_by_text("Wrong credentials.").wait_for()
     page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    page.locator("input[type=file]").set_input_files(str(doc))
-    page.get_by_text("handbook.md").first.wait_for()
+    page.locator("input[type=file]").set_input_files([str(doc), str(bad)])
+    page.get_by_text("scan.pdf").first.wait_for()
     page.get_by_role("button", name="Ingest").click()
-    page.get_by_text("Last upload: 1 ingested, 0 skipped, 0 failed").wait_for()
+    page.get_by_text("Last upload: 1 ingested, 0 skipped, 1 failed").wait_for()
     wait_idle(page)
-    page.get_by_text("1 of 1 files").wait_for()
+    page.get_by_text("2 of 2 files").wait_for()
+    page.get_by_text("scan.pdf: failed").wait_for()
     page.get_by_text("Document to delete").wait_for()
     shoot(page, data, "admin")
 

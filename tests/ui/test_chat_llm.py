@@ -16,20 +16,22 @@ DOC = b"# Warranty\n\nThe turbine warranty lasts two years from delivery.\n"
 
 @pytest.fixture(scope="module")
 def stub(app_data: Path) -> Iterator[StubOpenAIServer]:
-    with StubOpenAIServer(responder=plausible_responder) as server:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("HOPWISE_LLM_BASE_URL", server.url)
-            mp.setenv("HOPWISE_LLM_MODEL", "stub-model")
-            mp.setenv("HOPWISE_LLM_API_KEY", "test-key")
-            mp.setenv("HOPWISE_LLM_MAX_RETRIES", "0")
-            from ingest.pipeline import ingest_bytes
-            from ui.services import get_settings, get_store
+    with (
+        StubOpenAIServer(responder=plausible_responder) as server,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        mp.setenv("HOPWISE_LLM_BASE_URL", server.url)
+        mp.setenv("HOPWISE_LLM_MODEL", "stub-model")
+        mp.setenv("HOPWISE_LLM_API_KEY", "test-key")
+        mp.setenv("HOPWISE_LLM_MAX_RETRIES", "0")
+        from ingest.pipeline import ingest_bytes
+        from ui.services import get_settings, get_store
 
-            result = ingest_bytes(
-                DOC, "warranty.md", get_store(), groups=["all"], settings=get_settings()
-            )
-            assert result.status == "ingested"
-            yield server
+        result = ingest_bytes(
+            DOC, "warranty.md", get_store(), groups=["all"], settings=get_settings()
+        )
+        assert result.status == "ingested"
+        yield server
 
 
 def answer_of(at) -> str:
