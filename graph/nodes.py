@@ -290,15 +290,21 @@ def answer_directly(state: GraphState, runtime: Runtime[GraphContext]) -> dict[s
 
 
 def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-    """Split into ordered, self-contained sub-questions; ids renumbered 1..n, links checked."""
+    """Split into ordered, self-contained sub-questions."""
     ctx = runtime.context
     step = Step(ctx, "decompose_question")
     decomposition, usage = ctx.reasoner.decompose(state["standalone_question"])
     step.add(usage)
-    raw = [sq for sq in decomposition.sub_questions if sq.question.strip()][:MAX_SUB_QUESTIONS]
-    new_id = {sq.id: i for i, sq in enumerate(raw, start=1)}
+    subs = sub_question_records(decomposition.sub_questions, state["standalone_question"])
+    return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs)]}
+
+
+def sub_question_records(raw: Sequence[Any], question: str) -> list[dict[str, Any]]:
+    """Ids renumbered 1..n, links only to earlier ones, at most 8; the question if none."""
+    kept = [sq for sq in raw if sq.question.strip()][:MAX_SUB_QUESTIONS]
+    new_id = {sq.id: i for i, sq in enumerate(kept, start=1)}
     subs = []
-    for i, sq in enumerate(raw, start=1):
+    for i, sq in enumerate(kept, start=1):
         dep = new_id.get(sq.depends_on) if sq.depends_on is not None else None
         subs.append(
             {
@@ -308,16 +314,7 @@ def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> dic
                 "follow_up": False,
             }
         )
-    if not subs:
-        subs = [
-            {
-                "id": 1,
-                "question": state["standalone_question"],
-                "depends_on": None,
-                "follow_up": False,
-            }
-        ]
-    return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs)]}
+    return subs or [{"id": 1, "question": question, "depends_on": None, "follow_up": False}]
 
 
 def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
@@ -385,11 +382,13 @@ def run_hop(
         seen.add(hit.chunk_id)
         records.append(hit_record(hit, new))
         item = pool_item(hit, hop_no, rank)
+        old = pool.get(hit.chunk_id)
         if new:
             new_hits.append(hit)
             items.append(item)
-        elif hit.score > pool[hit.chunk_id].get("score", 0.0):
-            items.append({**item, "sentences": pool[hit.chunk_id].get("sentences", [])})
+        elif old and (hit.score > old.get("score", 0.0) or rank < old.get("rank", rank)):
+            # the reducer keeps the higher score and the better rank; sentences stay
+            items.append({**item, "sentences": old.get("sentences", [])})
     kept: list[dict[str, str]] = []
     if new_hits:
         extractor, by_code = ctx.reasoner_for(code_can_settle=True)
