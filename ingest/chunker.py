@@ -48,18 +48,22 @@ def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
     A heading with no body yet stays with its sub-heading.
     """
     group: list[Block] = []
+    only_headings = True  # the group so far holds nothing but headings
     for block in blocks:
-        only_headings = all(b.kind == "heading" for b in group)
-        new_page = bool(group) and block.page != group[-1].page
-        new_path = (
-            block.kind != "heading"
-            and not only_headings
-            and (block.section_path != group[-1].section_path)
-        )  # a section entered without a heading block (PDF bookmarks)
-        if group and (new_page or new_path or (block.kind == "heading" and not only_headings)):
-            yield group
-            group = []
+        if group:
+            new_page = block.page != group[-1].page
+            new_heading = block.kind == "heading" and not only_headings
+            # a section entered without a heading block (PDF bookmarks)
+            new_path = (
+                block.kind != "heading"
+                and not only_headings
+                and (block.section_path != group[-1].section_path)
+            )
+            if new_page or new_heading or new_path:
+                yield group
+                group, only_headings = [], True
         group.append(block)
+        only_headings = only_headings and block.kind == "heading"
     if group:
         yield group
 
