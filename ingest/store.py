@@ -296,9 +296,7 @@ class MilvusStore:
         if self.embedder is not None:
             schema.add_field("dense", dt.FLOAT_VECTOR, dim=self.embedder.dim)
             index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
-        self._client.create_collection(
-            self.collection, schema=schema, index_params=index, consistency_level="Strong"
-        )
+        self._create(self.collection, schema, index)
 
     def _create_manifest_collection(self) -> None:
         dt = self._pm.DataType
@@ -317,9 +315,13 @@ class MilvusStore:
         schema.add_field("unused", dt.FLOAT_VECTOR, dim=2)  # Milvus needs a vector per collection
         index = self._client.prepare_index_params()
         index.add_index("unused", index_type="FLAT", metric_type="L2")
-        self._client.create_collection(
-            self.manifest, schema=schema, index_params=index, consistency_level="Strong"
-        )
+        self._create(self.manifest, schema, index)
+
+    def _create(self, name: str, schema: Any, index: Any) -> None:
+        """Create, then index without pymilvus's fixed 0.5 s wait per index (sync=False); the
+        load that follows waits until the collection is ready."""
+        self._client.create_collection(name, schema=schema, consistency_level="Strong")
+        self._client.create_index(name, index, sync=False)
 
     # ---- manifest -------------------------------------------------------------------------
 
