@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import logging
 import os
 import pickle
 import re
@@ -27,6 +28,8 @@ from typing import Any
 
 from ingest.errors import IngestError
 from ingest.models import Block, ParsedDocument
+
+log = logging.getLogger(__name__)
 
 SUPPORTED_EXTENSIONS = (".pdf", ".docx", ".md", ".markdown", ".txt", ".html", ".htm")
 MAX_PDF_PAGES = 2000
@@ -702,10 +705,13 @@ class _ParseWorker:
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        self.unavailable = False  # the worker cannot start here: parse in-process instead
 
     def parse(self, data: bytes, source: str, ext: str, timeout_s: float) -> ParsedDocument:
         with self._lock:
-            proc = self._ensure()
+            proc = None if self.unavailable else self._ensure()
+            if proc is None:
+                return _parse_inline(data, source, ext)
             assert proc.stdin is not None and proc.stdout is not None
             try:
                 _send(proc.stdin, pickle.dumps((data, source, ext)))
@@ -725,7 +731,7 @@ class _ParseWorker:
             raise IngestError(reply[1:].decode("utf-8", "replace"))
         return ParsedDocument.model_validate_json(reply[1:])
 
-    def _ensure(self) -> subprocess.Popen[bytes]:
+    def _ensure(self) -> subprocess.Popen[bytes] | None:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         env = dict(os.environ)
@@ -738,6 +744,15 @@ class _ParseWorker:
             stderr=subprocess.DEVNULL,
             env=env,
         )
+        assert self._proc.stdout is not None
+        try:  # the worker says "R" once its imports are done
+            ready = _read_exact(self._proc.stdout.fileno(), 1, time.monotonic() + 60) == b"R"
+        except (TimeoutError, EOFError, OSError):
+            ready = False
+        if not ready:
+            log.warning("parse worker could not start; parsing in-process without a deadline")
+            self.stop()
+            self.unavailable = True
         return self._proc
 
     def stop(self) -> None:
@@ -787,6 +802,11 @@ def serve_worker() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_LIMIT, WORKER_MEMORY_LIMIT))
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints from libraries must not corrupt the protocol
+    for module in ("pypdf", "docx", "bs4", "charset_normalizer"):
+        with contextlib.suppress(ImportError):
+            __import__(module)
+    out.write(b"R")
+    out.flush()
     stdin = sys.stdin.buffer
     while True:
         header = stdin.read(8)

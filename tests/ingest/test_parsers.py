@@ -255,3 +255,18 @@ def test_pdf_page_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ingest.parsers, "MAX_PDF_PAGES", 2)  # a 2,001-page file is slow to make
     with pytest.raises(IngestError, match="PDF has 3 pages, over the 2-page limit"):
         parse_file(docs.make_pdf(tmp_path))
+
+
+def test_worker_that_cannot_start_falls_back_to_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from ingest.parsers import _ParseWorker
+
+    worker = _ParseWorker()
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # e.g. a frozen or embedded Python
+    data = docs.make_markdown(tmp_path).read_bytes()
+    doc = worker.parse(data, "runbook.md", ".md", timeout_s=5)
+    assert doc.title == "Operations Runbook"
+    assert worker.unavailable
