@@ -126,15 +126,13 @@ def as_hit(item: dict[str, Any]) -> Hit:
 
 
 def rank_pool(pool: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Best first: chunks with extracted sentences, then by rank within their hop, then score.
+    """Best first: by rank within the hop that found the chunk, then by score.
 
-    Ranking within a hop (not raw score across hops) keeps every hop's best chunks in a
-    capped prompt, so a bridge hop's evidence is never crowded out by another hop.
+    Interleaving hops (not raw score across hops) keeps every hop's best chunks in a capped
+    prompt, so a bridge hop's evidence is never crowded out by another hop. On the dev sets
+    this ordering gave the best recall@5 of the orderings tried.
     """
-    return sorted(
-        pool.values(),
-        key=lambda it: (not it.get("sentences"), it.get("rank", 0), -it.get("score", 0.0)),
-    )
+    return sorted(pool.values(), key=lambda it: (it.get("rank", 0), -it.get("score", 0.0)))
 
 
 def evidence_items(
