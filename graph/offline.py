@@ -459,7 +459,7 @@ def _chain_en(q: str) -> list[Part]:
     body = q.strip().rstrip(" ?")
     anchor = _anchor_entity(body)
     if not anchor:
-        return [(q, None)]
+        return _relative_chain(q, body)
     pos = body.find(anchor[0], anchor[1])
     end = pos + len(anchor[0])
     starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
@@ -488,6 +488,24 @@ def _chain_en(q: str) -> list[Part]:
     if len(hops) < 2:
         return [(q, None)]
     return [(h, i if i else None) for i, h in enumerate(hops)]
+
+
+_REL_NP_RE = re.compile(
+    r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:who|that|which|whose|where)\b"
+)
+
+
+def _relative_chain(q: str, body: str) -> list[Part]:
+    """No named anchor: 'the brother of the player who has won X' -> ['player who has won X',
+    'the brother of #1']."""
+    m = _REL_NP_RE.search(body)
+    if not m or m.start() == 0:
+        return [(q, None)]
+    inner = _NP_LEAD_RE.sub("", body[m.start() :]).strip()
+    outer = tx.normalize_space(f"{body[: m.start()]} #1") + "?"
+    if _is_trivial(outer) or len(tx.tokenize(inner)) < 2:
+        return [(q, None)]
+    return [(inner + "?", None), (outer, 1)]
 
 
 def _relative(phrase: str) -> bool:
@@ -659,8 +677,36 @@ def bridge_candidates(
                 if ent.lower() in titles:
                     score *= 2.0
                 scores[ent] = scores.get(ent, 0.0) + score
+    _boost_linked_titles(scores, docs, anchor_terms, asked_terms)
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     return _distinct([e for e, _ in ranked])
+
+
+def _boost_linked_titles(
+    scores: dict[str, float],
+    docs: list[tuple[str, str]],
+    anchor_terms: set[str],
+    asked_terms: set[str],
+) -> None:
+    """A retrieved page whose title the anchor's page mentions is a likely bridge entity."""
+    anchor_texts = [
+        text.lower() for title, text in docs if _aboutness(anchor_terms, title, "") >= 1
+    ]
+    if not anchor_texts:
+        return
+    best = max(scores.values(), default=1.0)
+    for title, _ in docs:
+        clean = re.sub(r"\s*\(.*?\)\s*$", "", title).strip()
+        terms = tx.term_set(clean)
+        if (
+            not clean
+            or not terms
+            or terms <= asked_terms
+            or _aboutness(anchor_terms, title, "") >= 1
+        ):
+            continue
+        if any(clean.lower() in text for text in anchor_texts):
+            scores[clean] = scores.get(clean, 0.0) + best
 
 
 def _term_positions(sentence: str, terms: set[str]) -> list[int]:
@@ -690,9 +736,9 @@ def _aboutness(anchor_terms: set[str], title: str, text: str) -> float:
     if title_terms and (title_terms <= anchor_terms or anchor_terms <= title_terms):
         return 1.0
     if title_terms and tx.overlap(anchor_terms, title_terms) >= 0.6:
-        return 0.7
+        return 0.3
     body = tx.overlap(anchor_terms, tx.term_set(text[:600]))
-    return 0.5 * body if body >= 0.6 else 0.0
+    return 0.2 * body if body >= 0.6 else 0.0
 
 
 def _sentence_entities(sentence: str) -> list[str]:

@@ -579,7 +579,8 @@ def _flush(current: list[str], spans: list[str]) -> None:
 
 def quoted_titles(text: str) -> list[str]:
     """Titles in quotes or book-title marks: "Swan Lake", 《天鹅湖》."""
-    return [m.group(1).strip() for m in _QUOTED_RE.finditer(text) if m.group(1).strip()]
+    found = [m.group(1).strip() for m in _QUOTED_RE.finditer(text)]
+    return [t for t in found if t and len(t.split()) <= 10]
 
 
 def years(text: str) -> list[str]:

@@ -49,8 +49,12 @@ def passages_to_chunks(dataset: Dataset, passages: Iterable[Passage], part: int)
 
 
 def index_key(dataset: Dataset, excluded: set[str], embedder_name: str) -> str:
+    """Changes with the corpus, the excluded passages, the embedder and the BM25 analyzer."""
+    from ingest.store import TEXT_ANALYZER
+
+    analyzer = json.dumps(TEXT_ANALYZER, sort_keys=True, ensure_ascii=False)
     digest = hashlib.sha256()
-    for part in (INDEX_FORMAT, dataset.corpus_checksum, embedder_name, *sorted(excluded)):
+    for part in (INDEX_FORMAT, dataset.corpus_checksum, embedder_name, analyzer, *sorted(excluded)):
         digest.update(part.encode("utf-8") + b"\0")
     return digest.hexdigest()[:16]
 
