@@ -18,7 +18,6 @@ from ui.streaming import stream_ask
 from ui.widgets import answer_block
 
 THREAD_KEY = "hopwise_thread"
-ANSWERS_KEY = "hopwise_answers"  # {thread_id: [result, ...]} cache of the open chat
 
 st.title("Chat")
 user = current_user()
@@ -32,7 +31,6 @@ settings = get_settings()
 
 if THREAD_KEY not in st.session_state:
     st.session_state[THREAD_KEY] = new_thread_id(user)
-cache: dict[str, list[dict]] = st.session_state.setdefault(ANSWERS_KEY, {})
 
 
 def open_chat(thread_id: str) -> None:
@@ -69,13 +67,11 @@ def list_past_chats() -> None:
 
 
 thread_id: str = st.session_state[THREAD_KEY]
-if thread_id not in cache:
-    try:
-        cache[thread_id] = list(runner.thread_answers(thread_id))
-    except Exception as exc:  # noqa: BLE001
-        st.error(f"Could not load this chat: {exc}")
-        cache[thread_id] = []
-answers = cache[thread_id]
+try:  # read back every run (a few ms): an answer finished after a rerun is never lost
+    answers = list(runner.thread_answers(thread_id))
+except Exception as exc:  # noqa: BLE001
+    st.error(f"Could not load this chat: {exc}")
+    answers = []
 
 if not settings.llm_enabled:
     st.info(offline_note(), icon=":material/description:")
