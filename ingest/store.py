@@ -40,10 +40,11 @@ INSERT_BATCH = 1000
 MAX_TEXT_BYTES = 65_535
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
 # jieba for Chinese and English alike; lower-cased so "Battle" matches "battle"; English stop
-# words and the space tokens jieba emits are dropped so they do not score (helper F, eval).
+# words and the space/punctuation tokens jieba emits are dropped so they do not score.
+PUNCTUATION_TOKENS = list(" ?？!！,，.。:：;；、'\"“”‘’()（）[]【】《》-–—/")
 TEXT_ANALYZER = {
     "tokenizer": "jieba",
-    "filter": ["lowercase", {"type": "stop", "stop_words": ["_english_", " "]}],
+    "filter": ["lowercase", {"type": "stop", "stop_words": ["_english_", *PUNCTUATION_TOKENS]}],
 }
 _GROUP_RE = re.compile(r"^[A-Za-z0-9_.@:\-\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,64}$")
 _COLLECTION_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
