@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from graph.context import GraphContext
 from graph.protocols import EvidenceItem, HopView, Usage, WebSearchError
+from graph.schemas import PlanDecision
 from graph.state import GraphState
 from graph.web import search_with_timeout
 from ingest.models import Hit
@@ -44,6 +45,11 @@ class Step:
             if mode in modes:
                 return mode
         return "code"
+
+    @property
+    def decided_by(self) -> str:
+        """model: the LLM decided; offline: offline reasoning (configured or standing in)."""
+        return {"llm": "model", "fallback": "offline", "offline": "offline"}.get(self.mode, "code")
 
     def finish(self, **details: Any) -> dict[str, Any]:
         """Build the event, hand it to the on_event callback, and return it for the trace."""
@@ -265,7 +271,7 @@ def route_question(state: GraphState, runtime: Runtime[GraphContext]) -> dict[st
         route=decision.route,
         reason=decision.reason,
         standalone=standalone,
-        decided_by="code" if by_code else "model",
+        decided_by=step.decided_by,
     )
     return {
         "standalone_question": standalone,
@@ -417,25 +423,32 @@ def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[st
     ctx = runtime.context
     step = Step(ctx, "plan_next_step")
     action, reason, update = decide_by_code(state, ctx)
-    if action is None:
-        hops = state.get("hops", [])
-        remaining = [sq["question"] for sq in pending_sub_questions(state)]
-        items = evidence_items(state.get("evidence", {}), [], ctx.settings.max_evidence_chunks)
-        decision, usage = ctx.reasoner.plan(
+    exhausted = update.get("stop_reason") == "sub_questions_exhausted"
+    free = ctx.code or (ctx.reasoner if ctx.reasoner.name == "offline" else None)
+    if action is None or (exhausted and free is not None and not state.get("follow_up_added")):
+        # Asked only when undecided, or, for free, whether the evidence calls for a follow-up.
+        planner, by_code = (ctx.reasoner, False) if action is None else (free, free is ctx.code)
+        decision, usage = planner.plan(
             state["standalone_question"],
-            remaining,
-            hop_views(hops, state.get("evidence", {})),
-            items,
+            [sq["question"] for sq in pending_sub_questions(state)],
+            hop_views(state.get("hops", []), state.get("evidence", {})),
+            evidence_items(state.get("evidence", {}), [], ctx.settings.max_evidence_chunks),
         )
-        step.add(usage)
-        update = add_follow_up(state, decision.follow_up)
-        has_next = bool(remaining) or "sub_questions" in update
-        action = "retrieve" if decision.action == "retrieve" and has_next else "evaluate"
-        reason = decision.reason or ("planner" if action == "retrieve" else "plan_evaluate")
-        if action == "evaluate":
-            update["stop_reason"] = "plan_evaluate" if has_next else "sub_questions_exhausted"
-    event = step.finish(action=action, reason=reason, decided_by="model" if step.usages else "code")
+        step.add(usage, by_code=by_code)
+        action, reason, update = apply_plan(state, decision)
+    event = step.finish(action=action, reason=reason, decided_by=step.decided_by)
     return {**update, "plan_action": action, "plan_reason": reason, "trace": [event]}
+
+
+def apply_plan(state: GraphState, decision: PlanDecision) -> tuple[str, str, dict[str, Any]]:
+    """Check the proposal: a follow-up is added once; retrieve only if something is left."""
+    update = add_follow_up(state, decision.follow_up)
+    has_next = bool(pending_sub_questions(state)) or "sub_questions" in update
+    action = "retrieve" if decision.action == "retrieve" and has_next else "evaluate"
+    reason = decision.reason or ("planner" if action == "retrieve" else "plan_evaluate")
+    if action == "evaluate":
+        update["stop_reason"] = "plan_evaluate" if has_next else "sub_questions_exhausted"
+    return action, reason, update
 
 
 def decide_by_code(state: GraphState, ctx: GraphContext) -> tuple[str | None, str, dict[str, Any]]:
@@ -506,8 +519,7 @@ def evaluate_evidence(state: GraphState, runtime: Runtime[GraphContext]) -> dict
         verdict = result.model_dump()
     if verdict["enough"] and state.get("stop_reason", "") in NATURAL_STOPS:
         update["stop_reason"] = "enough"
-    by_model = any(u.mode != "code" for u in step.usages)
-    event = step.finish(**verdict, decided_by="model" if by_model else "code")
+    event = step.finish(**verdict, decided_by=step.decided_by)
     return {**update, "evaluation": verdict, "trace": [event]}
 
 

@@ -251,7 +251,7 @@ def test_economy_lets_code_settle_what_it_can() -> None:
     assert Hopwise(off, app.retriever, reasoner).code is None
     result = app.ask(DIRECTOR)
     assert reasoner.calls == ["decompose", "bridge", "answer"] and result["llm_calls"] == 3
-    assert code.calls == ["route", "extract", "extract", "evaluate"]
+    assert code.calls == ["route", "extract", "extract", "plan", "evaluate"]  # plan: follow-up?
     assert result["mode"] == "llm" and {"inception", "nolan"} <= {
         c["chunk_id"] for c in result["citations"]
     }
