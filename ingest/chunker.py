@@ -93,12 +93,17 @@ def _pieces(
         if stripped:
             yield text.index(stripped), stripped
         return
+    overlap = splitter._chunk_overlap
     cursor = prev_end = 0
     carry: int | None = None
     for piece in splitter.split_text(text):
-        # each piece starts after the previous start and brings new text past its end
+        # each piece starts after the previous start, brings new text past its end, and
+        # shares at most the overlap with it (this settles repetitive text)
         found = text.find(piece, cursor)
-        while found >= 0 and found + len(piece) <= prev_end:
+        while found >= 0 and (
+            found + len(piece) <= prev_end
+            or (found < prev_end and count_tokens(text[found:prev_end]) > overlap)
+        ):
             found = text.find(piece, found + 1)
         if found < 0:  # cannot happen for verbatim pieces; keep going rather than lose text
             found = text.find(piece)
