@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 ENGINE_EMBEDDED = "milvus-lite 2.5.1 (embedded)"
 ENGINE_SERVER = "milvus server"
 RRF_K = 60
-INSERT_BATCH = 1000
+INSERT_BATCH = 500
 MAX_TEXT_BYTES = 65_535
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
 # jieba for Chinese and English alike; lower-cased so "Battle" matches "battle"; English stop
@@ -338,7 +338,8 @@ class MilvusStore:
         return rows[0] if rows else None
 
     def _put_manifest(self, row: dict[str, Any]) -> None:
-        row = {**row, "updated_at": time.time(), "unused": [0.0, 0.0]}
+        row = {k: row[k] for k in MANIFEST_FIELDS if k in row}
+        row.update(updated_at=time.time(), unused=[0.0, 0.0])
         self._client.upsert(self.manifest, [row])
 
     def _visibility_filter(self) -> str:
@@ -416,15 +417,17 @@ class MilvusStore:
             "source": _clip(first.source, 2048),
             "groups_json": json.dumps(validate_chunk_groups(first.groups), ensure_ascii=False),
             "checksum": first.checksum, "created_at": first.created_at, "chunks": len(chunks),
+            "fresh": old is None,  # no other version of this document exists anywhere
         }  # fmt: skip
         previous = {**old, "active_version": active} if old else {**record, "active_version": 0}
         self._put_manifest({**previous, "pending_version": version, "in_transition": True})
         self._flush(self.manifest)
         try:
-            self._client.delete(  # leftovers of an earlier interrupted write of this version
-                self.collection,
-                filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
-            )
+            if old is not None:  # leftovers of an earlier interrupted write of this version
+                self._client.delete(
+                    self.collection,
+                    filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
+                )
             for start in range(0, len(rows), INSERT_BATCH):
                 self._client.insert(self.collection, rows[start : start + INSERT_BATCH])
             self._flush(self.collection)
@@ -436,6 +439,12 @@ class MilvusStore:
     def _activate(self, record: dict[str, Any]) -> None:
         """Steps 3-4: switch the active version, then delete the old version's chunks."""
         version = int(record["pending_version"])
+        if record.get("fresh"):  # nothing old to hide or delete: one manifest write suffices
+            self._put_manifest(
+                {**record, "active_version": version, "pending_version": 0, "in_transition": False}
+            )
+            self._flush(self.manifest)
+            return
         self._put_manifest({**record, "active_version": version})
         self._flush(self.manifest)
         self._settle({**record, "active_version": version})
