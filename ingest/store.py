@@ -204,6 +204,11 @@ class MilvusStore:
         alias = f"hopwise-{uuid.uuid4().hex}"
         if not self.remote:
             path = Path(self.uri)
+            if not re.match(r"^[A-Za-z0-9.\-_]{1,36}$", path.name):
+                raise StoreError(  # Milvus Lite's own limits on the database file name
+                    f"embedded database name {path.name!r} must be at most 36 letters, digits, "
+                    "'.', '-' or '_'"
+                )
             path.parent.mkdir(parents=True, exist_ok=True)
             if _lock_held_elsewhere(path):
                 raise StoreError(_locked_message(self.uri))
