@@ -41,7 +41,11 @@ def doc_id_for(source: str) -> str:
 
 
 def document_groups(groups: Iterable[str] | str | None) -> list[str]:
-    """Checked reader groups of a document; none given means everyone ("all")."""
+    """Checked reader groups of a document; none given means everyone ("all").
+
+    Re-ingesting without groups keeps an existing document's groups (see ingest_bytes), so a
+    routine folder re-run can never widen who may read a restricted document.
+    """
     try:
         return validate_chunk_groups(groups)
     except ValueError as exc:
@@ -76,10 +80,12 @@ def ingest_bytes(
         return IngestResult(path=shown, source=str(filename), status="failed", reason=str(exc))
     doc_id = doc_id_for(source)
     try:
-        readers = document_groups(groups)
+        readers = document_groups(groups) if groups else None
         check_size(len(data), _max_bytes(settings))
         checksum = hashlib.sha256(data).hexdigest()
         old = store.get_document(doc_id)
+        if readers is None:  # no groups given: an existing document keeps its readers
+            readers = list(old.groups) if old else document_groups(None)
         if old and old.checksum == checksum and sorted(old.groups) == sorted(readers):
             return IngestResult(
                 path=shown, source=source, status="skipped", doc_id=doc_id,

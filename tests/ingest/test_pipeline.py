@@ -206,3 +206,14 @@ def test_batch_with_duplicate_names_and_missing_paths(tmp_path, store, settings)
     assert "same file name" in (results[1].reason or "")
     assert "no such file" in (results[2].reason or "")
     assert store.get_document(doc_id_for("same.md")).version == 1  # type: ignore[union-attr]
+
+
+def test_reingest_without_groups_keeps_a_restricted_documents_readers(
+    tmp_path, store, settings
+) -> None:
+    path = docs.make_markdown(tmp_path, "pay.md", "# Pay\n\nThe bonus pool is settled in April.")
+    assert ingest_file(path, store, groups=["finance"], settings=settings).version == 1
+    again = ingest_file(path, store, settings=settings)  # a routine re-run with no --groups
+    assert (again.status, again.version) == ("skipped", 1)
+    assert store.search("bonus pool settled April", ["all"]) == []
+    assert store.get_document(again.doc_id).groups == ["finance"]
