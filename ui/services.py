@@ -67,9 +67,11 @@ def configured_users() -> dict[str, User]:
 
 def current_user() -> User | None:
     """The signed-in user, the implicit local user when no users are configured, else None."""
-    if not configured_users():
+    users = configured_users()
+    if not users:
         return local_user()
-    return st.session_state.get(USER_KEY)
+    signed_in = st.session_state.get(USER_KEY)
+    return users.get(signed_in.name) if signed_in else None  # config changes apply at once
 
 
 def runner_or_error() -> Hopwise | None:

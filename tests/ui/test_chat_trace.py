@@ -168,3 +168,33 @@ def test_trace_json_is_the_result(kb: Path) -> None:
     result = runner.thread_answers(thread["thread_id"])[-1]
     data = json.loads(trace_json(result))
     assert data["thread_id"] == thread["thread_id"] and data["hops"] == result["hops"]
+
+
+def test_a_trace_link_opens_that_answer_but_not_another_users_chat(kb: Path) -> None:
+    from ui.services import get_runner
+
+    runner = get_runner()
+    runner.ask("Who is the supplier of the turbines?", thread_id="local:older")
+    runner.ask("What is the penalty for late delivery?", thread_id="local:newer")
+    private = "Which salary band applies to senior engineers?"
+    runner.ask(private, groups=("all", "hr"), thread_id="hana:private")
+    first_thread, first_question = "local:older", "Who is the supplier of the turbines?"
+    at = new_app()
+    at.query_params.update({"thread": first_thread, "answer": "1"})
+    at.run().switch_page("app_pages/trace.py").run()
+    assert_no_exception(at)
+    assert at.selectbox(key="trace_thread").value == first_thread
+    assert at.subheader[0].value == first_question
+
+    hana_thread = "hana:private"
+    bob = new_app(users=USERS)
+    bob.query_params.update({"thread": hana_thread, "answer": "1"})
+    bob.run()
+    bob.sidebar.text_input[0].set_value("bob")
+    bob.sidebar.text_input[1].set_value("bob-pw")
+    bob.sidebar.button[0].click().run()
+    bob.switch_page("app_pages/trace.py").run()
+    assert_no_exception(bob)
+    options = " ".join(str(box.options) for box in bob.selectbox)
+    assert hana_thread not in options and private not in options
+    assert private not in texts(bob) and "90,000" not in texts(bob)

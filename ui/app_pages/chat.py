@@ -40,6 +40,13 @@ def open_chat(thread_id: str) -> None:
 with st.sidebar:
     if st.button("New chat", key="new_chat", icon=":material/add:", width="stretch"):
         st.session_state[THREAD_KEY] = new_thread_id(user)
+    use_web = st.toggle(
+        "Search the web when documents fall short",
+        value=settings.web_search,
+        disabled=not settings.web_search,
+        help=None if settings.web_search else "Web search is off (HOPWISE_WEB_SEARCH=off).",
+        key="use_web",
+    )
     past_chats = st.container()  # filled last, so a chat started in this run is listed
 
 
@@ -87,16 +94,16 @@ if question:
     with st.chat_message("user"):
         st.markdown(question)
     with st.chat_message("assistant"):
-        status = st.status("Routing the question…", expanded=False)
+        status = st.status(STATUS_TEXT["route_question"], expanded=False)
         placeholder = st.empty()
         started, text, result = time.monotonic(), "", None
-        narrator = StatusNarrator(web_allowed=settings.web_search)
+        narrator = StatusNarrator(web_allowed=use_web)
         for kind, payload in stream_ask(
             runner.ask,
             question,
             groups=user.groups,
             thread_id=thread_id,
-            web=settings.web_search,
+            web=use_web,
         ):
             if kind == "event":
                 label = narrator.after(payload)
@@ -119,7 +126,6 @@ if question:
                 label=f"Answered in {duration_text(elapsed_ms)} ({result.get('mode', 'offline')})",
                 state="complete",
             )
-            result.setdefault("question", question)
             answers.append(result)
             placeholder.empty()
             answer_block(result, thread_id=thread_id, index=len(answers) - 1)
