@@ -474,6 +474,8 @@ def decide_by_code(state: GraphState, ctx: GraphContext) -> tuple[str | None, st
         return "evaluate", stop, update
     if len(pending) == 1:
         return "retrieve", "one sub-question left", {}
+    if pending[0].get("depends_on") in {h["sub_question_id"] for h in last}:
+        return "retrieve", "the chain continues from the hop just searched", {}
     return None, "", {}
 
 

@@ -142,7 +142,7 @@ def test_hop_cap_stops_retrieval() -> None:
     )
     result = make_app(reasoner, max_hops=2).ask(question)
     assert len(result["hops"]) == 2 and result["stop_reason"] == "hop_cap"
-    assert reasoner.calls.count("plan") == 1  # after hop 1 three remained: the model was asked
+    assert "plan" not in reasoner.calls  # each next hop continued the chain: code decided
 
 
 def test_repeated_query_is_not_searched_again() -> None:
@@ -167,16 +167,23 @@ def test_no_new_evidence_stops_retrieval() -> None:
     assert result["hops"][1]["new_count"] == 0 and result["stop_reason"] == "no_new_evidence"
 
 
-def test_planner_follow_up_is_added_once() -> None:
+def test_planner_is_asked_off_the_chain_and_its_follow_up_is_added_once() -> None:
     question = "Planner question?"
-    chain = [("Who directed Inception?", None), ("Where was #1 born?", 1), ("When? #2", 2)]
+    chain = [
+        ("Who directed Inception?", None),
+        ("Where was #1 born?", 1),
+        ("What is London?", None),
+        ("What river is in #3?", 3),
+    ]
     follow = PlanDecision(action="retrieve", reason="gap", follow_up="Acme supplier Ohio")
     reasoner = ScriptedReasoner(
-        decompositions={question: chain}, bridges=BRIDGE, plans=[follow, follow, follow]
+        decompositions={question: chain}, bridges=BRIDGE, plans=[follow, follow]
     )
     result = make_app(reasoner, max_hops=8).ask(question)
+    assert reasoner.calls.count("plan") == 1  # only after hop 2, where the chain broke
     assert [s["question"] for s in result["sub_questions"]].count("Acme supplier Ohio") == 1
     assert result["sub_questions"][-1]["follow_up"] is True
+    assert len(result["hops"]) == 4 and result["stop_reason"] == "no_new_evidence"
 
 
 @pytest.mark.parametrize("step", ["decompose", "answer"])

@@ -162,3 +162,34 @@ def test_citations_are_the_numbers_the_answer_uses() -> None:
     cites = nodes.find_citations("A [3]. B [1, 3]. C [7]. D [2，1]", items)
     assert [c["n"] for c in cites] == [1, 2, 3] and cites[2]["chunk_id"] == "c3"
     assert nodes.find_citations("no markers", items) == []
+
+
+def test_follow_up_is_added_once_and_never_twice_the_same() -> None:
+    subs = [{"id": 1, "question": "Who directed Inception?", "depends_on": None}]
+    added = nodes.add_follow_up({"sub_questions": subs}, "Nolan birthplace")
+    assert added["sub_questions"][-1] == {
+        "id": 2,
+        "question": "Nolan birthplace",
+        "depends_on": None,
+        "follow_up": True,
+    }
+    assert nodes.add_follow_up({"sub_questions": subs, "follow_up_added": True}, "x") == {}
+    assert nodes.add_follow_up({"sub_questions": subs}, "who directed  INCEPTION?") == {}
+
+
+def test_chain_continuation_is_decided_by_code() -> None:
+    subs = [
+        {"id": 1, "question": "a", "depends_on": None},
+        {"id": 2, "question": "b #1", "depends_on": 1},
+        {"id": 3, "question": "c #2", "depends_on": 2},
+    ]
+    reasoner = ScriptedReasoner()
+    state = {
+        "standalone_question": "q",
+        "sub_questions": subs,
+        "evidence": {},
+        "hops": [hop(1, 1, "a", 2)],
+        "rounds": 1,
+    }
+    update = nodes.plan_next_step(state, runtime(reasoner))
+    assert update["plan_action"] == "retrieve" and reasoner.calls == []
