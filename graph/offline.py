@@ -545,7 +545,27 @@ def _is_trivial(outer: str) -> bool:
     return not tx.tokenize(PLACEHOLDER_RE.sub(" ", outer))
 
 
+_ZH_RELATION_RE = re.compile(
+    r"^(?P<lead>谁是|请问|问：)?(?P<inner>.+?)的(?P<rel>父亲|母亲|妻子|丈夫|配偶|儿子|女儿|兄弟|姐妹|"
+    r"导演|作者|创始人|创办人|董事长|总裁|首席执行官|CEO|主演|出生地|国籍|首都|总部|所在地|负责人|"
+    r"上级|母公司|子公司|前任|继任者)(?P<rest>.*)$"
+)
+
+
+def _chain_zh(q: str) -> list[Part] | None:
+    """'谁是《银港》导演的父亲？' -> ['《银港》导演', '#1的父亲？'] when the inner part has its
+    own relation (two or more content words), else None."""
+    m = _ZH_RELATION_RE.match(q.strip())
+    if not m or len(tx.tokenize(m.group("inner"))) < 2:
+        return None
+    inner = m.group("inner").strip()
+    return [(inner, None), (f"#1的{m.group('rel')}{m.group('rest')}", 1)]
+
+
 def _decompose_zh(q: str) -> list[Part]:
+    chain = _chain_zh(q)
+    if chain:
+        return chain
     clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
     clauses = [c for c in clauses if tx.tokenize(c)]
     if len(clauses) > 1:
@@ -572,17 +592,33 @@ def _zh_context(clause: str) -> str:
     return " ".join(ents + terms[:4])
 
 
+_ZH_COMPARE_TOKENS = frozenset({"哪个", "哪一个", "更", "还是", "分别", "各自"})
+
+
 def _split_conjunction_zh(text: str) -> list[str]:
-    """'A和B的X' -> ['A的X', 'B的X'] at the first conjunction joining two short terms."""
-    tokens = [t for t in tx.words(text)]
+    """'A和B的X' -> ['A的X', 'B的X']; '合同A和合同B' keeps each whole phrase."""
+    tokens = tx.raw_tokens(text)
     for i, tok in enumerate(tokens):
-        if tok in _ZH_CONJ and 0 < i < len(tokens) - 1:
-            left, right = tokens[i - 1], tokens[i + 1]
-            if not (_is_term(left) and _is_term(right)):
-                continue
-            prefix, suffix = "".join(tokens[: i - 1]), "".join(tokens[i + 2 :])
-            return [f"{prefix}{left}{suffix}", f"{prefix}{right}{suffix}"]
+        if tok not in _ZH_CONJ or not 0 < i < len(tokens) - 1:
+            continue
+        width = _parallel_width(tokens, i)
+        left, right = tokens[i - width : i], tokens[i + 1 : i + 1 + width]
+        if not (_is_term("".join(left)) and _is_term("".join(right))):
+            continue
+        prefix, suffix = tokens[: i - width], tokens[i + 1 + width :]
+        compare = any(t in _ZH_COMPARE_TOKENS for t in suffix)
+        if compare:
+            suffix = [t for t in suffix if t not in _ZH_COMPARE_TOKENS]
+        return ["".join(prefix + side + suffix).strip() for side in (left, right)]
     return [text]
+
+
+def _parallel_width(tokens: list[str], i: int) -> int:
+    """How many tokens each side of the conjunction spans: 2 for '合同A和合同B', else 1."""
+    for width in (3, 2):
+        if i - width >= 0 and i + width < len(tokens) and tokens[i - width] == tokens[i + 1]:
+            return width
+    return 1
 
 
 def _is_term(token: str) -> bool:
@@ -779,17 +815,13 @@ def relevance(q_terms: set[str], title: str, text: str) -> float:
 
 
 def best_sentences(q_terms: set[str], text: str, *, limit: int = 2, title: str = "") -> list[str]:
-    """The sentences of `text` with the highest overlap with the query terms, in text order."""
+    """The sentences sharing the most query terms, in text order (the first if none match)."""
     sentences = tx.split_sentences(text)
     if not sentences:
         return []
-    scored = []
-    for i, sentence in enumerate(sentences):
-        terms = tx.term_set(sentence)
-        score = len(q_terms & terms) + (0.1 if i == 0 else 0.0)
-        scored.append((score, i, sentence))
-    top = sorted(scored, key=lambda s: (-s[0], s[1]))[:limit]
-    return [s for _, _, s in sorted(top, key=lambda s: s[1]) if _]
+    scored = [(len(q_terms & tx.term_set(s)), i, s) for i, s in enumerate(sentences)]
+    top = [s for s in sorted(scored, key=lambda s: (-s[0], s[1]))[:limit] if s[0] > 0]
+    return [s for _, _, s in sorted(top, key=lambda s: s[1])] or sentences[:1]
 
 
 # ===================================================================== plan helpers

@@ -451,6 +451,11 @@ def words(text: str) -> list[str]:
     return out
 
 
+def raw_tokens(text: str) -> list[str]:
+    """jieba's tokens with case, spaces and punctuation kept, so they join back to the text."""
+    return list(_jieba().lcut(text))
+
+
 def is_stopword(token: str) -> bool:
     t = token.lower()
     return t in EN_STOPWORDS or t in ZH_STOPWORDS or bool(_PUNCT_RE.match(t))
@@ -572,6 +577,8 @@ def _flush(current: list[str], spans: list[str]) -> None:
     if not current:
         return
     if current:
+        if current[-1].endswith(".") and not re.fullmatch(r"(?:[A-Z]\.)+", current[-1]):
+            current[-1] = current[-1].rstrip(".")
         span = " ".join(current).removesuffix("'s").removesuffix("’s")
         if span.lower() not in _SENTENCE_START_SKIP:
             spans.append(span)

@@ -168,7 +168,8 @@ def write_chart(reports: Sequence[dict[str, Any]], path: Path) -> None:
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("evidence recall@10")
     ax.set_title("Hopwise evidence recall@10 by mode")
-    ax.legend(loc="lower right")
+    if modes:
+        ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

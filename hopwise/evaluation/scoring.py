@@ -70,10 +70,11 @@ def normalize_answer(text: str) -> str:
 
 def answer_tokens(text: str) -> list[str]:
     """Words for English; characters for Chinese (Latin words inside Chinese stay whole)."""
-    norm = normalize_answer(text)
-    if not is_chinese(norm):
-        return norm.split()
-    return re.findall(r"[a-z0-9]+|\S", norm)
+    if not is_chinese(text):
+        return normalize_answer(text).split()
+    text = unicodedata.normalize("NFKC", text).lower()
+    text = "".join(" " if ch in string.punctuation or ch in _ZH_PUNCT else ch for ch in text)
+    return re.findall(r"[a-z0-9]+|\S", text)
 
 
 def exact_match(prediction: str, golds: Sequence[str]) -> float:

@@ -1,0 +1,199 @@
+"""The offline reasoner: routing, decomposition, bridging, extraction, verdicts and answers."""
+
+from __future__ import annotations
+
+from graph.offline import OfflineReasoner, decompose_question
+from graph.protocols import EvidenceItem, HopView, Usage
+from ingest.models import Hit
+
+R = OfflineReasoner()
+
+
+def _hit(chunk_id: str, title: str, text: str, rank: int = 1) -> Hit:
+    return Hit(chunk_id=chunk_id, doc_id=chunk_id, title=title, text=text, score=10.0 / rank,
+               rank=rank)  # fmt: skip
+
+
+def _item(n: int, hit: Hit, sentences: list[str] | None = None) -> EvidenceItem:
+    return EvidenceItem(n=n, chunk_id=hit.chunk_id, title=hit.title, text=hit.text,
+                        sentences=sentences or [])  # fmt: skip
+
+
+def _subs(question: str) -> list[tuple[str, int | None]]:
+    return [(s.question, s.depends_on) for s in decompose_question(question)]
+
+
+# ---------------------------------------------------------------- route
+
+
+def test_route_greetings_are_simple_and_questions_complex() -> None:
+    for greeting in ("hi", "Hello there!", "谢谢", "你好！"):
+        decision, usage = R.route(greeting, [])
+        assert decision.route == "simple", greeting
+        assert usage.mode == "offline" and usage.llm_calls == 0
+    for question in ("What is the notice period?", "合同的违约金是多少？", "Acme?"):
+        assert R.route(question, [])[0].route == "complex", question
+
+
+def test_route_rewrites_follow_ups_from_history() -> None:
+    history = [
+        {"role": "user", "content": "What is the payment term of the Acme contract?"},
+        {"role": "assistant", "content": "30 days [1]."},
+    ]
+    decision, _ = R.route("and its penalty?", history)
+    assert "Acme" in decision.standalone_question and "penalty" in decision.standalone_question
+    zh_history = [{"role": "user", "content": "《星河合同》的付款期限是多久？"}]
+    decision, _ = R.route("那它的违约金呢？", zh_history)
+    assert decision.standalone_question.startswith("星河合同")
+    assert "违约金" in decision.standalone_question
+    standalone = R.route("Who signed the Orion lease?", history)[0].standalone_question
+    assert standalone == "Who signed the Orion lease?"
+
+
+# ------------------------------------------------------------ decompose
+
+
+def test_english_comparison_splits_per_entity() -> None:
+    subs = _subs("Which film came out first, The Love Route or Engagement Ring?")
+    assert len(subs) == 2 and all(dep is None for _, dep in subs)
+    assert "The Love Route" in subs[0][0] and "Engagement Ring" in subs[1][0]
+    subs = _subs("Who was born earlier, Ari Vatanen or Henrik Svensen?")
+    assert subs == [("Ari Vatanen born", None), ("Henrik Svensen born", None)]
+
+
+def test_comparison_of_roles_looks_up_each_role_first() -> None:
+    subs = _subs("Which film has the director who was born later, Silver Harbor or Night Train?")
+    assert subs == [
+        ("director of Silver Harbor?", None),
+        ("director of Night Train?", None),
+        ("#1 born", 1),
+        ("#2 born", 2),
+    ]
+
+
+def test_nested_chains_become_ordered_hops_with_placeholders() -> None:
+    assert _subs("Who is the father of the director of Silver Harbor?") == [
+        ("director of Silver Harbor?", None),
+        ("father of #1?", 1),
+    ]
+    assert _subs("When did the sports team that Craig Westcarr played for win the fa cup?") == [
+        ("sports team that Craig Westcarr played for?", None),
+        ("When did #1 win the fa cup?", 1),
+    ]
+    assert _subs("What is the place of birth of Gilberto Hernández Guerrero's wife?") == [
+        ("wife of Gilberto Hernández Guerrero?", None),
+        ("place of birth of #1?", 1),
+    ]
+    three = _subs("Who is the mother of the founder of the company that makes the Orion X2?")
+    assert [dep for _, dep in three] == [None, 1, 2]
+    assert "Orion X2" in three[0][0] and three[2][0].startswith("mother of #2")
+
+
+def test_chinese_comparisons_conjunctions_and_chains() -> None:
+    assert _subs("苹果公司和微软哪个成立更早？") == [
+        ("苹果公司成立早？", None),
+        ("微软成立早？", None),
+    ]
+    assert _subs("合同A和合同B的违约金分别是多少？") == [
+        ("合同A的违约金是多少？", None),
+        ("合同B的违约金是多少？", None),
+    ]
+    assert _subs("谁是《银港》导演的父亲？") == [("《银港》导演", None), ("#1的父亲？", 1)]
+    assert _subs("张三的母亲是谁？") == [("张三的母亲是谁？", None)]
+
+
+def test_single_hop_question_stays_whole() -> None:
+    assert _subs("What county is Icknield Walk First School located in?") == [
+        ("What county is Icknield Walk First School located in?", None)
+    ]
+
+
+# --------------------------------------------------------------- bridge
+
+SILVER = _hit(
+    "c1", "Silver Harbor",
+    "Silver Harbor is a 1987 drama film directed by Mara Ellison and starring Tom Reed. "
+    "It was shot in Portugal.",
+)  # fmt: skip
+OTHER = _hit("c2", "Night Train", "Night Train is a 1990 thriller directed by Paul Denk.", 2)
+MARA = _hit("c3", "Mara Ellison", "Mara Ellison (born 1950) is the daughter of Tomas Ellison.", 3)
+
+
+def test_bridge_fills_the_entity_the_best_evidence_names() -> None:
+    hop = HopView(sub_question="director of Silver Harbor?", query="director of Silver Harbor?",
+                  new_chunk_ids=["c1", "c2"], top_hits=[SILVER, OTHER])  # fmt: skip
+    evidence = [_item(1, SILVER), _item(2, OTHER)]
+    query, usage = R.bridge("father of #1?", [hop], evidence)
+    assert usage.mode == "offline"
+    assert query.startswith("father of Mara Ellison")
+    assert "#1" not in query and "Paul Denk" not in query
+
+
+def test_bridge_prefers_a_linked_entity_with_its_own_page() -> None:
+    hop = HopView(sub_question="director of Silver Harbor?", query="director of Silver Harbor?",
+                  new_chunk_ids=["c1", "c3"], top_hits=[SILVER, MARA])  # fmt: skip
+    query, _ = R.bridge("When was #1 born?", [hop], [_item(1, SILVER), _item(2, MARA)])
+    assert query.split(" born")[0].startswith("When was Mara Ellison")
+
+
+# -------------------------------------------------------------- extract
+
+
+def test_extract_copies_relevant_sentences_verbatim_with_chunk_ids() -> None:
+    sentences, usage = R.extract("director of Silver Harbor?", [SILVER, OTHER, MARA])
+    assert usage.mode == "offline"
+    assert [s.chunk_id for s in sentences] == ["c1"]  # the other hits do not bear on it
+    assert sentences[0].text == (
+        "Silver Harbor is a 1987 drama film directed by Mara Ellison and starring Tom Reed."
+    )
+
+
+# ------------------------------------------------------ plan / evaluate
+
+
+def test_plan_retrieves_while_sub_questions_remain() -> None:
+    decision, _ = R.plan("q", ["father of #1?"], [], [])
+    assert decision.action == "retrieve"
+    decision, _ = R.plan("q", [], [], [])
+    assert decision.action == "evaluate"
+
+
+def test_evaluate_judges_term_coverage() -> None:
+    question = "Who directed Silver Harbor?"
+    verdict, _ = R.evaluate(question, [_item(1, SILVER)])
+    assert verdict.enough and not verdict.missing
+    verdict, _ = R.evaluate("Who composed the music of Silver Harbor?", [_item(1, OTHER)])
+    assert not verdict.enough
+    assert verdict.missing and verdict.web_query and "Silver Harbor" in verdict.web_query
+    verdict, _ = R.evaluate(question, [])
+    assert not verdict.enough
+
+
+# --------------------------------------------------------------- answer
+
+
+def _text(pieces: list[object]) -> str:
+    assert isinstance(pieces[-1], Usage) and pieces[-1].mode == "offline"
+    return "".join(p for p in pieces[:-1] if isinstance(p, str))
+
+
+def test_answer_is_extractive_and_cites_the_right_chunk() -> None:
+    evidence = [_item(1, OTHER), _item(2, SILVER)]
+    text = _text(list(R.answer("Who directed Silver Harbor?", evidence, [])))
+    assert "Offline mode" in text
+    first = text.splitlines()[1]
+    assert "directed by Mara Ellison" in first and first.endswith("[2]")
+
+
+def test_answer_says_what_is_missing_in_the_question_language() -> None:
+    zh = _hit("z1", "星河合同", "星河合同的付款期限为30天。合同于2023年生效。")
+    text = _text(list(R.answer("星河合同的违约金是多少？", [_item(1, zh)], ["违约金"])))
+    assert "离线模式" in text and "缺少" in text and "违约金" in text and "[1]" in text
+    empty = _text(list(R.answer("Who directed Silver Harbor?", [], ["the director"])))
+    assert "no relevant passages" in empty and "the director" in empty
+
+
+def test_answer_directly() -> None:
+    assert "Hopwise" in _text(list(R.answer_directly("hello", [])))
+    note = _text(list(R.answer_directly("What is 2+2?", [])))
+    assert "Offline mode" in note and "LLM" in note

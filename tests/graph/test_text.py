@@ -1,0 +1,61 @@
+"""Language detection, tokenising, sentence splitting and entity extraction (zh and en)."""
+
+from __future__ import annotations
+
+from graph import text as tx
+
+
+def test_detect_language() -> None:
+    assert tx.detect_language("Who directed Silver Harbor?") == "en"
+    assert tx.detect_language("香港第六任行政长官选举时间及结果") == "zh"
+    assert tx.detect_language("What is 苟太后?") == "zh"
+    assert tx.detect_language("Hopwise 怎么上传 PDF 文件？") == "zh"
+
+
+def test_tokenize_english_drops_stopwords_and_stems() -> None:
+    assert tx.tokenize("Who is the father of Empress Wang's husband?") == [
+        "father", "empress", "wang", "husband",
+    ]  # fmt: skip
+    assert tx.stem("films") == tx.stem("film")
+    assert "director" not in tx.EN_STOPWORDS
+
+
+def test_tokenize_chinese_uses_jieba() -> None:
+    tokens = tx.tokenize("香港第六任行政长官选举时间及结果")
+    assert "行政长官" in tokens and "选举" in tokens
+    assert "及" not in tokens
+
+
+def test_split_sentences_chinese_and_english() -> None:
+    text = "He served in the U.S. Army. Dr. Smith agreed! 合同于五月生效。违约金为10%；付款30天"
+    assert tx.split_sentences(text) == [
+        "He served in the U.S. Army.",
+        "Dr. Smith agreed!",
+        "合同于五月生效。",
+        "违约金为10%；",
+        "付款30天",
+    ]
+
+
+def test_capitalized_spans_keep_connectors_and_titles() -> None:
+    spans = tx.capitalized_spans("Which film came out first, The Love Route or Engagement Ring?")
+    assert spans == ["The Love Route", "Engagement Ring"]
+    assert tx.capitalized_spans("the state where the Battle of Mine Creek was fought") == [
+        "Battle of Mine Creek"
+    ]
+    assert "Julian P. Kanter" in tx.capitalized_spans("the school that holds the Julian P. Kanter")
+
+
+def test_extract_entities_quoted_years_and_cjk_terms() -> None:
+    ents = tx.extract_entities('In 1987 the song "Hello Again" was a hit for Ann Lee.')
+    assert ents[:3] == ["Hello Again", "Ann Lee", "1987"] or set(ents) >= {
+        "Hello Again", "Ann Lee", "1987"
+    }  # fmt: skip
+    zh = tx.extract_entities("西安杂技团在新加坡演出《天鹅湖》")
+    assert zh[0] == "天鹅湖" and "新加坡" in zh
+
+
+def test_with_parenthetical() -> None:
+    assert tx.with_parenthetical("Midnight Court", "director of Midnight Court (Film)") == (
+        "Midnight Court (Film)"
+    )
