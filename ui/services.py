@@ -83,6 +83,14 @@ def runner_or_error() -> Hopwise | None:
         return None
 
 
+def kb_is_empty(runner: Hopwise) -> bool:
+    """True when the store has no chunks at all (a fresh install); False if it cannot tell."""
+    try:
+        return runner.retriever.count_chunks() == 0
+    except Exception:  # noqa: BLE001 - a hint only; real store errors surface elsewhere
+        return False
+
+
 def new_thread_id(user: User) -> str:
     """A fresh conversation id, prefixed with its owner so chats can be listed per user."""
     return f"{user.name}:{uuid.uuid4().hex[:12]}"

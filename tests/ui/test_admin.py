@@ -28,6 +28,12 @@ def sign_in(at, password: str):
     return at
 
 
+def test_chat_on_an_empty_knowledge_base_points_to_admin(app_data: Path) -> None:
+    at = new_app().run()
+    assert_no_exception(at)
+    assert "The knowledge base is empty" in texts(at)
+
+
 def test_without_a_password_configured_nothing_is_allowed(
     app_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

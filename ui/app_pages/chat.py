@@ -10,6 +10,7 @@ from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_no
 from ui.services import (
     current_user,
     get_settings,
+    kb_is_empty,
     new_thread_id,
     runner_or_error,
     visible_threads,
@@ -82,6 +83,9 @@ except Exception as exc:  # noqa: BLE001
 
 if not settings.llm_enabled:
     st.info(offline_note(), icon=":material/description:")
+if not answers and kb_is_empty(runner):
+    st.warning("The knowledge base is empty: upload documents on the Admin page first.")
+    st.page_link("app_pages/admin.py", label="Go to Admin", icon=":material/upload_file:")
 
 for index, result in enumerate(answers):
     with st.chat_message("user"):
