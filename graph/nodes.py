@@ -13,7 +13,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from graph.context import GraphContext
-from graph.protocols import EvidenceItem, HopView, Usage, WebSearchError
+from graph.protocols import EvidenceItem, HopView, Reasoner, Usage, WebSearchError
 from graph.schemas import PlanDecision
 from graph.state import GraphState
 from graph.web import search_with_timeout
@@ -423,11 +423,9 @@ def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[st
     ctx = runtime.context
     step = Step(ctx, "plan_next_step")
     action, reason, update = decide_by_code(state, ctx)
-    exhausted = update.get("stop_reason") == "sub_questions_exhausted"
-    free = ctx.code or (ctx.reasoner if ctx.reasoner.name == "offline" else None)
-    if action is None or (exhausted and free is not None and not state.get("follow_up_added")):
-        # Asked only when undecided, or, for free, whether the evidence calls for a follow-up.
-        planner, by_code = (ctx.reasoner, False) if action is None else (free, free is ctx.code)
+    chosen = pick_planner(state, ctx, action, update)
+    if chosen is not None:
+        planner, by_code = chosen
         decision, usage = planner.plan(
             state["standalone_question"],
             [sq["question"] for sq in pending_sub_questions(state)],
@@ -438,6 +436,20 @@ def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[st
         action, reason, update = apply_plan(state, decision)
     event = step.finish(action=action, reason=reason, decided_by=step.decided_by)
     return {**update, "plan_action": action, "plan_reason": reason, "trace": [event]}
+
+
+def pick_planner(
+    state: GraphState, ctx: GraphContext, action: str | None, update: dict[str, Any]
+) -> tuple[Reasoner, bool] | None:
+    """The model when code could not decide; when the sub-questions ran out, a free planner
+    (code or offline reasoning) may still propose one follow-up. (reasoner, by_code)."""
+    if action is None:
+        return ctx.reasoner, False
+    if update.get("stop_reason") != "sub_questions_exhausted" or state.get("follow_up_added"):
+        return None
+    if ctx.code is not None:
+        return ctx.code, True
+    return (ctx.reasoner, False) if ctx.reasoner.name == "offline" else None
 
 
 def apply_plan(state: GraphState, decision: PlanDecision) -> tuple[str, str, dict[str, Any]]:
