@@ -203,6 +203,7 @@ def next_batch(state: GraphState, max_hops: int) -> list[dict[str, Any]]:
     return batch
 
 
+PLACEHOLDER_RE = re.compile(r"#(\d+)")
 CITATION_RE = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 
 
@@ -310,6 +311,8 @@ def sub_question_records(raw: Sequence[Any], question: str) -> list[dict[str, An
     subs = []
     for i, sq in enumerate(kept, start=1):
         dep = new_id.get(sq.depends_on) if sq.depends_on is not None else None
+        if dep is None and (mark := PLACEHOLDER_RE.search(sq.question)):
+            dep = new_id.get(int(mark.group(1)))  # "#2" named but the link was left out
         subs.append(
             {
                 "id": i,
@@ -375,6 +378,7 @@ def run_hop(
         query, usage = ctx.reasoner.bridge(sq["question"], hop_views(earlier, pool), found)
         step.add(usage)
         query, bridged = (query.strip() or sq["question"]), True
+    query = " ".join(PLACEHOLDER_RE.sub(" ", query).split()) or sq["question"]  # unfilled "#1"
     repeated = _norm(query) in {_norm(h["query"]) for h in hops}
     hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.settings.top_k)
     seen = set(pool)

@@ -193,3 +193,17 @@ def test_chain_continuation_is_decided_by_code() -> None:
     }
     update = nodes.plan_next_step(state, runtime(reasoner))
     assert update["plan_action"] == "retrieve" and reasoner.calls == []
+
+
+def test_a_named_placeholder_implies_the_dependency() -> None:
+    reasoner = ScriptedReasoner(decompositions={"q": [("a", None), ("b of #1", None)]})
+    update = nodes.decompose_question({"standalone_question": "q"}, runtime(reasoner))
+    assert [s["depends_on"] for s in update["sub_questions"]] == [None, 1]
+
+
+def test_an_unfilled_placeholder_is_not_sent_to_the_search() -> None:
+    subs = [{"id": 1, "question": "Where was #1 born?", "depends_on": None}]
+    rt = runtime()
+    update = nodes.retrieve_hop({"sub_questions": subs, "hops": [], "evidence": {}}, rt)
+    assert update["hops"][0]["query"] == "Where was born?"
+    assert "#" not in rt.context.retriever.calls[0][0]
