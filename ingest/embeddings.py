@@ -45,14 +45,13 @@ class OpenAICompatibleEmbedder:
     ) -> None:
         from langchain_openai import OpenAIEmbeddings
 
-        kwargs: dict[str, object] = {}
+        # base_url / api_key are pydantic aliases, which mypy does not see as parameters
+        kwargs: dict[str, object] = {"base_url": base_url, "api_key": api_key or "not-needed"}
         if dim and model.startswith("text-embedding-3"):
             kwargs["dimensions"] = dim
         self.name = model
         self._client = OpenAIEmbeddings(
             model=model,
-            base_url=base_url,
-            api_key=api_key or "not-needed",  # local servers accept any key
             check_embedding_ctx_length=False,
             tiktoken_enabled=False,
             request_timeout=timeout_s,
