@@ -12,16 +12,18 @@ this sits inside each search request, next to the ACL filter.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import math
 import re
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from ingest.embeddings import Embedder
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 ENGINE_EMBEDDED = "milvus-lite 2.5.1 (embedded)"
 ENGINE_SERVER = "milvus server"
@@ -148,6 +151,101 @@ def _quote(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _milvus_errors(method: Callable[..., T]) -> Callable[..., T]:
+    """Turn engine/connection failures into StoreError with the operation and URI named."""
+
+    @functools.wraps(method)
+    def wrapper(self: MilvusStore, *args: Any, **kwargs: Any) -> T:
+        try:
+            return method(self, *args, **kwargs)
+        except self._pm.MilvusException as exc:
+            reason = getattr(exc, "message", None) or str(exc)
+            raise StoreError(f"Milvus {method.__name__} failed at {self.uri}: {reason}") from exc
+
+    return wrapper
+
+
+_CONNECTION_SIGNS = (
+    "unavailable", "failed to connect", "connection refused", "deadline", "retry timeout",
+    "retry run out", "socket closed", "connection reset", "fail connecting",
+)  # fmt: skip
+# MilvusClient methods that make a server call (they all take `timeout=`).
+_RPC_METHODS = frozenset(
+    {
+        "query", "search", "insert", "upsert", "delete", "flush", "list_collections",
+        "load_collection", "describe_collection", "create_collection", "drop_collection",
+    }
+)  # fmt: skip
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "rpcerror" in text or any(sign in text for sign in _CONNECTION_SIGNS)
+
+
+class _GuardedClient:
+    """The pymilvus client with a deadline on every server call, rebuilt after a lost server.
+
+    Without an int `timeout` pymilvus retries an unreachable server 75 times (3.5 minutes), and
+    a gRPC channel whose server went away may sit in reconnect backoff for a minute after it is
+    back. So each remote call gets the deadline, and a connection failure drops the client: the
+    next call opens a fresh one and works as soon as the server is up again (no app restart).
+    """
+
+    def __init__(self, client: Any, reopen: Callable[[], Any], store: MilvusStore) -> None:
+        self._client: Any = client
+        self._reopen = reopen
+        self._store = store
+        self._lock = threading.Lock()
+        self._deadline = max(1, math.ceil(store._timeout))  # pymilvus honours int timeouts only
+
+    def _current(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                try:
+                    self._client = self._reopen()
+                except Exception as exc:
+                    raise StoreError(self._unreachable()) from exc
+            return self._client
+
+    def _unreachable(self) -> str:
+        return f"the Milvus server at {self._store.uri} is not reachable; try again when it is up"
+
+    def _drop(self, client: Any) -> None:
+        with self._lock:
+            if self._client is not client:
+                return
+            self._client = None
+        try:
+            client.close()
+        except Exception as exc:  # noqa: BLE001 - the old channel is broken anyway
+            log.debug("closing a broken Milvus client: %s", exc)
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _RPC_METHODS:
+            return getattr(self._current(), name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            client = self._current()
+            if self._store.remote:
+                kwargs.setdefault("timeout", self._deadline)
+            try:
+                return getattr(client, name)(*args, **kwargs)
+            except Exception as exc:
+                if not (self._store.remote and _is_connection_error(exc)):
+                    raise
+                self._drop(client)
+                raise StoreError(self._unreachable()) from exc
+
+        return call
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
 class MilvusStore:
     """Chunks in Milvus (embedded Milvus Lite file or a server URI); implements Retriever."""
 
@@ -196,12 +294,12 @@ class MilvusStore:
             token=token,
             collection=settings.collection,
             embedder=embedder if embedder is not None else build_embedder(settings),
+            timeout_s=getattr(settings, "milvus_timeout_s", 10.0),
         )
 
     # ---- connection and schema -------------------------------------------------------------
 
     def _connect(self, token: str | None) -> Any:
-        alias = f"hopwise-{uuid.uuid4().hex}"
         if not self.remote:
             path = Path(self.uri)
             if not re.match(r"^[A-Za-z0-9.\-_]{1,36}$", path.name):
@@ -214,9 +312,8 @@ class MilvusStore:
                 raise StoreError(_locked_message(self.uri))
             _EMBEDDED.acquire(self.uri)
         try:
-            return self._pm.MilvusClient(
-                uri=self.uri, token=token or "", timeout=self._timeout, alias=alias
-            )
+            client = self._open_client(token)
+            return _GuardedClient(client, lambda: self._open_client(token), self)
         except Exception as exc:
             if not self.remote:
                 _EMBEDDED.release(self.uri)
@@ -224,6 +321,13 @@ class MilvusStore:
                     raise StoreError(_locked_message(self.uri)) from exc
                 raise StoreError(f"cannot open the knowledge base at {self.uri}: {exc}") from exc
             raise StoreError(f"cannot reach the Milvus server at {self.uri}: {exc}") from exc
+
+    def _open_client(self, token: str | None) -> Any:
+        """A fresh client (after the server was lost; see _GuardedClient)."""
+        alias = f"hopwise-{uuid.uuid4().hex}"
+        return self._pm.MilvusClient(
+            uri=self.uri, token=token or "", timeout=self._timeout, alias=alias
+        )
 
     def _ensure_collections(self) -> None:
         existing = set(self._client.list_collections())
@@ -360,6 +464,7 @@ class MilvusStore:
             for r in rows
         )
 
+    @_milvus_errors
     def repair(self, older_than_s: float = 0.0) -> int:
         """Finish or roll back interrupted writes; returns how many documents were repaired."""
         cutoff = time.time() - older_than_s
@@ -395,6 +500,7 @@ class MilvusStore:
 
     # ---- writes ---------------------------------------------------------------------------
 
+    @_milvus_errors
     def replace_document(self, chunks: Sequence[Chunk]) -> None:
         """Write a complete new version of one document, then drop the old one.
 
@@ -509,6 +615,7 @@ class MilvusStore:
             rows.append(row)
         return rows
 
+    @_milvus_errors
     def delete_document(self, doc_id: str) -> int:
         """Remove a document's chunks and manifest entry; returns the number of chunks removed."""
         row = self._manifest_row(doc_id)
@@ -523,6 +630,7 @@ class MilvusStore:
 
     # ---- reads ----------------------------------------------------------------------------
 
+    @_milvus_errors
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
         """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60)."""
         if not query or not query.strip() or k <= 0:
@@ -583,14 +691,17 @@ class MilvusStore:
             bm25_score=bm25, dense_score=dense, rank=rank,
         )  # fmt: skip
 
+    @_milvus_errors
     def get_document(self, doc_id: str) -> DocumentInfo | None:
         row = self._manifest_row(doc_id)
         return _doc_info(row) if row and int(row["active_version"]) > 0 else None
 
+    @_milvus_errors
     def list_documents(self) -> list[DocumentInfo]:
         rows = self._manifest_rows("active_version > 0")
         return sorted((_doc_info(r) for r in rows), key=lambda d: (d.source, d.doc_id))
 
+    @_milvus_errors
     def get_chunks(self, doc_id: str) -> list[Chunk]:
         """The visible version's chunks in document order."""
         row = self._manifest_row(doc_id)
@@ -611,6 +722,7 @@ class MilvusStore:
             )
         )
 
+    @_milvus_errors
     def count_chunks(self) -> int:
         """Chunks visible to searches (in-flight versions excluded)."""
         return self._count(self._visibility_filter())
@@ -619,6 +731,7 @@ class MilvusStore:
         rows = self._client.query(self.collection, filter=expr, output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
 
+    @_milvus_errors
     def stats(self) -> dict[str, Any]:
         docs = self._client.query(
             self.manifest, filter="active_version > 0", output_fields=["count(*)"]
