@@ -490,7 +490,9 @@ def decide_by_code(state: GraphState, ctx: GraphContext) -> tuple[str | None, st
         return "evaluate", stop, update
     if len(pending) == 1:
         return "retrieve", "one sub-question left", {}
-    if pending[0].get("depends_on") in {h["sub_question_id"] for h in last}:
+    just_found = {h["sub_question_id"] for h in last}
+    waiting = [sq for sq in pending if sq.get("depends_on") in just_found]
+    if len(waiting) == 1 and waiting[0] is pending[0]:
         return "retrieve", "the chain continues from the hop just searched", {}
     return None, "", {}
 

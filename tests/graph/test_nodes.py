@@ -207,3 +207,21 @@ def test_an_unfilled_placeholder_is_not_sent_to_the_search() -> None:
     update = nodes.retrieve_hop({"sub_questions": subs, "hops": [], "evidence": {}}, rt)
     assert update["hops"][0]["query"] == "Where was born?"
     assert "#" not in rt.context.retriever.calls[0][0]
+
+
+def test_a_fan_out_of_dependents_asks_the_model() -> None:
+    subs = [
+        {"id": 1, "question": "a", "depends_on": None},
+        {"id": 2, "question": "b #1", "depends_on": 1},
+        {"id": 3, "question": "c #1", "depends_on": 1},
+    ]
+    reasoner = ScriptedReasoner()
+    state = {
+        "standalone_question": "q",
+        "sub_questions": subs,
+        "evidence": {},
+        "hops": [hop(1, 1, "a", 2)],
+        "rounds": 1,
+    }
+    nodes.plan_next_step(state, runtime(reasoner))
+    assert reasoner.calls == ["plan"]
