@@ -24,6 +24,7 @@ BACKENDS = [
     "server-bm25",
     pytest.param("server-hybrid", marks=pytest.mark.slow),
     "memory",
+    "memory-hybrid",
 ]
 
 
@@ -128,10 +129,10 @@ def backend(request: pytest.FixtureRequest, backend_states: dict[str, dict[str, 
     dense = name.endswith("hybrid")
     state = backend_states.setdefault(name, {"filled": False, "backing": MemoryBacking()})
 
-    if name == "memory":
+    if name.startswith("memory"):
 
         def make() -> Any:
-            return MemoryStore(state["backing"])
+            return MemoryStore(state["backing"], embedder=HashEmbedder(64) if dense else None)
     else:
         uri = (
             request.getfixturevalue("milvus_server").uri

@@ -90,7 +90,9 @@ def test_scores_are_positive_and_higher_is_better(filled, backend) -> None:
 
 
 @pytest.mark.parametrize(
-    "backend", ["lite-hybrid", pytest.param("server-hybrid", marks=pytest.mark.slow)], indirect=True
+    "backend",
+    ["lite-hybrid", pytest.param("server-hybrid", marks=pytest.mark.slow), "memory-hybrid"],
+    indirect=True,
 )
 def test_hybrid_fuses_both_channels_with_rrf(filled) -> None:
     hits = filled.search("restart the payment gateway", ["all"], k=5)
