@@ -37,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if not args.verbose:  # failures reach the user as one line below, not pymilvus's log dumps
+        for name in ("pymilvus", "pymilvus.milvus_client"):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

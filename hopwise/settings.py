@@ -27,6 +27,9 @@ class Settings(BaseSettings):
     )
     milvus_token: SecretStr | None = Field(None, description="Milvus server token (user:pass).")
     collection: str = Field("hopwise_chunks", description="Milvus collection for chunks.")
+    milvus_timeout_s: float = Field(
+        10, description="Connect timeout and per-call deadline for a Milvus server."
+    )
 
     # Dense embeddings (optional; BM25-only without them)
     embedding_base_url: str | None = None
