@@ -521,7 +521,7 @@ def _anchor_entity(body: str) -> tuple[str, int] | None:
     ents = [
         tx.with_parenthetical(e, body)
         for e in ents
-        if e.split()[0].lower() not in tx.EN_QUESTION_WORDS
+        if not (body.startswith(e) and e.split()[0].lower() in tx.EN_QUESTION_WORDS)
     ]
     if not ents:
         return None
@@ -826,19 +826,25 @@ def best_sentences(q_terms: set[str], text: str, *, limit: int = 2, title: str =
 
 # ===================================================================== plan helpers
 def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
-    """A new strong entity the last hop found that no hop has searched yet."""
+    """One focused search the plan missed: the best bridge entity on its own, else a strong
+    new entity (a top hit's title) the last hop found that no hop has searched yet."""
     if not hops or len(hops) >= 3:
         return None
-    searched = " ".join(h.query for h in hops).lower()
     last = hops[-1]
     if not last.new_chunk_ids:
         return None
+    searched = " ".join(h.query for h in hops).lower()
+    relation = " ".join(tx.content_words(PLACEHOLDER_RE.sub(" ", last.sub_question))[:6])
+    if PLACEHOLDER_RE.search(last.sub_question) and len(hops) >= 2:
+        candidates = bridge_candidates(hops[-2], (), last.sub_question)
+        top_title = last.top_hits[0].title.lower() if last.top_hits else ""
+        if candidates and candidates[0].lower() not in top_title:
+            return f"{candidates[0]} {relation}".strip()
     q_terms = tx.term_set(question)
     for hit in last.top_hits[:2]:
         title = hit.title.strip()
         if title and title.lower() not in searched and not tx.term_set(title) <= q_terms:
-            rel = " ".join(t for t in tx.tokenize(question)[:6])
-            return f"{title} {rel}".strip()
+            return f"{title} {' '.join(tx.tokenize(question)[:6])}".strip()
     return None
 
 

@@ -478,6 +478,11 @@ def tokenize(text: str, *, keep_question_words: bool = False) -> list[str]:
     return out
 
 
+def content_words(text: str) -> list[str]:
+    """Words without stopwords or question words, unstemmed (for keyword queries)."""
+    return [w for w in words(text) if not is_stopword(w) and w not in EN_QUESTION_WORDS]
+
+
 def term_set(text: str) -> set[str]:
     """Content terms as a set; CJK words also contribute their characters' bigrams."""
     terms = set(tokenize(text))
@@ -507,32 +512,35 @@ def _ends_with_abbreviation(sentence: str) -> bool:
 
 
 # Capitalised spans: "Battle of Mine Creek", "Joan, Lady of Wales" is two spans (comma).
-_CONNECTORS = {
-    "of",
-    "the",
-    "de",
-    "da",
-    "di",
-    "du",
-    "del",
-    "della",
-    "van",
-    "von",
-    "der",
-    "la",
-    "le",
-    "and",
-    "&",
-    "y",
-    "for",
-    "in",
-    "on",
-    "at",
-    "'s",
-}
+# Lower-case words allowed inside a name ('Battle of Mine Creek', 'Vincent van Gogh'); 'for',
+# 'in' or 'and' would glue two names together ('Martin Company for the United States Navy').
+_CONNECTORS = frozenset(
+    [
+        "of",
+        "the",
+        "de",
+        "da",
+        "di",
+        "du",
+        "del",
+        "della",
+        "van",
+        "von",
+        "der",
+        "den",
+        "la",
+        "le",
+        "y",
+        "&",
+        "'s",
+    ]
+)
 _CAP_TOKEN_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][\w\u00C0-\u024F'’.\-]*|&")
 _QUOTED_RE = re.compile(r"[\"“《「『]([^\"”》」』]{2,80})[\"”》」』]")
 _SENTENCE_START_SKIP = EN_STOPWORDS | EN_QUESTION_WORDS
+
+
+MAX_SPAN_WORDS = 10  # capitalised words; longer runs are headings or infobox text
 
 
 def capitalized_spans(text: str) -> list[str]:
@@ -543,7 +551,8 @@ def capitalized_spans(text: str) -> list[str]:
         current: list[str] = []
         for i, tok in enumerate(tokens):
             bare = tok if re.fullmatch(r"(?:[A-Z]\.)+|[A-Z][a-z]{0,3}\.", tok) else tok.rstrip(".")
-            is_cap = bare[:1].isupper() or (bare[:1].isdigit() and bool(current))
+            after_name = bool(current) and current[-1].lower() not in _CONNECTORS
+            is_cap = bare[:1].isupper() or (bare[:1].isdigit() and after_name)
             nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
             if (
                 bare.lower() == "the"
@@ -577,6 +586,8 @@ def _flush(current: list[str], spans: list[str]) -> None:
     if not current:
         return
     if current:
+        if sum(1 for w in current if w.lower() not in _CONNECTORS) > MAX_SPAN_WORDS:
+            return
         if current[-1].endswith(".") and not re.fullmatch(r"(?:[A-Z]\.)+", current[-1]):
             current[-1] = current[-1].rstrip(".")
         span = " ".join(current).removesuffix("'s").removesuffix("’s")
