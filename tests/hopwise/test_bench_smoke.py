@@ -63,3 +63,10 @@ def test_bench_all_writes_every_result(tmp_path: Path, capsys: pytest.CaptureFix
     for name in ("retrieval", "ingestion", "graph"):
         assert (out_dir / f"{name}.json").exists()
     assert "results written to" in capsys.readouterr().out
+
+
+def test_a_benchmark_module_not_built_yet_is_reported() -> None:
+    from hopwise.commands.bench import NOT_AVAILABLE, runner
+
+    assert runner("no_such_benchmark") is None
+    assert runner("retrieval") is not None and NOT_AVAILABLE == "not available yet"
