@@ -11,6 +11,7 @@ import hashlib
 import statistics
 import tempfile
 import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -142,16 +143,24 @@ def run(args: Any) -> dict[str, Any]:
     n = int(getattr(args, "chunks", None) or 10_000)
     chunks = synthetic_chunks(n)
     qs = queries(int(getattr(args, "queries", None) or QUERIES))
+    uri = getattr(args, "uri", None)
     with tempfile.TemporaryDirectory(prefix="hopwise-bench-") as tmp:
-        db = str(Path(tmp) / "bench.db")
-        with MilvusStore(db, collection="bench") as store:
-            bm25 = measure(store, chunks, qs)
-            with MilvusStore(db, collection="bench", embedder=SyntheticEmbedder()) as dense:
-                hybrid = measure(dense, chunks, qs)
+        target = uri or str(Path(tmp) / "bench.db")
+        name = f"bench_{uuid.uuid4().hex[:8]}"  # scratch collections, dropped afterwards
+        with MilvusStore(target, collection=name) as store:
+            try:
+                bm25 = measure(store, chunks, qs)
+                with MilvusStore(target, collection=name, embedder=SyntheticEmbedder()) as dense:
+                    try:
+                        hybrid = measure(dense, chunks, qs)
+                    finally:
+                        dense.drop()
+            finally:
+                store.drop()
     return {
         "chunks": n,
         "chunk_chars": CHUNK_CHARS,
-        "engine": "milvus-lite 2.5.1 (embedded)",
+        "engine": "milvus server" if uri else "milvus-lite 2.5.1 (embedded)",
         "insert_per_s": round(bm25["insert_per_s"], 1),
         "bm25_p50_ms": round(bm25["p50_ms"], 2),
         "bm25_p95_ms": round(bm25["p95_ms"], 2),

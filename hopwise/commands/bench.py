@@ -22,6 +22,9 @@ def register(subparsers: Any) -> None:
 
     retrieval = sub.add_parser("retrieval", help="insert chunks/s and search p50/p95")
     _chunks_flag(retrieval)
+    retrieval.add_argument(
+        "--uri", default=None, help="a Milvus server to measure (default: embedded, temp dir)"
+    )
     _output_flags(retrieval)
     retrieval.set_defaults(handler=run_one("retrieval"))
 
