@@ -9,6 +9,7 @@ import argparse
 import importlib
 import logging
 import sys
+import warnings
 
 COMMAND_MODULES = ("kb", "ask", "eval", "bench")
 
@@ -30,6 +31,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def quiet_pymilvus() -> None:
+    """Failures reach the user as one line (below), not as pymilvus's own log dumps. pymilvus
+    configures its loggers when imported, so it is imported first."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import pymilvus  # noqa: F401
+    for name in ("pymilvus", "pymilvus.milvus_client"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -37,9 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if not args.verbose:  # failures reach the user as one line below, not pymilvus's log dumps
-        for name in ("pymilvus", "pymilvus.milvus_client"):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+    if not args.verbose:
+        quiet_pymilvus()
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:
