@@ -757,7 +757,7 @@ class MilvusStore:
         bm25 = BM25BuiltInFunction(
             input_field_names="text",
             output_field_names="sparse",
-            analyzer_params={"tokenizer": "jieba"},
+            analyzer_params=TEXT_ANALYZER,
             enable_match=False,
         )
         common: dict[str, Any] = {
