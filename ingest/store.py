@@ -41,6 +41,7 @@ ENGINE_SERVER = "milvus server"
 RRF_K = 60
 INSERT_BATCH = 500
 MAX_TEXT_BYTES = 65_535
+MAX_GROUPS = 64  # the ARRAY field's capacity
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
 # jieba for Chinese and English alike; lower-cased so "Battle" matches "battle"; English stop
 # words and the space/punctuation tokens jieba emits are dropped so they do not score.
@@ -93,7 +94,10 @@ def validate_groups(groups: Iterable[str] | str | None) -> list[str]:
 
 def validate_chunk_groups(groups: Iterable[str] | str | None) -> list[str]:
     """A document's readers as given (checked names); no groups means everyone ("all")."""
-    return _checked_names(groups) or [DEFAULT_GROUP]
+    names = _checked_names(groups)
+    if len(names) > MAX_GROUPS:
+        raise ValueError(f"a document can have at most {MAX_GROUPS} groups")
+    return names or [DEFAULT_GROUP]
 
 
 def group_filter(groups: Iterable[str] | str | None) -> str:
@@ -386,7 +390,7 @@ class MilvusStore:
         # ARRAY for the filter; the JSON copy is what we read back (Milvus Lite 2.5.1 fails to
         # decode an empty query result that names an ARRAY output field).
         schema.add_field(
-            "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=64, max_length=256
+            "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
         )
         schema.add_field("groups_json", dt.VARCHAR, max_length=8192)
         schema.add_field("checksum", dt.VARCHAR, max_length=128)

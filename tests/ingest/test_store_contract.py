@@ -216,6 +216,8 @@ def test_validate_groups() -> None:
     assert validate_groups(None) == ["all"] and validate_groups("hr, ops") == ["all", "hr", "ops"]
     assert validate_groups(["team.a@corp:x-1_2"]) == ["all", "team.a@corp:x-1_2"]
     assert validate_chunk_groups([]) == ["all"] and validate_chunk_groups(["legal"]) == ["legal"]
+    with pytest.raises(ValueError, match="at most 64 groups"):
+        validate_chunk_groups([f"g{i}" for i in range(65)])
     for bad in INJECTIONS:
         with pytest.raises(ValueError):
             validate_groups([bad])
