@@ -84,9 +84,6 @@ _EN_COMPARATIVE_RE = re.compile(
     r"closer|farther|further|better|same|both|different|either|sooner|recent|newer|newest)\b",
     re.IGNORECASE,
 )
-_ZH_COMPARE_RE = re.compile(
-    r"哪个|哪一个|谁更|更早|更晚|更大|更小|更多|更少|更高|更长|还是|相同|一样|分别|各自"
-)
 _ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
 _ZH_CLAUSE_SPLIT_RE = re.compile(
     r"[，,；;？?]\s*(?:以及|并且|而且|同时|另外|还有|并)?|(?:以及|并且)"
@@ -845,29 +842,32 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
         title = hit.title.strip()
         if title and title.lower() not in searched and not tx.term_set(title) <= q_terms:
             return f"{title} {' '.join(tx.tokenize(question)[:6])}".strip()
+    if len(hops) > 1 and tx.normalize_space(question).lower() not in searched:
+        return question  # the parts were searched; the whole question catches what they split
     return None
 
 
 # ====================================================================== evaluation
 def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceVerdict:
-    q_terms = [t for t in dict.fromkeys(tx.tokenize(question))]
-    text_terms: set[str] = set()
-    for item in evidence:
-        text_terms |= tx.term_set(f"{item.title} {item.text}")
-    missing_terms = [t for t in q_terms if t not in text_terms]
-    coverage = 1 - len(missing_terms) / len(q_terms) if q_terms else (1.0 if evidence else 0.0)
+    """Enough when the evidence as a whole covers the question's terms and every part of the
+    question that names its own terms is covered by one passage (facts, not scattered words)."""
+    q_terms = list(dict.fromkeys(tx.tokenize(question)))
+    passages = [(item.title, item.text) for item in evidence]
+    union: set[str] = set()
+    for title, text in passages:
+        union |= tx.term_set(f"{title} {text}")
+    missing_terms = [t for t in q_terms if t not in union and not expand_terms({t}) & union]
+    coverage = 1 - len(missing_terms) / len(q_terms) if q_terms else float(bool(evidence))
     missing_parts = [
         s.question
         for s in decompose_question(question)
         if not PLACEHOLDER_RE.search(s.question)
-        and tx.overlap(tx.tokenize(s.question), text_terms) < 0.5
+        and max((relevance(tx.term_set(s.question), t, x) for t, x in passages), default=0.0)
+        < RELEVANT_COVERAGE
     ]
-    enough = bool(evidence) and coverage >= 0.75 and not missing_parts
-    if enough:
+    if evidence and coverage >= 0.75 and not missing_parts:
         return EvidenceVerdict(enough=True)
     missing = missing_parts + [f"'{t}'" for t in missing_terms[:6]]
-    if not evidence:
-        missing = missing or [question]
     web_query = tx.normalize_space(f"{question} {' '.join(missing_terms[:4])}")
     return EvidenceVerdict(enough=False, missing=missing or [question], web_query=web_query)
 

@@ -17,7 +17,6 @@ _CJK_RE = re.compile(f"[{CJK}]")
 _LATIN_RE = re.compile(r"[A-Za-z]")
 _EN_WORD_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
 _YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*(?:%|年|月|日|号|万|亿|元)?")
 
 EN_STOPWORDS = frozenset(
     [

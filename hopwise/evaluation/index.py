@@ -21,7 +21,7 @@ from ingest.models import Chunk
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = "eval-index-1"
+INDEX_FORMAT = "eval-index-2"
 COLLECTION = "eval_chunks"
 BATCH_PASSAGES = 2000
 
@@ -40,7 +40,7 @@ def passages_to_chunks(dataset: Dataset, passages: Iterable[Passage], part: int)
     now = time.time()
     return [
         Chunk(
-            chunk_id=p.id, doc_id=doc_id, doc_version=1, title=p.title or p.id,
+            chunk_id=p.id, doc_id=doc_id, doc_version=1, title=p.title,
             source=f"{dataset.name}.corpus.jsonl", text=chunk_text(p), groups=["all"],
             checksum=dataset.corpus_checksum, created_at=now,
         )

@@ -40,14 +40,10 @@ class QuestionRun:
 
 
 def build_reasoner(settings: Settings) -> Reasoner:
-    """The LLM reasoner (offline fallback inside) when a model is configured, else offline."""
-    from graph.offline import OfflineReasoner
+    """The product's reasoner for these settings (LLM with offline fallback, or offline)."""
+    from graph.runner import build_reasoner as product_reasoner
 
-    if settings.llm_enabled:
-        from graph.llm import LLMReasoner
-
-        return LLMReasoner(settings, fallback=OfflineReasoner())
-    return OfflineReasoner()
+    return product_reasoner(settings)
 
 
 class Runner:

@@ -27,6 +27,7 @@ def score_question(q: Question, run: QuestionRun, *, unanswerable: bool) -> dict
         "f1": sc.token_f1(run.answer, q.golds),
         "contains": sc.contains_answer(run.answer, q.golds, q.answer_parts or None),
         "abstained": sc.abstained(run.answer, run.enough) if unanswerable else None,
+        "enough": run.enough,
         "llm_calls": run.llm_calls, "tokens": run.tokens, "hops": run.hops,
         "stop_reason": run.stop_reason, "latency_ms": round(run.latency_ms, 2),
         "mode_used": run.mode_used, "queries": run.queries, "evidence_ids": ids[:20],
