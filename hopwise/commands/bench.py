@@ -39,7 +39,10 @@ def register(subparsers: Any) -> None:
     graph.set_defaults(handler=run_one("graph"))
 
     everything = sub.add_parser("all", help="every benchmark; JSON files in --out")
-    _chunks_flag(everything)
+    everything.add_argument(
+        "--sizes", default="10000,50000", help="retrieval sizes in chunks (10000,50000)"
+    )
+    everything.add_argument("--queries", type=int, default=200, help="timed searches per mode")
     _pages_flag(everything)
     _graph_flags(everything)
     everything.add_argument("--json", action="store_true", help="print one JSON object")
@@ -98,7 +101,15 @@ def run_all(args: argparse.Namespace) -> int:
     results: dict[str, Any] = {}
     for name in ("retrieval", "ingestion", "graph"):
         run = runner(name)
-        results[name] = run(args) if run is not None else {"status": NOT_AVAILABLE}
+        if run is None:
+            results[name] = {"status": NOT_AVAILABLE}
+        elif name == "retrieval":  # one result per size, keyed by the chunk count
+            sizes = [int(n) for n in str(args.sizes).split(",") if n.strip()]
+            results[name] = {
+                str(n): run(argparse.Namespace(**{**vars(args), "chunks": n})) for n in sizes
+            }
+        else:
+            results[name] = run(args)
         if not args.json:
             print_table(name, results[name])
         write_json(args.out, name, results[name])

@@ -41,25 +41,16 @@ def test_bench_graph_is_registered(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.slow
 def test_bench_all_writes_every_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "results"
-    argv = [
-        "bench",
-        "all",
-        "--chunks",
-        "200",
-        "--pages",
-        "2",
-        "--limit",
-        "1",
-        "--out",
-        str(out_dir),
-    ]
+    argv = ["bench", "all", "--sizes", "200,300", "--queries", "10", "--pages", "2"]
+    argv += ["--limit", "1", "--out", str(out_dir)]
     dev = Path(__file__).resolve().parents[3] / "shared" / "eval" / "dev"
     if dev.exists():
         argv += ["--sets", "musique_en", "--dev-dir", str(dev)]
     assert main(argv) == 0
     combined = json.loads((out_dir / "all.json").read_text())
     assert set(combined) == {"retrieval", "ingestion", "graph"}
-    assert set(combined["retrieval"]) >= RETRIEVAL_KEYS
+    assert set(combined["retrieval"]) == {"200", "300"}
+    assert set(combined["retrieval"]["300"]) >= RETRIEVAL_KEYS
     for name in ("retrieval", "ingestion", "graph"):
         assert (out_dir / f"{name}.json").exists()
     assert "results written to" in capsys.readouterr().out
