@@ -467,6 +467,10 @@ def _chain_en(q: str) -> list[Part]:
         inner_start, inner_end = pos, end + possessive.end()
     elif starts:
         inner_start = starts.pop()
+        # 'played X in My Fair Lady': a named place or work right after the anchor belongs to it
+        named = re.match(r"\s+(?:in|on|at|of|from)\s+(?:the\s+)?[A-Z][^,;?]*?(?=\s+[a-z]|$)",
+                         body[end:])  # fmt: skip
+        end += named.end() if named else 0
         tail = _TAIL_RE.match(body[end:]) if _relative(body[inner_start:pos]) else None
         inner_end = end + (tail.end() if tail else 0)
         hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
@@ -781,10 +785,51 @@ def _sentence_entities(sentence: str) -> list[str]:
     for ent in tx.extract_entities(sentence):
         if _DATE_LIKE_RE.match(ent) or ent.isdigit():
             continue
-        if " " not in ent and ent == first:
+        if " " not in ent and (ent == first or _attributive(sentence, ent)):
             continue
         out.append(ent)
     return out
+
+
+_FUNCTION_WORDS = frozenset(
+    [
+        "is",
+        "was",
+        "were",
+        "are",
+        "has",
+        "had",
+        "have",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "of",
+        "to",
+        "for",
+        "by",
+        "from",
+        "with",
+        "as",
+        "who",
+        "which",
+        "that",
+        "the",
+        "a",
+        "an",
+        "s",
+        "became",
+        "becomes",
+        "died",
+    ]
+)
+
+
+def _attributive(sentence: str, word: str) -> bool:
+    """A lone capitalised word used as an adjective ('an American singer', 'a French film')."""
+    m = re.search(re.escape(word) + r"\s+([a-z][\w-]*)", sentence)
+    return bool(m) and m.group(1) not in _FUNCTION_WORDS
 
 
 def _distinct(entities: list[str]) -> list[str]:

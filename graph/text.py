@@ -560,6 +560,9 @@ def capitalized_spans(text: str) -> list[str]:
                 and not (i == 0 and bare.lower() in _SENTENCE_START_SKIP)
                 or current
                 and bare.lower() in _CONNECTORS
+                or current
+                and bare == "and"
+                and nxt == "the"  # 'Charlie and the Chocolate Factory', not 'Rex and Ann'
             ):
                 current.append(bare)
             else:
