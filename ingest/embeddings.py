@@ -50,6 +50,7 @@ class OpenAICompatibleEmbedder:
         if dim and model.startswith("text-embedding-3"):
             kwargs["dimensions"] = dim
         self.name = model
+        self._secret = api_key or ""
         self._client = OpenAIEmbeddings(
             model=model,
             check_embedding_ctx_length=False,
@@ -67,15 +68,23 @@ class OpenAICompatibleEmbedder:
         try:
             vectors = self._client.embed_documents(list(texts))
         except Exception as exc:
-            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+            raise self._failure(exc) from None
         return [self._checked(v) for v in vectors]
 
     def embed_query(self, text: str) -> list[float]:
         try:
             vector = self._client.embed_query(text)
         except Exception as exc:
-            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+            raise self._failure(exc) from None
         return self._checked(vector)
+
+    def _failure(self, exc: Exception) -> EmbeddingError:
+        """The endpoint's error without the API key: providers quote it back ("Incorrect API
+        key provided: sk-..."), and the message reaches ingest results, logs and the CLI. No
+        exception chain either, since the original carries the same text."""
+        secret = self._secret if len(self._secret) >= 8 else ""  # skip placeholders like "x"
+        reason = str(exc).replace(secret, "***") if secret else str(exc)
+        return EmbeddingError(f"embedding endpoint failed: {reason}")
 
     def _checked(self, vector: list[float]) -> list[float]:
         expected = getattr(self, "dim", None)
