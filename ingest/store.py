@@ -649,7 +649,12 @@ class MilvusStore:
             return [self._hit(e, rank, bm25=s, fused=s) for rank, (s, e) in enumerate(hits, 1)]
         depth = min(max(2 * k, 20), QUERY_LIMIT)
         sparse = self._channel(query, "sparse", expr, depth)
-        dense = self._channel(self.embedder.embed_query(query), "dense", expr, depth)
+        try:
+            vector = self.embedder.embed_query(query)
+        except Exception as exc:  # the knowledge base stays searchable while embeddings are down
+            log.warning("dense channel skipped, embedding failed: %s", exc)
+            return _fuse(sparse, [], k, self._hit)
+        dense = self._channel(vector, "dense", expr, depth)
         return _fuse(sparse, dense, k, self._hit)
 
     def search_filter(self, groups: Sequence[str]) -> str:

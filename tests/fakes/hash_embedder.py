@@ -17,6 +17,7 @@ class HashEmbedder:
         self.dim = dim
         self.name = name
         self.calls = 0
+        self.fail_queries = False  # simulate an embedding endpoint outage at search time
 
     def _tokens(self, text: str) -> list[str]:
         tokens = [t.lower() for t in _TOKEN.findall(text)]
@@ -41,4 +42,6 @@ class HashEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         self.calls += 1
+        if self.fail_queries:
+            raise RuntimeError("embedding endpoint down")
         return self._vector(text)

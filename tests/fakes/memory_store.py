@@ -125,12 +125,19 @@ class MemoryStore:
         bm25 = self._bm25(query, pool)[: max(2 * k, 20)]
         if self.embedder is None:
             return [self._hit(c, r, s, s, None) for r, (s, c) in enumerate(bm25[:k], 1)]
-        qv = self.embedder.embed_query(query)
+        try:
+            qv = self.embedder.embed_query(query)
+        except Exception:  # same as MilvusStore: BM25 alone while embeddings are down
+            qv = None
         vecs = self.backing.vectors
-        dense = sorted(
-            ((sum(a * b for a, b in zip(qv, vecs[c.chunk_id], strict=True)), c) for c in pool),
-            key=lambda p: (-p[0], p[1].chunk_id),
-        )[: max(2 * k, 20)]
+        dense = (
+            []
+            if qv is None
+            else sorted(
+                ((sum(a * b for a, b in zip(qv, vecs[c.chunk_id], strict=True)), c) for c in pool),
+                key=lambda p: (-p[0], p[1].chunk_id),
+            )[: max(2 * k, 20)]
+        )
         fused: dict[str, float] = {}
         per: dict[str, dict[str, float]] = {}
         for name, results in (("bm25", bm25), ("dense", dense)):

@@ -104,6 +104,22 @@ def test_hybrid_fuses_both_channels_with_rrf(filled) -> None:
     assert any(h.bm25_score is None for h in hits)  # dense-only candidates are fused in
 
 
+@pytest.mark.parametrize(
+    "backend",
+    ["lite-hybrid", pytest.param("server-hybrid", marks=pytest.mark.slow), "memory-hybrid"],
+    indirect=True,
+)
+def test_hybrid_falls_back_to_bm25_when_embeddings_fail(filled) -> None:
+    filled.embedder.fail_queries = True
+    try:
+        hits = filled.search("restart the payment gateway", ["all"], k=5)
+    finally:
+        filled.embedder.fail_queries = False
+    assert hits[0].chunk_id == "runbook-v1-0"
+    assert all(h.dense_score is None and h.bm25_score for h in hits)
+    assert all(h.doc_id != "secret" for h in filled.search("settlement", ["all"], k=20))
+
+
 def test_acl_hides_restricted_documents(filled) -> None:
     for query in ("confidential settlement Acme", "two million dollars", "settlement"):
         assert all(h.doc_id != "secret" for h in filled.search(query, ["all"], k=20))
