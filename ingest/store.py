@@ -717,6 +717,10 @@ class MilvusStore:
         if row is None or int(row["active_version"]) <= 0:
             return []
         expr = f"doc_id == {_quote(doc_id)} and doc_version == {int(row['active_version'])}"
+        if int(row.get("chunks", 0)) > QUERY_LIMIT:
+            log.warning(
+                "%s has %s chunks; only %d are returned", doc_id, row["chunks"], QUERY_LIMIT
+            )
         chunks = [_chunk(r) for r in self._query_chunks(expr)]
         return sorted(chunks, key=lambda c: (c.start_char, c.chunk_id))
 
