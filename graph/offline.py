@@ -76,6 +76,14 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "study": ("studied", "graduated", "university", "educated"),
     "play": ("played", "starred", "role", "cast"),
     "member": ("played", "member", "team"),
+    "导演": ("执导", "导演"),
+    "丈夫": ("结婚", "配偶", "妻子", "嫁给"),
+    "妻子": ("结婚", "配偶", "丈夫", "娶"),
+    "父亲": ("儿子", "女儿", "之子", "之女"),
+    "母亲": ("儿子", "女儿", "之子", "之女"),
+    "出生地": ("出生", "生于", "出生于"),
+    "创始人": ("创办", "创立", "创建", "成立"),
+    "作者": ("著", "撰写", "创作"),
 }
 
 _EN_COMPARATIVE_RE = re.compile(
@@ -546,16 +554,21 @@ def _is_trivial(outer: str) -> bool:
     return not tx.tokenize(PLACEHOLDER_RE.sub(" ", outer))
 
 
+_ZH_RELATIONS = (
+    "父亲|母亲|妻子|丈夫|配偶|儿子|女儿|兄弟|姐妹|导演|作者|创始人|创办人|董事长|总裁|首席执行官|CEO|"
+    "主演|出生地|国籍|首都|总部|所在地|负责人|上级|母公司|子公司|前任|继任者"
+)
 _ZH_RELATION_RE = re.compile(
-    r"^(?P<lead>谁是|请问|问：)?(?P<inner>.+?)的(?P<rel>父亲|母亲|妻子|丈夫|配偶|儿子|女儿|兄弟|姐妹|"
-    r"导演|作者|创始人|创办人|董事长|总裁|首席执行官|CEO|主演|出生地|国籍|首都|总部|所在地|负责人|"
-    r"上级|母公司|子公司|前任|继任者)(?P<rest>.*)$"
+    rf"^(?P<lead>谁是|请问|问：)?(?P<inner>.+?(?:{_ZH_RELATIONS}))的(?P<rel>{_ZH_RELATIONS})(?P<rest>.*)$"
 )
 
 
 def _chain_zh(q: str) -> list[Part] | None:
-    """'谁是《银港》导演的父亲？' -> ['《银港》导演', '#1的父亲？'] when the inner part has its
-    own relation (two or more content words), else None."""
+    """'谁是《银港》导演的父亲？' -> ['《银港》导演', '#1的父亲？']: a relation of a relation.
+
+    The inner part must itself end in a relation ('导演', '创始人'), so '漫长的季节的主演' stays one
+    question.
+    """
     m = _ZH_RELATION_RE.match(q.strip())
     if not m or len(tx.tokenize(m.group("inner"))) < 2:
         return None
@@ -782,6 +795,9 @@ def _sentence_entities(sentence: str) -> list[str]:
     """Named things in a sentence, minus dates and a lone capitalised first word."""
     out = []
     first = sentence.split(None, 1)[0].strip("\"'“(") if sentence.split() else ""
+    if tx.detect_language(sentence) == "zh":  # names only: plain words are not bridges
+        found = tx.quoted_titles(sentence) + tx.capitalized_spans(sentence) + tx.cjk_names(sentence)
+        return [e for e in dict.fromkeys(found) if not _DATE_LIKE_RE.match(e)]
     for ent in tx.extract_entities(sentence):
         if _DATE_LIKE_RE.match(ent) or ent.isdigit():
             continue

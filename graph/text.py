@@ -616,6 +616,22 @@ def cjk_terms(text: str) -> list[str]:
     return list(seen)
 
 
+_NAME_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
+
+
+def cjk_names(text: str) -> list[str]:
+    """Chinese proper names (people, places, organisations, works) by jieba's POS tags."""
+    _jieba()  # quiet initialisation
+    import jieba.posseg as posseg
+
+    seen: dict[str, None] = {}
+    for segment in re.findall(f"[{CJK}]+", text):
+        for pair in posseg.cut(segment):
+            if pair.flag in _NAME_FLAGS and len(pair.word) >= 2:
+                seen.setdefault(pair.word, None)
+    return list(seen)
+
+
 def extract_entities(text: str) -> list[str]:
     """Named things in order of appearance: quoted titles, capitalised spans, years, CJK terms."""
     found: dict[str, None] = {}

@@ -136,6 +136,17 @@ def test_bridge_prefers_a_linked_entity_with_its_own_page() -> None:
     assert query.split(" born")[0].startswith("When was Mara Ellison")
 
 
+def test_bridge_in_chinese_picks_the_named_person() -> None:
+    film = _hit(
+        "z1", "银港", "《银港》是2019年上映的剧情片，由李安执导，王菲主演。影片在台湾拍摄。"
+    )
+    other = _hit("z2", "夜车", "《夜车》是一部由张三执导的电影。", 2)
+    hop = HopView(sub_question="《银港》导演", query="《银港》导演", top_hits=[film, other])
+    query, _ = R.bridge("#1的父亲？", [hop], [_item(1, film), _item(2, other)])
+    assert query.startswith("李安") and query.endswith("的父亲？")
+    assert "张三" not in query and "剧情片" not in query
+
+
 # -------------------------------------------------------------- extract
 
 
