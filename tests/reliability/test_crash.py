@@ -156,7 +156,9 @@ def server(tmp_path: Path) -> Iterator[str]:
         srv.stop()
 
 
-@pytest.mark.parametrize("after_pending_s", [0.3, pytest.param(1.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "after_pending_s", [0.3] + [pytest.param(d, marks=pytest.mark.slow) for d in (0.0, 0.1, 0.6)]
+)
 def test_kill_9_of_a_remote_ingest_once_v2_is_pending(
     tmp_path: Path, server: str, after_pending_s: float
 ) -> None:
