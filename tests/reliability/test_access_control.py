@@ -212,7 +212,8 @@ CRAFTED_IDS = [
 def test_crafted_doc_ids_cannot_widen_a_filter(corpus: Corpus) -> None:
     """Every value in a Milvus expression is quoted: ids built to break out of the quotes match
     nothing, delete nothing, and a crafted group name is refused before any search."""
-    with MilvusStore.from_settings(settings_for(corpus.data)) as store:
+    store_settings = settings_for(corpus.data)
+    with MilvusStore.from_settings(store_settings) as store:
         before = [d.doc_id for d in store.list_documents()]
         assert len(before) == len(PUBLIC) + len(RESTRICTED)  # nothing deleted by the CLI test
         for doc_id in CRAFTED_IDS:
@@ -221,6 +222,8 @@ def test_crafted_doc_ids_cannot_widen_a_filter(corpus: Corpus) -> None:
         assert [d.doc_id for d in store.list_documents()] == before
         with pytest.raises(ValueError, match="invalid group name"):
             store.search("QZX-7731-VAULT", [INJECTION])
+        with pytest.raises(ValueError, match="invalid group name"):  # `hopwise ask --groups`
+            Hopwise(store_settings, store, OfflineReasoner()).ask("QZX", groups=[INJECTION])
 
 
 def test_store_search_enforces_groups_for_every_query(corpus: Corpus) -> None:
