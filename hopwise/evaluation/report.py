@@ -87,11 +87,19 @@ TABLE_HEADER = (
 )
 
 
+def mode_label(report: dict[str, Any]) -> str:
+    """'adaptive', 'adaptive, unanswerable', 'gold (no decomposition: whole question)'."""
+    label = report["mode"]
+    if report["mode"] == "gold" and not report.get("gold_decomposed", 1.0):
+        label += " (no decomposition: whole question)"
+    return f"{label}, unanswerable" if report["unanswerable"] else label
+
+
 def markdown_row(report: dict[str, Any]) -> str:
     r = report["recall_at"]
     abstain = "—" if report["abstention"] is None else f"{report['abstention']:.2f}"
     return (
-        f"| {report['dataset']} | {report['mode']} | {report['n']} | {r['5']:.3f} | "
+        f"| {report['dataset']} | {mode_label(report)} | {report['n']} | {r['5']:.3f} | "
         f"{r['10']:.3f} | {r['20']:.3f} | {report['all_hops_covered']:.2f} | "
         f"{report['first_hop_recall']:.2f} | {report['last_hop_recall']:.2f} | "
         f"{report['em']:.2f} | {report['f1']:.2f} | {report['contains']:.2f} | {abstain} | "

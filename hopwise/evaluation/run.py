@@ -70,12 +70,11 @@ def evaluate(
     finally:
         store.close()
     report = aggregate(
-        rows,
-        dataset=dataset.name,
-        mode=mode,
-        k=k,
-        unanswerable=unanswerable,
+        rows, dataset=dataset.name, mode=mode, k=k, unanswerable=unanswerable,
         reasoner=reasoner.name,
-    )
+    )  # fmt: skip
+    if mode == "gold":  # share of questions the dataset decomposes (others search whole)
+        decomposed = sum(1 for q in dataset.questions if q.decomposition)
+        report["gold_decomposed"] = round(decomposed / len(dataset.questions), 4)
     outputs = write_outputs(out_dir, report, rows) if out_dir is not None else {}
     return EvalResult(report, rows, outputs)
