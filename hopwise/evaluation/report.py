@@ -178,7 +178,7 @@ def write_chart(reports: Sequence[dict[str, Any]], path: Path) -> None:
     ax.set_ylabel("evidence recall@10")
     ax.set_title("Hopwise evidence recall@10 by mode")
     if modes:
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=len(modes), frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
