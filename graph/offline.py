@@ -845,7 +845,7 @@ _FUNCTION_WORDS = frozenset(
 def _attributive(sentence: str, word: str) -> bool:
     """A lone capitalised word used as an adjective ('an American singer', 'a French film')."""
     m = re.search(re.escape(word) + r"\s+([a-z][\w-]*)", sentence)
-    return bool(m) and m.group(1) not in _FUNCTION_WORDS
+    return m is not None and m.group(1) not in _FUNCTION_WORDS
 
 
 def _distinct(entities: list[str]) -> list[str]:

@@ -11,12 +11,15 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graph.protocols import EvidenceItem, Reasoner, Retriever, Usage
 from hopwise.evaluation.data import Question
 from hopwise.settings import Settings
 from ingest.models import Hit
+
+if TYPE_CHECKING:
+    from graph.runner import Hopwise
 
 MODES = ("adaptive", "single", "gold")
 GROUPS = ("all",)
@@ -56,12 +59,11 @@ class Runner:
             raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         self.mode, self.retriever, self.reasoner, self.settings, self.k = (
             mode, retriever, reasoner, settings, k)  # fmt: skip
-        self._graph = self._build_graph() if mode == "adaptive" else None
+        self._graph: Hopwise | None = None
+        if mode == "adaptive":
+            from graph.runner import Hopwise
 
-    def _build_graph(self) -> Any:
-        from graph.runner import Hopwise
-
-        return Hopwise(self.settings, self.retriever, self.reasoner, None, None)
+            self._graph = Hopwise(settings, retriever, reasoner, None, None)
 
     def run(self, question: Question) -> QuestionRun:
         started = time.perf_counter()
@@ -79,6 +81,7 @@ class Runner:
         return run
 
     def _adaptive(self, question: Question) -> QuestionRun:
+        assert self._graph is not None
         result = self._graph.ask(question.question, groups=GROUPS, web=False)
         return run_from_result(result)
 
