@@ -948,14 +948,7 @@ def compose_answer(
         if missing:
             yield ("\n\n缺少：" if zh else "\n\nMissing: ") + "; ".join(missing)
         return
-    q_terms = expand_terms(tx.term_set(question))
-    ranked: list[tuple[float, int, str]] = []
-    for item in evidence:
-        sentences = item.sentences or best_sentences(q_terms, item.text, limit=2, title=item.title)
-        for s in sentences:
-            ranked.append((tx.overlap(q_terms, tx.term_set(s)), item.n, s))
-    ranked.sort(key=lambda r: (-r[0], r[1]))
-    chosen = _pick_sentences(ranked, limit=4)
+    chosen = _answer_sentences(question, evidence)
     yield (
         "离线模式（抽取式回答，基于检索到的原文）：\n"
         if zh
@@ -971,15 +964,37 @@ def compose_answer(
         )
 
 
-def _pick_sentences(ranked: list[tuple[float, int, str]], limit: int) -> list[tuple[int, str]]:
-    seen: set[str] = set()
+ANSWER_SENTENCES = 4
+
+
+def _answer_sentences(question: str, evidence: Sequence[EvidenceItem]) -> list[tuple[int, str]]:
+    """One best sentence per part of the question, in reasoning order, then the best overall."""
+    q_terms = expand_terms(tx.term_set(question))
+    pool: list[tuple[int, str]] = []
+    for item in evidence:
+        sentences = item.sentences or best_sentences(q_terms, item.text, limit=2, title=item.title)
+        pool.extend((item.n, s.strip()) for s in sentences if s.strip())
     chosen: list[tuple[int, str]] = []
-    for _, n, sentence in ranked:
-        key = sentence.strip()
-        if key in seen:
-            continue
-        seen.add(key)
-        chosen.append((n, key))
-        if len(chosen) >= limit:
+    for sub in decompose_question(question):
+        terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", sub.question)))
+        best = _best_of(pool, terms, chosen)
+        if best:
+            chosen.append(best)
+    while len(chosen) < ANSWER_SENTENCES:
+        best = _best_of(pool, q_terms, chosen)
+        if not best:
             break
+        chosen.append(best)
     return chosen
+
+
+def _best_of(
+    pool: list[tuple[int, str]], terms: set[str], taken: list[tuple[int, str]]
+) -> tuple[int, str] | None:
+    """The pooled sentence sharing most terms (earliest evidence first on ties), not yet taken."""
+    used = {s for _, s in taken}
+    scored = [(len(terms & tx.term_set(s)), -n, n, s) for n, s in pool if s not in used]
+    if not scored:
+        return None
+    score, _, n, sentence = max(scored)
+    return (n, sentence) if score > 0 or not taken else None
