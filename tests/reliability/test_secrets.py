@@ -197,6 +197,7 @@ def test_in_process_ask_trace_export_and_logs(
     exports.append(echoed_embedding_errors(data / "dense", echo.url))
     assert "two years" in exports[0] and "Incorrect API key" in exports[-1]
     assert leaks("\n".join(exports)) == []
+    assert caplog.text.count("Incorrect API key") >= 2  # the refusals were logged, key masked
     assert leaks(caplog.text) == []
     assert leaks(written_files(data)) == []
 
@@ -222,11 +223,11 @@ def echoed_embedding_errors(data: Path, url: str) -> str:
         store.embedder = refused
         result = ingest_bytes(DOC.encode(), "warranty.md", store, settings=settings)
         seen.append(f"{result.status}: {result.reason}")
-        try:
-            store.search("warranty", ["all"])
+        try:  # BM25 carries on while embeddings are down; the failure is logged
+            seen.append(repr(store.search("warranty", ["all"])))
         except Exception as exc:  # noqa: BLE001 - its message is what the user would see
             seen.append(f"{type(exc).__name__}: {exc}")
-    assert len(seen) == 2 and seen[0].startswith("failed")
+    assert seen[0].startswith("failed")
     return "\n".join(seen)
 
 
