@@ -704,8 +704,8 @@ def bridge_candidates(
     anchors = [e for e in tx.extract_entities(PLACEHOLDER_RE.sub(" ", hop.query)) if e]
     anchor_terms = tx.term_set(" ".join(anchors))
     rel_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", hop.sub_question)) - anchor_terms)
-    docs = [(e.title, e.text) for e in evidence if e.chunk_id] or [
-        (h.title, h.text) for h in hop.top_hits
+    docs = [(f"{e.title} {e.section}".strip(), e.text) for e in evidence if e.chunk_id] or [
+        (f"{h.title} {h.section}".strip(), h.text) for h in hop.top_hits
     ]
     titles = {t.strip().lower() for t, _ in docs if t.strip()}
     scores: dict[str, float] = {}
@@ -788,7 +788,7 @@ def _aboutness(anchor_terms: set[str], title: str, text: str) -> float:
     if title_terms and tx.overlap(anchor_terms, title_terms) >= 0.6:
         return 0.3
     body = tx.overlap(anchor_terms, tx.term_set(text[:600]))
-    return 0.2 * body if body >= 0.6 else 0.0
+    return 0.2 * body if body >= 0.6 else 0.05 * body  # file names rarely name the anchor
 
 
 def _sentence_entities(sentence: str) -> list[str]:
