@@ -158,8 +158,8 @@ class OfflineReasoner:
     ) -> tuple[list[EvidenceSentence], Usage]:
         """The sentences of each relevant hit that best match the sub-question, verbatim.
 
-        A hit that covers too few of the sub-question's terms yields nothing, so the graph
-        ranks it after the hits that do bear on the question.
+        A hit covering under 2/3 of the sub-question's terms yields nothing: it stays in the
+        pool, but no sentence of it is presented as evidence for this sub-question.
         """
         q_terms = tx.term_set(PLACEHOLDER_RE.sub(" ", sub_question))
         expanded = expand_terms(q_terms)
