@@ -6,6 +6,7 @@ Subcommand names, flags and the JSON keys they print are a contract other tools 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import sys
@@ -32,11 +33,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def quiet_pymilvus() -> None:
-    """Failures reach the user as one line (below), not as pymilvus's own log dumps. pymilvus
-    configures its loggers when imported, so it is imported first."""
-    with warnings.catch_warnings():
+    """Failures reach the user as one line (below), not as pymilvus's own log dumps or import
+    warnings. pymilvus configures its loggers when imported, so it is imported first."""
+    with warnings.catch_warnings():  # milvus-lite imports the deprecated pkg_resources
         warnings.simplefilter("ignore")
         import pymilvus  # noqa: F401
+
+        with contextlib.suppress(ImportError):  # a server-only install has no milvus-lite
+            import milvus_lite  # noqa: F401
     for name in ("pymilvus", "pymilvus.milvus_client"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 

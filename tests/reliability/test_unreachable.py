@@ -21,6 +21,10 @@ from tests.reliability.conftest import ROOT, cli_env, server_on
 from tests.ui.apptools import ADMIN_PASSWORD, assert_no_exception, new_app
 
 TIMEOUT_S = "1"
+HOLD_LOCK = (  # exactly as a running Milvus Lite engine holds its database
+    "import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.lockf(f, fcntl.LOCK_EX)\n"
+    "print('locked', flush=True)\ntime.sleep(60)\n"
+)
 COMMANDS = {
     "search": ["search", "warranty"],
     "ingest": ["ingest", "{doc}"],
@@ -36,27 +40,45 @@ def test_cli_commands_fail_fast_with_one_line(tmp_path: Path) -> None:
         tmp_path / "data", HOPWISE_MILVUS_URI=f"http://127.0.0.1:{free_port()}",
         HOPWISE_MILVUS_TIMEOUT_S=TIMEOUT_S, HOPWISE_MILVUS_TOKEN="root:Milvus",
     )  # fmt: skip
-    started = time.monotonic()
-    procs = {
-        name: subprocess.Popen(
-            [sys.executable, "-m", "hopwise", *[a.format(doc=doc) for a in args]],
-            env=env,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for name, args in COMMANDS.items()
-    }
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=60)
-        lines = err.strip().splitlines()
-        assert proc.returncode == 1, (name, out, err)
-        assert len(lines) == 1 and "Traceback" not in err, (name, err)
-        assert lines[0].startswith("hopwise: error:") and "Milvus server" in lines[0], lines
-        assert "127.0.0.1" in lines[0] and "root:Milvus" not in err + out
-    # each waits for one connect timeout, in parallel; no 75-retry loop of minutes
-    assert time.monotonic() - started < 30
+    env.pop("PYTHONWARNINGS")  # an import warning would be a second line too
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(locked / ".milvus.db.lock")], stdout=subprocess.PIPE
+    )
+    jobs = {name: (env, args) for name, args in COMMANDS.items()}
+    embedded = {k: v for k, v in env.items() if k != "HOPWISE_MILVUS_URI"}
+    jobs["locked"] = ({**embedded, "HOPWISE_DATA_DIR": str(locked)}, ["docs", "list"])
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == b"locked"
+        started = time.monotonic()
+        procs = {
+            name: subprocess.Popen(
+                [sys.executable, "-m", "hopwise", *[a.format(doc=doc) for a in args]],
+                env=run_env,
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for name, (run_env, args) in jobs.items()
+        }
+        for name, proc in procs.items():
+            out, err = proc.communicate(timeout=60)
+            lines = err.strip().splitlines()
+            assert proc.returncode == 1, (name, out, err)
+            assert len(lines) == 1 and "Traceback" not in err, (name, err)
+            assert lines[0].startswith("hopwise: error:"), lines
+            if name == "locked":
+                assert "open in another process" in lines[0]
+                continue
+            assert "Milvus server" in lines[0] and "127.0.0.1" in lines[0], lines
+            assert "root:Milvus" not in err + out
+        # each waits for one connect timeout, in parallel; no 75-retry loop of minutes
+        assert time.monotonic() - started < 30
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 class Server:
