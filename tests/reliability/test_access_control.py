@@ -21,6 +21,7 @@ from graph.runner import Hopwise, open_checkpointer
 from hopwise.settings import Settings, load_settings
 from ingest.pipeline import ingest_bytes
 from ingest.store import MilvusStore
+from tests.fakes.hash_embedder import HashEmbedder
 from tests.fakes.openai_stub import StubOpenAIServer, plausible_responder
 from tests.fakes.web import FakeWebSearch
 from tests.reliability.conftest import cli_env, run_cli
@@ -228,14 +229,31 @@ def test_crafted_doc_ids_cannot_widen_a_filter(corpus: Corpus) -> None:
 
 def test_store_search_enforces_groups_for_every_query(corpus: Corpus) -> None:
     with MilvusStore.from_settings(settings_for(corpus.data)) as store:
-        for question in QUESTIONS:
-            for groups in READERS:
-                hits = store.search(question, groups, k=20)
-                assert all(h.doc_id not in corpus.secret_ids for h in hits)
-                seen = seen_in({"hits": [h.model_dump() for h in hits]})
-                assert_no_leak("store-search", seen, corpus, question)
-        allowed = store.search("QZX-7731-VAULT", ["finance"], k=5)
-        assert allowed and allowed[0].doc_id in corpus.secret_ids  # positive control
+        sweep(store, corpus, "store-search")
+
+
+def test_hybrid_search_enforces_groups_in_both_channels(corpus: Corpus) -> None:
+    """The dense channel carries the same filter: a hybrid store over the same documents."""
+    settings = settings_for(corpus.data)
+    with MilvusStore.from_settings(settings, embedder=HashEmbedder(64)) as store:
+        assert store.collection != "hopwise_chunks"  # its own collection, dense vectors in it
+        for docs, groups in ((PUBLIC, ["all"]), (RESTRICTED, ["finance"])):
+            for name, text in docs.items():
+                result = ingest_bytes(text.encode(), name, store, groups=groups, settings=settings)
+                assert result.status in {"ingested", "skipped"}, result.reason
+        sweep(store, corpus, "hybrid-search", readers=[["staff"]])
+
+
+def sweep(store: MilvusStore, corpus: Corpus, path: str, readers=READERS) -> None:
+    """Every question for every reader, then the positive control for finance."""
+    for question in QUESTIONS:
+        for groups in readers:
+            hits = store.search(question, groups, k=20)
+            assert all(h.doc_id not in corpus.secret_ids for h in hits)
+            seen = seen_in({"hits": [h.model_dump() for h in hits]})
+            assert_no_leak(path, seen, corpus, question)
+    allowed = store.search("QZX-7731-VAULT", ["finance"], k=5)
+    assert allowed and allowed[0].doc_id in corpus.secret_ids
 
 
 def test_offline_ask_leaks_nothing_anywhere(
