@@ -808,7 +808,8 @@ def _sentence_entities(sentence: str) -> list[str]:
 
 
 _FUNCTION_WORDS = tx.word_set(
-    "is was were are has had have and or in on at of to for by from with as who which that the a an s became becomes died"
+    "is was were are has had have and or in on at of to for by from with as who which that "
+    "the a an s became becomes died"
 )
 
 
