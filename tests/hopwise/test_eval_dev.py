@@ -1,4 +1,4 @@
-"""The offline recall targets on the shared dev sets (slow: builds five indexes, ~4 minutes).
+"""The offline recall targets on the shared dev sets (slow: five indexes and ten runs, about a minute).
 
 Targets (issue 5): evidence recall@10, adaptive vs single-shot, offline reasoning.
 """
