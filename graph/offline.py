@@ -843,9 +843,19 @@ def relevance(q_terms: set[str], title: str, text: str) -> float:
     return hit / len(q_terms)
 
 
+def _heading_like(line: str) -> bool:
+    """A short line without closing punctuation: a heading or title, not a statement."""
+    line = line.strip()
+    return not re.search(r"[.!?。！？；;:：)）\]]$", line) and (
+        len(line.split()) <= 8 if tx.detect_language(line) == "en" else len(line) <= 20
+    )
+
+
 def best_sentences(q_terms: set[str], text: str, *, limit: int = 2, title: str = "") -> list[str]:
     """The sentences sharing the most query terms, in text order (the first if none match)."""
-    sentences = tx.split_sentences(text)
+    sentences = [s for s in tx.split_sentences(text) if not _heading_like(s)] or tx.split_sentences(
+        text
+    )
     if not sentences:
         return []
     scored = [(len(q_terms & tx.term_set(s)), i, s) for i, s in enumerate(sentences)]

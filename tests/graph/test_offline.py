@@ -196,6 +196,14 @@ def test_answer_is_extractive_and_cites_the_right_chunk() -> None:
     assert "directed by Mara Ellison" in first and first.endswith("[2]")
 
 
+def test_answer_skips_heading_lines() -> None:
+    doc = _hit(
+        "h1", "Silver Harbor", "Silver Harbor\n\nSilver Harbor was directed by Mara Ellison."
+    )
+    text = _text(list(R.answer("Who directed Silver Harbor?", [_item(1, doc)], [])))
+    assert text.splitlines()[1:] == ["- Silver Harbor was directed by Mara Ellison. [1]"]
+
+
 def test_answer_says_what_is_missing_in_the_question_language() -> None:
     zh = _hit("z1", "星河合同", "星河合同的付款期限为30天。合同于2023年生效。")
     text = _text(list(R.answer("星河合同的违约金是多少？", [_item(1, zh)], ["违约金"])))
