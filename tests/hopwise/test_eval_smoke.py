@@ -153,3 +153,22 @@ def test_eval_unanswerable_measures_abstention(
 def test_eval_rejects_a_missing_dataset(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval", str(data_dir / "nope")]) == 1
     assert "no such dataset file" in capsys.readouterr().err
+
+
+def test_eval_runs_unchanged_with_a_configured_llm(
+    dataset: Path,
+    data_dir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.fakes.openai_stub import StubOpenAIServer, plausible_responder
+
+    with StubOpenAIServer(responder=plausible_responder) as stub:
+        monkeypatch.setenv("HOPWISE_LLM_BASE_URL", stub.url)
+        monkeypatch.setenv("HOPWISE_LLM_MODEL", "stub-model")
+        monkeypatch.setenv("HOPWISE_LLM_API_KEY", "sk-test")
+        report = _eval(capsys, str(dataset), "--limit", "3", "--out", str(tmp_path / "llm"))
+        assert stub.request_count > 0
+    assert report["reasoner"] == "llm" and report["n"] == 3 and report["errors"] == 0
+    assert report["llm_calls_mean"] > 0 and report["tokens_mean"] > 0
