@@ -883,7 +883,7 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
     for hit in last.top_hits[:2]:
         title = hit.title.strip()
         if title and title.lower() not in searched and not tx.term_set(title) <= q_terms:
-            return f"{title} {' '.join(tx.tokenize(question)[:6])}".strip()
+            return f"{title} {' '.join(tx.content_words(question)[:6])}".strip()
     parallel = not any(PLACEHOLDER_RE.search(h.sub_question) for h in hops)
     if len(hops) > 1 and parallel and tx.normalize_space(question).lower() not in searched:
         return question  # the parts were searched apart; the whole question joins them again
