@@ -88,7 +88,9 @@ class Reasoner(Protocol):
 
     name: str  # "llm" or "offline"
 
-    def route(self, question: str, history: Sequence[dict[str, str]]) -> tuple[RouteDecision, Usage]: ...
+    def route(
+        self, question: str, history: Sequence[dict[str, str]]
+    ) -> tuple[RouteDecision, Usage]: ...
 
     def decompose(self, question: str) -> tuple[Decomposition, Usage]: ...
 
@@ -98,14 +100,21 @@ class Reasoner(Protocol):
         """The query to send for a dependent sub-question, with the earlier hop's entity filled in."""
         ...
 
-    def extract(self, sub_question: str, hits: Sequence[Hit]) -> tuple[list[EvidenceSentence], Usage]: ...
+    def extract(
+        self, sub_question: str, hits: Sequence[Hit]
+    ) -> tuple[list[EvidenceSentence], Usage]: ...
 
     def plan(
-        self, question: str, remaining: Sequence[str], hops: Sequence[HopView],
+        self,
+        question: str,
+        remaining: Sequence[str],
+        hops: Sequence[HopView],
         evidence: Sequence[EvidenceItem],
     ) -> tuple[PlanDecision, Usage]: ...
 
-    def evaluate(self, question: str, evidence: Sequence[EvidenceItem]) -> tuple[EvidenceVerdict, Usage]: ...
+    def evaluate(
+        self, question: str, evidence: Sequence[EvidenceItem]
+    ) -> tuple[EvidenceVerdict, Usage]: ...
 
     def answer(
         self, question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]

@@ -63,7 +63,9 @@ class PlanDecision(BaseModel):
 class EvidenceVerdict(BaseModel):
     """Whether the evidence answers the original question."""
 
-    enough: bool = Field(description="True only if the evidence states every fact the question needs.")
+    enough: bool = Field(
+        description="True only if the evidence states every fact the question needs."
+    )
     missing: list[str] = Field(
         default_factory=list, description="The specific facts still missing; empty when enough."
     )
