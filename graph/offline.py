@@ -161,11 +161,12 @@ class OfflineReasoner:
         A hit covering under 2/3 of the sub-question's terms yields nothing: it stays in the
         pool, but no sentence of it is presented as evidence for this sub-question.
         """
-        q_terms = tx.term_set(PLACEHOLDER_RE.sub(" ", sub_question))
+        question = PLACEHOLDER_RE.sub(" ", sub_question)
+        q_terms = tx.term_set(question)
         expanded = expand_terms(q_terms)
         out: list[EvidenceSentence] = []
         for hit in hits:
-            if relevance(q_terms, hit.title, hit.text) < RELEVANT_COVERAGE:
+            if question_relevance(question, hit.title, hit.text) < RELEVANT_COVERAGE:
                 continue
             for sentence in best_sentences(expanded, hit.text, limit=2, title=hit.title):
                 out.append(EvidenceSentence(chunk_id=hit.chunk_id, text=sentence))
@@ -576,8 +577,61 @@ def _chain_zh(q: str) -> list[Part] | None:
     return [(inner, None), (f"#1的{m.group('rel')}{m.group('rest')}", 1)]
 
 
+# Parties of a contract or case ('供货方', '甲方', '负责人'): a role a document fills with a
+# name, so '供货方的法定代表人' first needs who the 供货方 is.
+_ZH_ROLE_PERSON_RE = re.compile(
+    r"(?:负责人|联系人|经办人|担保人|保证人|代理人|委托人|受托人|承租人|出租人|借款人|贷款人|"
+    r"出借人|投保人|被保险人|受益人|申请人|被申请人|原告|被告|中标人|招标人|投标人|供应商|承包商|"
+    r"买受人|出卖人|发包人|承包人|债权人|债务人|当事人)$"
+)
+_ZH_NOT_ROLES = frozenset(
+    "地方 官方 东方 西方 南方 北方 对方 双方 各方 多方 一方 配方 处方 药方 比方 平方 立方 远方 "
+    "前方 后方 上方 下方 四方 八方 大方 警方 军方 方方 有方 想方".split()
+)
+_ZH_ATTRS = (
+    "法定代表人|法人代表|法人|负责人|联系人|董事长|总经理|经理|总裁|首席执行官|CEO|创始人|股东|"
+    "控股股东|实际控制人|注册地址|地址|住所|总部|所在地|注册地|注册资本|成立时间|成立日期|"
+    "联系电话|电话|联系方式|邮箱|开户行|开户银行|银行账号|账号|统一社会信用代码|全称|名称|简称|"
+    f"{_ZH_RELATIONS}"
+)
+_ZH_ROLE_CHAIN_RE = re.compile(
+    rf"^(?P<lead>谁是|请问|问：)?(?P<inner>.+?)的(?P<rel>(?:{_ZH_ATTRS}))(?P<rest>.*)$"
+)
+_ZH_ROLE_HOP_SUFFIX = "是谁？"
+
+
+def zh_role(phrase: str) -> str | None:
+    """The role noun a phrase ends with ('本合同的供货方' -> '供货方'), or None."""
+    terms = tx.coverage_terms(phrase)
+    if not terms:
+        return None
+    last = terms[-1]
+    if tx.detect_language(last) != "zh":
+        return None
+    if last.endswith("方") and 2 <= len(last) <= 4 and last[-2:] not in _ZH_NOT_ROLES:
+        return last
+    if _ZH_ROLE_PERSON_RE.search(last) and len(last) <= 6:
+        return last
+    return None
+
+
+def _role_chain_zh(q: str) -> list[Part] | None:
+    """'供货方的法定代表人是谁？' -> ['供货方是谁？', '#1的法定代表人是谁？']: the role's holder
+    is named in one document (the contract), its attribute in another (the company record)."""
+    m = _ZH_ROLE_CHAIN_RE.match(q.strip())
+    if not m:
+        return None
+    inner = m.group("inner").strip()
+    if not zh_role(inner) or tx.cjk_org_names(inner) or tx.cjk_names(inner):
+        return None
+    return [
+        (f"{inner}{_ZH_ROLE_HOP_SUFFIX}", None),
+        (f"#1的{m.group('rel')}{m.group('rest')}", 1),
+    ]
+
+
 def _decompose_zh(q: str) -> list[Part]:
-    chain = _chain_zh(q)
+    chain = _chain_zh(q) or _role_chain_zh(q)
     if chain:
         return chain
     clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
@@ -699,6 +753,12 @@ def bridge_candidates(
     passage about the hop's anchor entity (its title names the anchor); it scores more if a
     retrieved passage is titled with it (the entity has its own page).
     """
+    role = _role_of_hop(hop.sub_question)
+    if role:
+        texts = [e.text for e in evidence if e.chunk_id] + [h.text for h in hop.top_hits]
+        holders = role_holders(role, texts)
+        if holders:
+            return holders
     asked = PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query} {next_question}")
     asked_terms = tx.term_set(asked)
     anchors = [e for e in tx.extract_entities(PLACEHOLDER_RE.sub(" ", hop.query)) if e]
@@ -730,6 +790,39 @@ def bridge_candidates(
     _boost_linked_titles(scores, docs, anchor_terms, asked_terms)
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     return _distinct([e for e, _ in ranked])
+
+
+def _role_of_hop(sub_question: str) -> str | None:
+    """The role a lookup hop asks about ('供货方是谁？' -> '供货方'), else None."""
+    if not sub_question.endswith(_ZH_ROLE_HOP_SUFFIX):
+        return None
+    return zh_role(sub_question.removesuffix(_ZH_ROLE_HOP_SUFFIX))
+
+
+_ROLE_LINK = r"(?:[（(][^）)]{0,20}[）)])?\s*(?:为|是|系|即|：|:)\s*"
+_CLAUSE_END_RE = re.compile(r"[，。；,;（(\n]|(?:成立|位于|负责|担任|签订|承担)")
+
+
+def role_holders(role: str, texts: Sequence[str]) -> list[str]:
+    """Who fills a role, from sentences like '供货方为X' or '甲方：X', best (earliest) first.
+
+    The name is the organisation (or person) that opens the clause after the link word, so
+    '采购方为北京云帆科技有限公司' in the same sentence does not count for '供货方'.
+    """
+    link = re.compile(re.escape(role) + _ROLE_LINK)
+    found: dict[str, None] = {}
+    for text in texts:
+        for m in link.finditer(text):
+            clause = _CLAUSE_END_RE.split(text[m.end() : m.end() + 60], maxsplit=1)[0].strip()
+            if not clause:
+                continue
+            names = [n for n in tx.cjk_org_names(clause) if clause.startswith(n)]
+            names += [n for n in tx.cjk_names(clause) if clause.startswith(n)]
+            if names:
+                found.setdefault(max(names, key=len), None)
+            elif len(clause) <= 12 and not tx.is_stopword(clause):
+                found.setdefault(clause, None)
+    return list(found)
 
 
 def _boost_linked_titles(
@@ -843,6 +936,24 @@ def relevance(q_terms: set[str], title: str, text: str) -> float:
     return hit / len(q_terms)
 
 
+def question_relevance(question: str, title: str, text: str) -> float:
+    """relevance() for a question: Chinese by whole phrases found in the text, since jieba may
+    cut the question and the passage differently ('法定代表/人' vs '法定代表/人为')."""
+    if tx.detect_language(question) != "zh":
+        return relevance(tx.term_set(question), title, text)
+    terms = tx.coverage_terms(question)
+    if not terms:
+        return 1.0
+    passage = f"{title} {text}"
+    passage_terms = tx.term_set(passage)
+    hit = sum(
+        1
+        for t in terms
+        if tx.term_in(t, passage, passage_terms) or expand_terms({t}) & passage_terms - {t}
+    )
+    return hit / len(terms)
+
+
 def _heading_like(line: str) -> bool:
     """A short line without closing punctuation: a heading or title, not a statement."""
     line = line.strip()
@@ -876,7 +987,8 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
     relation = " ".join(tx.content_words(PLACEHOLDER_RE.sub(" ", last.sub_question))[:6])
     if PLACEHOLDER_RE.search(last.sub_question) and len(hops) >= 2:
         candidates = bridge_candidates(hops[-2], (), last.sub_question)
-        top_title = last.top_hits[0].title.lower() if last.top_hits else ""
+        top = last.top_hits[0] if last.top_hits else None
+        top_title = f"{top.title} {top.section}".lower() if top else ""
         if candidates and candidates[0].lower() not in top_title:
             return f"{candidates[0]} {relation}".strip()
     q_terms = tx.term_set(question)
@@ -894,18 +1006,25 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
 def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceVerdict:
     """Enough when the evidence as a whole covers the question's terms and every part of the
     question that names its own terms is covered by one passage (facts, not scattered words)."""
-    q_terms = list(dict.fromkeys(tx.tokenize(question)))
+    zh = tx.detect_language(question) == "zh"
+    q_terms = tx.coverage_terms(question) if zh else list(dict.fromkeys(tx.tokenize(question)))
     passages = [(item.title, item.text) for item in evidence]
     union: set[str] = set()
     for title, text in passages:
         union |= tx.term_set(f"{title} {text}")
-    missing_terms = [t for t in q_terms if t not in union and not expand_terms({t}) & union]
+    joined = " ".join(f"{title} {text}" for title, text in passages)
+    missing_terms = [
+        t
+        for t in q_terms
+        if not (tx.term_in(t, joined, union) if zh else t in union)
+        and not expand_terms({t}) & union
+    ]
     coverage = 1 - len(missing_terms) / len(q_terms) if q_terms else float(bool(evidence))
     missing_parts = [
         s.question
         for s in decompose_question(question)
         if not PLACEHOLDER_RE.search(s.question)
-        and max((relevance(tx.term_set(s.question), t, x) for t, x in passages), default=0.0)
+        and max((question_relevance(s.question, t, x) for t, x in passages), default=0.0)
         < RELEVANT_COVERAGE
     ]
     if evidence and coverage >= 0.75 and not missing_parts:
@@ -956,17 +1075,39 @@ def _answer_sentences(question: str, evidence: Sequence[EvidenceItem]) -> list[t
         sentences = item.sentences or best_sentences(q_terms, item.text, limit=2, title=item.title)
         pool.extend((item.n, s.strip()) for s in sentences if s.strip())
     chosen: list[tuple[int, str]] = []
+    holders: dict[int, str] = {}  # sub-question id -> who fills its role
+    rivals: set[str] = set()  # other names in a role sentence ('采购方为Y' beside '供货方为X')
     for sub in decompose_question(question):
-        terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", sub.question)))
-        best = _best_of(pool, terms, chosen)
-        if best:
-            chosen.append(best)
+        text = PLACEHOLDER_RE.sub(lambda m: holders.get(int(m.group(1)), " "), sub.question)
+        terms = expand_terms(tx.term_set(text))
+        role = _role_of_hop(sub.question)
+        best = _role_sentence(pool, role, chosen) if role else None
+        best = best or _best_of(pool, terms, chosen)
+        if not best:
+            continue
+        chosen.append(best)
+        if role and role_holders(role, [best[1]]):
+            holders[sub.id] = role_holders(role, [best[1]])[0]
+            rivals |= set(tx.cjk_org_names(best[1]) + tx.cjk_names(best[1]))
+    rivals = {r for r in rivals if not any(r in h or h in r for h in holders.values())}
+    others = [(n, s) for n, s in pool if not any(r in s for r in rivals)]
     while len(chosen) < ANSWER_SENTENCES:
-        best = _best_of(pool, q_terms, chosen)
+        best = _best_of(others, q_terms, chosen)
         if not best:
             break
         chosen.append(best)
     return chosen
+
+
+def _role_sentence(
+    pool: list[tuple[int, str]], role: str, taken: list[tuple[int, str]]
+) -> tuple[int, str] | None:
+    """The first pooled sentence that says who fills the role ('供货方为X')."""
+    used = {s for _, s in taken}
+    for n, sentence in sorted(pool, key=lambda p: p[0]):
+        if sentence not in used and role_holders(role, [sentence]):
+            return n, sentence
+    return None
 
 
 def _best_of(

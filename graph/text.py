@@ -346,3 +346,91 @@ def overlap(query_terms: Iterable[str], text_terms: set[str]) -> float:
 
 def normalize_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
+
+
+# Organisation names end in a type word; the words before it (places, brand names, trades)
+# are nouns, so the name starts after the last verb, preposition or punctuation.
+_ORG_SUFFIX_RE = re.compile(
+    "(?:有限责任公司|股份有限公司|有限公司|集团公司|集团|公司|银行|分行|支行|大学|学院|医院|研究院|"
+    "研究所|仲裁院|法院|委员会|事务所|协会|基金会|工作室|工厂|厂)"
+)
+_ORG_PART_FLAGS = ("n", "j", "eng", "vn", "an", "nz", "nt", "ns", "nr")
+MAX_ORG_WORDS = 6
+
+
+def cjk_org_names(text: str) -> list[str]:
+    """Chinese organisation names: '深圳星河电子有限公司', '深圳国际仲裁院', in order.
+
+    jieba splits such names into a place and common nouns, so its name tags alone miss them;
+    a type word ('有限公司', '仲裁院') plus the nouns right before it is the whole name.
+    """
+    _jieba()
+    import jieba.posseg as posseg
+
+    seen: dict[str, None] = {}
+    for segment in re.findall(f"[{CJK}A-Za-z0-9]+", text):
+        pairs = [(p.word, p.flag) for p in posseg.cut(segment)]
+        starts, pos = [], 0
+        for word, _ in pairs:
+            starts.append(pos)
+            pos += len(word)
+        for m in _ORG_SUFFIX_RE.finditer(segment):
+            first = idx = max(i for i, s in enumerate(starts) if s <= m.start())
+            while (
+                first > 0
+                and idx - first < MAX_ORG_WORDS
+                and pairs[first - 1][1].startswith(_ORG_PART_FLAGS)
+                and not is_stopword(pairs[first - 1][0])
+                and not pairs[first - 1][0].endswith("方")
+            ):
+                first -= 1
+            name = segment[starts[first] : m.end()]
+            if len(name) >= 4 and starts[first] < m.start():
+                seen.setdefault(name, None)
+    return [n for n in seen if not any(n != o and n in o for o in seen)]
+
+
+def coverage_terms(text: str) -> list[str]:
+    """Content terms for coverage checks: a lone CJK character is glued to the word before it.
+
+    jieba cuts '供货方' into '供货' + '方' and '法定代表人' into '法定代表' + '人', but the
+    passage may cut the same characters differently ('法定代表' + '人为'); a one-character
+    fragment alone would then count as missing although the phrase is there.
+    """
+    out: list[str] = []
+    prev_cjk = False
+    for tok in _split_stop_tails(words(text)):
+        cjk = _is_cjk_token(tok)
+        if is_stopword(tok) or tok in EN_QUESTION_WORDS:
+            prev_cjk = False
+            continue
+        if cjk and len(tok) == 1:
+            if prev_cjk and out:
+                out[-1] += tok
+            prev_cjk = cjk and bool(out)
+            continue  # a lone character with no word before it carries no signal
+        out.append(tok if cjk else stem(tok.removesuffix("'s")))
+        prev_cjk = cjk
+    return list(dict.fromkeys(t for t in out if t))
+
+
+_ZH_STOP_CHARS = frozenset(w for w in ZH_STOPWORDS if len(w) == 1)
+
+
+def _split_stop_tails(tokens: list[str]) -> Iterable[str]:
+    """'方是' -> '方', '是': jieba's HMM sometimes joins a fragment with the stopword after it
+    into a word its dictionary does not know ('首都' stays whole)."""
+    freq = _jieba().dt.FREQ
+    for tok in tokens:
+        if len(tok) == 2 and tok[1] in _ZH_STOP_CHARS and _is_cjk_token(tok) and not freq.get(tok):
+            yield tok[0]
+            yield tok[1]
+        else:
+            yield tok
+
+
+def term_in(term: str, text: str, terms: set[str]) -> bool:
+    """Whether a coverage term occurs in a passage: CJK terms as a substring of its text."""
+    if _is_cjk_token(term):
+        return term in text or term in terms
+    return term in terms
