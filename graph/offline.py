@@ -235,6 +235,9 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
     elliptic = bool(_FOLLOWUP_START_RE.match(q))
     if not (has_pronoun or elliptic or (short and not own_entities)):
         return question
+    swapped = _swap_role(q, previous[-1])
+    if swapped:
+        return swapped
     entity = None
     for prev in reversed(previous):
         entity = _main_entity(prev)
@@ -252,6 +255,28 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
         return f"{entity}的{body.lstrip('的')}"
     body = body[0].lower() + body[1:] if body else body
     return f"{body.rstrip('?？ ')} of {entity}?"
+
+
+_FOLLOWUP_TAIL_RE = re.compile(r"(?:呢|吗|怎么样|如何)?[\s?？。!！]*$")
+
+
+def _swap_role(q: str, previous: str) -> str | None:
+    """'那采购方呢？' after '供货方的法定代表人是谁？' -> '采购方的法定代表人是谁？': the same
+    question about another party of the contract."""
+    body = _FOLLOWUP_TAIL_RE.sub("", _FOLLOWUP_START_RE.sub("", q).strip()).strip()
+    if tx.detect_language(body) == "en":
+        body = re.sub(r"^(?:the\s+)", "", body.rstrip(" ?"), flags=re.IGNORECASE)
+        m = re.search(rf"\bthe\s+({EN_ROLES})\b", previous, re.IGNORECASE)
+        if m and re.fullmatch(EN_ROLES, body, re.IGNORECASE) and body.lower() != m.group(1).lower():
+            return previous[: m.start(1)] + body.lower() + previous[m.end(1) :]
+        return None
+    terms = tx.coverage_terms(body)
+    if len(terms) != 1 or zh_role(body) != terms[0]:
+        return None
+    for term in tx.coverage_terms(previous):
+        if zh_role(term) == term and term != body and term in previous:
+            return previous.replace(term, body, 1)
+    return None
 
 
 def _replace_first_pronoun(body: str, entity: str, zh: bool) -> str:
@@ -307,7 +332,30 @@ def decompose_question(question: str) -> list[SubQuestion]:
 Part = tuple[str, int | None]
 
 
+EN_ROLES = (
+    "supplier|purchaser|buyer|seller|vendor|contractor|subcontractor|lessor|lessee|landlord|"
+    "tenant|borrower|lender|licensor|licensee|guarantor|consignor|consignee|party a|party b"
+)
+_EN_ROLE_CHAIN_RE = re.compile(
+    rf"^(?:who|what|which)\s+(?:is|are|was|were)\s+the\s+(?P<rel>[a-z][a-z ]{{1,40}}?)\s+of\s+"
+    rf"the\s+(?P<role>{EN_ROLES})\s*\??$",
+    re.IGNORECASE,
+)
+
+
+def _role_chain_en(q: str) -> list[Part] | None:
+    """'Who is the legal representative of the supplier?' -> ['Who is the supplier?',
+    'legal representative of #1?']: a contract names the party, another record its details."""
+    m = _EN_ROLE_CHAIN_RE.match(q.strip())
+    if not m:
+        return None
+    return [(f"Who is the {m.group('role').lower()}?", None), (f"{m.group('rel')} of #1?", 1)]
+
+
 def _decompose_en(q: str) -> list[Part]:
+    role_chain = _role_chain_en(q)
+    if role_chain:
+        return role_chain
     comparison = _split_comparison_en(q)
     if comparison:
         relation, items = comparison
@@ -584,9 +632,9 @@ _ZH_ROLE_PERSON_RE = re.compile(
     r"出借人|投保人|被保险人|受益人|申请人|被申请人|原告|被告|中标人|招标人|投标人|供应商|承包商|"
     r"买受人|出卖人|发包人|承包人|债权人|债务人|当事人)$"
 )
-_ZH_NOT_ROLES = frozenset(
+_ZH_NOT_ROLES = tx.word_set(
     "地方 官方 东方 西方 南方 北方 对方 双方 各方 多方 一方 配方 处方 药方 比方 平方 立方 远方 "
-    "前方 后方 上方 下方 四方 八方 大方 警方 军方 方方 有方 想方".split()
+    "前方 后方 上方 下方 四方 八方 大方 警方 军方 方方 有方 想方"
 )
 _ZH_ATTRS = (
     "法定代表人|法人代表|法人|负责人|联系人|董事长|总经理|经理|总裁|首席执行官|CEO|创始人|股东|"
@@ -792,8 +840,14 @@ def bridge_candidates(
     return _distinct([e for e, _ in ranked])
 
 
+_EN_ROLE_HOP_RE = re.compile(rf"^Who is the (?P<role>{EN_ROLES})\?$")
+
+
 def _role_of_hop(sub_question: str) -> str | None:
     """The role a lookup hop asks about ('供货方是谁？' -> '供货方'), else None."""
+    m = _EN_ROLE_HOP_RE.match(sub_question)
+    if m:
+        return m.group("role")
     if not sub_question.endswith(_ZH_ROLE_HOP_SUFFIX):
         return None
     return zh_role(sub_question.removesuffix(_ZH_ROLE_HOP_SUFFIX))
@@ -809,6 +863,8 @@ def role_holders(role: str, texts: Sequence[str]) -> list[str]:
     The name is the organisation (or person) that opens the clause after the link word, so
     '采购方为北京云帆科技有限公司' in the same sentence does not count for '供货方'.
     """
+    if tx.detect_language(role) == "en":
+        return _role_holders_en(role, texts)
     link = re.compile(re.escape(role) + _ROLE_LINK)
     found: dict[str, None] = {}
     for text in texts:
@@ -822,6 +878,24 @@ def role_holders(role: str, texts: Sequence[str]) -> list[str]:
                 found.setdefault(max(names, key=len), None)
             elif len(clause) <= 12 and not tx.is_stopword(clause):
                 found.setdefault(clause, None)
+    return list(found)
+
+
+_EN_ROLE_LINK = (
+    r"(?:\s+(?:under|of|to|in)\s+(?:this|the)\s+(?:contract|agreement))?\s*(?:is|shall be|:)\s+"
+)
+
+
+def _role_holders_en(role: str, texts: Sequence[str]) -> list[str]:
+    """'The supplier under this contract is X' / 'Supplier: X' -> X (a capitalised name)."""
+    link = re.compile(r"\b" + re.escape(role) + _EN_ROLE_LINK, re.IGNORECASE)
+    found: dict[str, None] = {}
+    for text in texts:
+        for m in link.finditer(text):
+            rest = text[m.end() : m.end() + 80]
+            spans = tx.capitalized_spans(rest)
+            if spans and rest.startswith(spans[0].split()[0]):
+                found.setdefault(spans[0], None)
     return list(found)
 
 
@@ -1071,9 +1145,11 @@ def _answer_sentences(question: str, evidence: Sequence[EvidenceItem]) -> list[t
     """One best sentence per part of the question, in reasoning order, then the best overall."""
     q_terms = expand_terms(tx.term_set(question))
     pool: list[tuple[int, str]] = []
+    context: dict[int, str] = {}  # what each item is about: section heading and text
     for item in evidence:
         sentences = item.sentences or best_sentences(q_terms, item.text, limit=2, title=item.title)
         pool.extend((item.n, s.strip()) for s in sentences if s.strip())
+        context[item.n] = f"{item.title} {item.section} {item.text}".lower()
     chosen: list[tuple[int, str]] = []
     holders: dict[int, str] = {}  # sub-question id -> who fills its role
     rivals: set[str] = set()  # other names in a role sentence ('采购方为Y' beside '供货方为X')
@@ -1082,21 +1158,30 @@ def _answer_sentences(question: str, evidence: Sequence[EvidenceItem]) -> list[t
         terms = expand_terms(tx.term_set(text))
         role = _role_of_hop(sub.question)
         best = _role_sentence(pool, role, chosen) if role else None
-        best = best or _best_of(pool, terms, chosen)
+        named = [h.lower() for k, h in holders.items() if f"#{k}" in sub.question]
+        about = [(n, s) for n, s in pool if named and all(h in context[n] for h in named)]
+        best = best or _best_of(about, terms, chosen) or _best_of(pool, terms, chosen)
         if not best:
             continue
         chosen.append(best)
         if role and role_holders(role, [best[1]]):
             holders[sub.id] = role_holders(role, [best[1]])[0]
-            rivals |= set(tx.cjk_org_names(best[1]) + tx.cjk_names(best[1]))
-    rivals = {r for r in rivals if not any(r in h or h in r for h in holders.values())}
-    others = [(n, s) for n, s in pool if not any(r in s for r in rivals)]
+            rivals |= set(_names(best[1]))
+    rivals = {r.lower() for r in rivals if not any(r in h or h in r for h in holders.values())}
+    others = [(n, s) for n, s in pool if not any(r in context[n] for r in rivals)]
     while len(chosen) < ANSWER_SENTENCES:
         best = _best_of(others, q_terms, chosen)
         if not best:
             break
         chosen.append(best)
     return chosen
+
+
+def _names(sentence: str) -> list[str]:
+    """Organisations and people a sentence names (multi-word capitalised spans in English)."""
+    if tx.detect_language(sentence) == "zh":
+        return tx.cjk_org_names(sentence) + tx.cjk_names(sentence)
+    return [s for s in tx.capitalized_spans(sentence) if " " in s]
 
 
 def _role_sentence(

@@ -216,3 +216,62 @@ def test_answer_directly() -> None:
     assert "Hopwise" in _text(list(R.answer_directly("hello", [])))
     note = _text(list(R.answer_directly("What is 2+2?", [])))
     assert "Offline mode" in note and "LLM" in note
+
+
+# ---------------------------------------------------------------- roles in contracts
+CONTRACT = "本合同的供货方为深圳星河电子有限公司，采购方为北京云帆科技有限公司。"
+XINGHE = "深圳星河电子有限公司成立于2009年，法定代表人为李明远，总部位于深圳市南山区。"
+YUNFAN = "北京云帆科技有限公司成立于2015年，法定代表人为王佳。"
+
+
+def test_a_role_question_becomes_a_bridge_chain() -> None:
+    assert _subs("供货方的法定代表人是谁？") == [
+        ("供货方是谁？", None),
+        ("#1的法定代表人是谁？", 1),
+    ]
+    assert _subs("项目负责人的联系电话是多少？")[1] == ("#1的联系电话是多少？", 1)
+    assert _subs("Who is the legal representative of the supplier?") == [
+        ("Who is the supplier?", None), ("legal representative of #1?", 1)]  # fmt: skip
+    # a named company or a plain word before 的 is no role
+    assert len(_subs("深圳星河电子有限公司的法定代表人是谁？")) == 1
+    assert len(_subs("对方的名称是什么？")) == 1
+
+
+def test_the_role_is_filled_by_the_name_after_it_not_the_other_party() -> None:
+    contract = _hit("c1", "供货合同", CONTRACT)
+    hop = HopView(sub_question="供货方是谁？", query="供货方是谁？", top_hits=[contract])
+    filled, _ = R.bridge("#1的法定代表人是谁？", [hop], [_item(1, contract)])
+    assert filled == "深圳星河电子有限公司的法定代表人是谁？"
+    hop = HopView(sub_question="采购方是谁？", query="采购方是谁？", top_hits=[contract])
+    assert R.bridge("#1的法定代表人是谁？", [hop], [])[0].startswith("北京云帆科技有限公司")
+
+
+def test_a_one_character_fragment_is_not_a_missing_term() -> None:
+    items = [_item(1, _hit("c1", "供货合同", CONTRACT)), _item(2, _hit("x", "公司档案", XINGHE))]
+    verdict, _ = R.evaluate("供货方的法定代表人是谁？", items)
+    assert verdict.enough, verdict.missing
+    verdict, _ = R.evaluate("供货方的开户银行是哪家？", items)
+    assert not verdict.enough and "'开户银行'" in verdict.missing
+
+
+def test_role_answer_follows_the_chain_and_leaves_out_the_other_party() -> None:
+    items = [
+        _item(1, _hit("y", "北京云帆科技有限公司", YUNFAN)),
+        _item(2, _hit("x", "深圳星河电子有限公司", XINGHE)),
+        _item(3, _hit("c1", "第一条 供货方", CONTRACT)),
+    ]
+    answer = "".join(
+        p for p in R.answer("供货方的法定代表人是谁？", items, []) if isinstance(p, str)
+    )
+    lines = [line for line in answer.splitlines() if line.startswith("- ")]
+    assert lines[0].endswith("[3]") and "供货方为深圳星河" in lines[0]
+    assert lines[1].endswith("[2]") and "李明远" in lines[1]
+    assert "王佳" not in answer
+
+
+def test_a_follow_up_about_the_other_party_asks_the_same_question() -> None:
+    history = [{"role": "user", "content": "供货方的法定代表人是谁？"}]
+    assert R.route("那采购方呢？", history)[0].standalone_question == "采购方的法定代表人是谁？"
+    history = [{"role": "user", "content": "Who is the legal representative of the supplier?"}]
+    decision, _ = R.route("What about the purchaser?", history)
+    assert decision.standalone_question == "Who is the legal representative of the purchaser?"

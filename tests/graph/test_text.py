@@ -59,3 +59,19 @@ def test_with_parenthetical() -> None:
     assert tx.with_parenthetical("Midnight Court", "director of Midnight Court (Film)") == (
         "Midnight Court (Film)"
     )
+
+
+def test_coverage_terms_glue_one_character_fragments() -> None:
+    assert tx.coverage_terms("供货方的法定代表人是谁？") == ["供货方", "法定代表人"]
+    assert tx.coverage_terms("供货方是谁？") == ["供货方"]  # jieba: '供货' + '方是'
+    assert "首都" in tx.coverage_terms("北京是中国的首都吗")  # a dictionary word stays whole
+    assert tx.term_in("法定代表人", "法定代表人为李明远", {"法定代表", "人为"})
+
+
+def test_cjk_org_names_start_after_the_verb_or_link_word() -> None:
+    text = "本合同的供货方为深圳星河电子有限公司，采购方为北京云帆科技有限公司。提交深圳国际仲裁院仲裁。"
+    assert tx.cjk_org_names(text) == [
+        "深圳星河电子有限公司",
+        "北京云帆科技有限公司",
+        "深圳国际仲裁院",
+    ]
