@@ -215,9 +215,19 @@ class OfflineReasoner:
 
 # ====================================================================== routing helpers
 def _main_entity(text: str) -> str | None:
+    """What a question is about: a title or name, else a contract party ('供货方', 'the
+    supplier'), else its first content word."""
+    zh = tx.detect_language(text) == "zh"
+    if zh:
+        phrases = [t for t in tx.coverage_terms(text) if len(t) >= 2 and not t.isdigit()]
+        ents = tx.quoted_titles(text) + tx.cjk_org_names(text) + tx.cjk_names(text) + phrases
+        return ents[0] if ents else None
     ents = [e for e in tx.extract_entities(text) if not tx.years(e) or len(e) > 4]
     if ents:
-        return max(ents[:3], key=len) if tx.detect_language(text) == "en" else ents[0]
+        return max(ents[:3], key=len)
+    role = re.search(rf"\bthe\s+(?:{EN_ROLES})\b", text, re.IGNORECASE)
+    if role:
+        return role.group(0)
     terms = tx.tokenize(text)
     return terms[0] if terms else None
 
@@ -270,6 +280,10 @@ def _swap_role(q: str, previous: str) -> str | None:
         if m and re.fullmatch(EN_ROLES, body, re.IGNORECASE) and body.lower() != m.group(1).lower():
             return previous[: m.start(1)] + body.lower() + previous[m.end(1) :]
         return None
+    named, bare = _zh_names(body), body.strip('《》"“”「」『』')
+    if named and named[0] == bare:  # '那比亚迪呢？' after '特斯拉的交付量是多少？'
+        before = [n for n in _zh_names(previous) if n != bare]
+        return previous.replace(before[0], bare, 1) if before else None
     terms = tx.coverage_terms(body)
     if len(terms) != 1 or zh_role(body) != terms[0]:
         return None
@@ -277,6 +291,12 @@ def _swap_role(q: str, previous: str) -> str | None:
         if zh_role(term) == term and term != body and term in previous:
             return previous.replace(term, body, 1)
     return None
+
+
+def _zh_names(text: str) -> list[str]:
+    """Titles, organisations and names in a Chinese text, whole names before their parts."""
+    found = tx.quoted_titles(text) + tx.cjk_org_names(text)
+    return found + [n for n in tx.cjk_names(text) if not any(n in f for f in found)]
 
 
 def _replace_first_pronoun(body: str, entity: str, zh: bool) -> str:

@@ -275,3 +275,14 @@ def test_a_follow_up_about_the_other_party_asks_the_same_question() -> None:
     history = [{"role": "user", "content": "Who is the legal representative of the supplier?"}]
     decision, _ = R.route("What about the purchaser?", history)
     assert decision.standalone_question == "Who is the legal representative of the purchaser?"
+
+
+def test_a_follow_up_naming_another_company_or_title_swaps_it_in() -> None:
+    cases = {
+        ("2022年特斯拉的交付量是多少？", "那比亚迪呢？"): "2022年比亚迪的交付量是多少？",
+        ("《星河合同》的付款期限是多久？", "那《云帆合同》呢？"): "《云帆合同》的付款期限是多久？",
+        ("供货方的法定代表人是谁？", "那它的违约金呢？"): "供货方的违约金呢？",
+    }
+    for (previous, question), expected in cases.items():
+        history = [{"role": "user", "content": previous}]
+        assert R.route(question, history)[0].standalone_question == expected
