@@ -1048,6 +1048,13 @@ def question_relevance(question: str, title: str, text: str) -> float:
     return hit / len(terms)
 
 
+def _part_relevance(part: str, title: str, text: str) -> float:
+    """How well one passage covers a part of the question, by words or (Chinese) by phrases:
+    either way of cutting the words may be the one the passage shares."""
+    by_words = relevance(tx.term_set(part), title, text)
+    return max(by_words, question_relevance(part, title, text))
+
+
 def _heading_like(line: str) -> bool:
     """A short line without closing punctuation: a heading or title, not a statement."""
     line = line.strip()
@@ -1118,7 +1125,7 @@ def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceV
         s.question
         for s in decompose_question(question)
         if not PLACEHOLDER_RE.search(s.question)
-        and max((question_relevance(s.question, t, x) for t, x in passages), default=0.0)
+        and max((_part_relevance(s.question, t, x) for t, x in passages), default=0.0)
         < RELEVANT_COVERAGE
     ]
     if evidence and coverage >= 0.75 and not missing_parts:
