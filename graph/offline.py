@@ -363,10 +363,17 @@ _EN_ROLE_CHAIN_RE = re.compile(
 )
 
 
+_EN_ROLE_POSSESSIVE_RE = re.compile(
+    rf"^(?:who|what|which)\s+(?:is|are|was|were)\s+the\s+(?P<role>{EN_ROLES})['’]s?\s+"
+    rf"(?P<rel>[a-z][a-z ]{{1,40}}?)\s*\??$",
+    re.IGNORECASE,
+)
+
+
 def _role_chain_en(q: str) -> list[Part] | None:
     """'Who is the legal representative of the supplier?' -> ['Who is the supplier?',
     'legal representative of #1?']: a contract names the party, another record its details."""
-    m = _EN_ROLE_CHAIN_RE.match(q.strip())
+    m = _EN_ROLE_CHAIN_RE.match(q.strip()) or _EN_ROLE_POSSESSIVE_RE.match(q.strip())
     if not m:
         return None
     return [(f"Who is the {m.group('role').lower()}?", None), (f"{m.group('rel')} of #1?", 1)]
@@ -1092,6 +1099,8 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
         top_title = f"{top.title} {top.section}".lower() if top else ""
         if candidates and candidates[0].lower() not in top_title:
             return f"{candidates[0]} {relation}".strip()
+        if candidates and _role_of_hop(hops[-2].sub_question):
+            return None  # the party's own record came first: the chain is resolved
     q_terms = tx.term_set(question)
     for hit in last.top_hits[:2]:
         title = hit.title.strip()

@@ -1,4 +1,4 @@
-"""Offline answers on a small Chinese contract KB (real Milvus Lite): role -> company -> detail."""
+"""Offline answers on a small contract KB (real Milvus Lite): role -> company -> its record."""
 
 from __future__ import annotations
 
@@ -21,6 +21,14 @@ DOCS = {
     "company.md": "# 公司档案\n## 深圳星河电子有限公司\n深圳星河电子有限公司成立于2009年，法定代表人为"
     "李明远，总部位于深圳市南山区。\n## 北京云帆科技有限公司\n北京云帆科技有限公司成立于2015年，法定代表人"
     "为王佳。\n",
+    "supply-contract.md": "# Supply Contract\n## Article 1 Parties\nThe supplier under this "
+    "contract is Starriver Electronics Ltd., and the purchaser is Cloudsail Technology Co.\n"
+    "## Article 5 Liability\nIf the supplier delivers late, it shall pay the purchaser 0.3% of "
+    "the contract price per day of delay.\n",
+    "company-records.md": "# Company records\n## Starriver Electronics Ltd.\nStarriver "
+    "Electronics Ltd. was founded in 2009 in Shenzhen. Its legal representative is Li Mingyuan."
+    "\n## Cloudsail Technology Co.\nCloudsail Technology Co. was founded in 2015 in Beijing. "
+    "Its legal representative is Wang Jia.\n",
 }
 
 
@@ -58,3 +66,14 @@ def test_follow_up_about_the_other_party(app: Hopwise) -> None:
     lines = _lines(follow)
     assert "采购方为北京云帆科技有限公司" in lines[0] and "王佳" in lines[1]
     assert "李明远" not in follow["answer"]
+
+
+def test_english_role_bridge_and_follow_up(app: Hopwise) -> None:
+    result = app.ask("Who is the legal representative of the supplier?")
+    assert "of Starriver Electronics Ltd" in result["hops"][1]["query"]
+    lines = _lines(result)
+    assert "supplier under this contract is Starriver" in lines[0]
+    assert "Li Mingyuan" in lines[1] and "Wang Jia" not in result["answer"]
+    follow = app.ask("What about the purchaser?", thread_id=result["thread_id"])
+    assert follow["standalone_question"] == "Who is the legal representative of the purchaser?"
+    assert "Wang Jia" in _lines(follow)[1] and "Li Mingyuan" not in follow["answer"]
