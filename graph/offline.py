@@ -1130,18 +1130,45 @@ def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceV
         and not expand_terms({t}) & union
     ]
     coverage = 1 - len(missing_terms) / len(q_terms) if q_terms else float(bool(evidence))
+    subs = decompose_question(question)
     missing_parts = [
         s.question
-        for s in decompose_question(question)
+        for s in subs
         if not PLACEHOLDER_RE.search(s.question)
         and max((_part_relevance(s.question, t, x) for t, x in passages), default=0.0)
         < RELEVANT_COVERAGE
     ]
+    missing_parts += _missing_role_details(subs, passages)
     if evidence and coverage >= 0.75 and not missing_parts:
         return EvidenceVerdict(enough=True)
     missing = missing_parts + [f"'{t}'" for t in missing_terms[:6]]
     web_query = tx.normalize_space(f"{question} {' '.join(missing_terms[:4])}")
     return EvidenceVerdict(enough=False, missing=missing or [question], web_query=web_query)
+
+
+def _missing_role_details(
+    subs: Sequence[SubQuestion], passages: Sequence[tuple[str, str]]
+) -> list[str]:
+    """'#1的法定代表人' once the evidence says who #1 is: one passage must give that party's
+    detail ('深圳星河电子有限公司…法定代表人为…'); the other party's record does not count."""
+    roles = {s.id: _role_of_hop(s.question) for s in subs}
+    texts = [text for _, text in passages]
+    out: list[str] = []
+    for sub in subs:
+        refs = [int(k) for k in PLACEHOLDER_RE.findall(sub.question)]
+        holders = {k: role_holders(roles[k], texts) for k in refs if roles.get(k)}
+        if not holders or not all(holders.values()):
+            continue
+        first = {k: names[0] for k, names in holders.items()}
+        filled = PLACEHOLDER_RE.sub(lambda m, f=first: f.get(int(m.group(1)), " "), sub.question)
+        detail = PLACEHOLDER_RE.sub(" ", sub.question)
+        if not any(
+            all(h in f"{t} {x}" for h in first.values())
+            and question_relevance(detail, t, x) >= RELEVANT_COVERAGE
+            for t, x in passages
+        ):
+            out.append(filled)
+    return out
 
 
 # ========================================================================= answers

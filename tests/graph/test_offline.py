@@ -286,3 +286,16 @@ def test_a_follow_up_naming_another_company_or_title_swaps_it_in() -> None:
     for (previous, question), expected in cases.items():
         history = [{"role": "user", "content": previous}]
         assert R.route(question, history)[0].standalone_question == expected
+
+
+def test_the_other_partys_record_does_not_make_a_role_answer_enough() -> None:
+    contract = _item(1, _hit("c1", "供货合同", CONTRACT))
+    verdict, _ = R.evaluate(
+        "供货方的法定代表人是谁？", [contract, _item(2, _hit("y", "档案", YUNFAN))]
+    )
+    assert not verdict.enough
+    assert verdict.missing == ["深圳星河电子有限公司的法定代表人是谁？"]
+    verdict, _ = R.evaluate(
+        "采购方的法定代表人是谁？", [contract, _item(2, _hit("y", "档案", YUNFAN))]
+    )
+    assert verdict.enough, verdict.missing
