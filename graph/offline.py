@@ -1063,9 +1063,11 @@ def _part_relevance(part: str, title: str, text: str) -> float:
 
 
 def _heading_like(line: str) -> bool:
-    """A short line without closing punctuation: a heading or title, not a statement."""
+    """A short line without closing punctuation (or ending in an abbreviation, 'Acme Co.'):
+    a heading or title, not a statement."""
     line = line.strip()
-    return not re.search(r"[.!?。！？；;:：)）\]]$", line) and (
+    open_end = not re.search(r"[.!?。！？；;:：)）\]]$", line) or tx.ends_with_abbreviation(line)
+    return open_end and (
         len(line.split()) <= 8 if tx.detect_language(line) == "en" else len(line) <= 20
     )
 

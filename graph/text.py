@@ -200,17 +200,20 @@ def term_set(text: str) -> set[str]:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of Chinese or English text, stripped, in order; abbreviations kept whole."""
-    pieces = [p.strip() for p in _SENT_SPLIT_RE.split(text) if p and p.strip()]
     merged: list[str] = []
-    for piece in pieces:
-        if merged and _ends_with_abbreviation(merged[-1]):
-            merged[-1] = f"{merged[-1]} {piece}"
-        else:
-            merged.append(piece)
+    for paragraph in re.split(r"\n\s*\n", text):  # a heading ending 'Co.' stays apart
+        pieces = [p.strip() for p in _SENT_SPLIT_RE.split(paragraph) if p and p.strip()]
+        start = len(merged)
+        for piece in pieces:
+            if len(merged) > start and ends_with_abbreviation(merged[-1]):
+                merged[-1] = f"{merged[-1]} {piece}"
+            else:
+                merged.append(piece)
     return merged
 
 
-def _ends_with_abbreviation(sentence: str) -> bool:
+def ends_with_abbreviation(sentence: str) -> bool:
+    """'... Technology Co.' or '... J.': the full stop may not end the sentence."""
     if not sentence.endswith("."):
         return False
     last = sentence[:-1].rsplit(None, 1)[-1].lower() if sentence[:-1].split() else ""

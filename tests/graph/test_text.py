@@ -75,3 +75,12 @@ def test_cjk_org_names_start_after_the_verb_or_link_word() -> None:
         "北京云帆科技有限公司",
         "深圳国际仲裁院",
     ]
+
+
+def test_a_heading_ending_in_an_abbreviation_is_not_glued_to_the_next_paragraph() -> None:
+    text = "Cloudsail Technology Co.\n\nCloudsail Technology Co. was founded in 2015. It grew."
+    assert tx.split_sentences(text) == [
+        "Cloudsail Technology Co.",
+        "Cloudsail Technology Co. was founded in 2015.",
+        "It grew.",
+    ]
