@@ -166,7 +166,7 @@ class OfflineReasoner:
         expanded = expand_terms(q_terms)
         out: list[EvidenceSentence] = []
         for hit in hits:
-            if question_relevance(question, hit.title, hit.text) < RELEVANT_COVERAGE:
+            if _part_relevance(question, hit.title, hit.text) < RELEVANT_COVERAGE:
                 continue
             for sentence in best_sentences(expanded, hit.text, limit=2, title=hit.title):
                 out.append(EvidenceSentence(chunk_id=hit.chunk_id, text=sentence))

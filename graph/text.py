@@ -421,15 +421,17 @@ _ZH_STOP_CHARS = frozenset(w for w in ZH_STOPWORDS if len(w) == 1)
 
 
 def _split_stop_tails(tokens: list[str]) -> Iterable[str]:
-    """'方是' -> '方', '是': jieba's HMM sometimes joins a fragment with the stopword after it
-    into a word its dictionary does not know ('首都' stays whole)."""
+    """'方是' -> '方', '是'; '对嘉德鑫科' -> '对', '嘉德鑫科': jieba's HMM sometimes joins a
+    stopword to its neighbour into a word its dictionary does not know ('首都' stays whole)."""
     freq = _jieba().dt.FREQ
     for tok in tokens:
-        if len(tok) == 2 and tok[1] in _ZH_STOP_CHARS and _is_cjk_token(tok) and not freq.get(tok):
-            yield tok[0]
-            yield tok[1]
-        else:
+        if len(tok) < 2 or not _is_cjk_token(tok) or freq.get(tok):
             yield tok
+            continue
+        head = tok[0] if tok[0] in _ZH_STOP_CHARS and len(tok) > 2 else ""
+        tail = tok[-1] if tok[-1] in _ZH_STOP_CHARS else ""
+        core = tok[len(head) : len(tok) - len(tail)]
+        yield from (t for t in (head, core, tail) if t)
 
 
 def term_in(term: str, text: str, terms: set[str]) -> bool:

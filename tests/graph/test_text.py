@@ -84,3 +84,7 @@ def test_a_heading_ending_in_an_abbreviation_is_not_glued_to_the_next_paragraph(
         "Cloudsail Technology Co. was founded in 2015.",
         "It grew.",
     ]
+
+
+def test_coverage_terms_drop_a_preposition_jieba_glued_to_a_name() -> None:
+    assert tx.coverage_terms("对嘉德鑫科违法加价的处罚")[0] == "嘉德鑫科"
