@@ -526,9 +526,12 @@ _NP_START_RE = re.compile(
     r"played|produced|directed|written|known)\b|the\s+[A-Z]|[A-Z])"
 )
 _NP_LEAD_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-_TAIL_RE = re.compile(
-    r"(?:\s+(?:[a-z]+ed|in|for|on|at|with|by|was|were|is|are|born|found|located|fought|made|"
-    r"wrote|won|built|held|sung|known|from))*"
+# One verb group closing a relative clause: 'is', 'died', 'can be found', 'was born in'.
+_VERB_GROUP_RE = re.compile(
+    r"(?:(?:\s+(?:can|could|may|might|will|would|be|been|being|has|have|had|is|are|was|were))*"
+    r"\s+(?:[a-z]+ed|born|found|located|fought|made|wrote|won|built|held|sung|known|set|lived)"
+    r"(?:\s+(?:in|for|on|at|with|by|from))?"
+    r"|\s+(?:is|are|was|were))(?=\s|$)"
 )
 MAX_CHAIN_HOPS = 4
 
@@ -555,7 +558,7 @@ def _chain_en(q: str) -> list[Part]:
         named = re.match(r"\s+(?:in|on|at|of|from)\s+(?:the\s+)?[A-Z][^,;?]*?(?=\s+[a-z]|$)",
                          body[end:])  # fmt: skip
         end += named.end() if named else 0
-        tail = _TAIL_RE.match(body[end:]) if _relative(body[inner_start:pos]) else None
+        tail = _VERB_GROUP_RE.match(body[end:]) if _relative(body[inner_start:pos]) else None
         inner_end = end + (tail.end() if tail else 0)
         hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
     else:
@@ -565,7 +568,9 @@ def _chain_en(q: str) -> list[Part]:
     boundary = inner_start
     for start in reversed(starts):
         segment = _NP_LEAD_RE.sub("", body[start:boundary].strip())
-        hops.append(f"{segment} #{len(hops)}?")
+        tail = _clause_tail(segment, body[inner_end:])
+        hops.append(tx.normalize_space(f"{segment} #{len(hops)} {tail}") + "?")
+        inner_end += len(tail)
         boundary = start
     outer = tx.normalize_space(f"{body[:boundary]} #{len(hops)} {body[inner_end:]}") + "?"
     if not _is_trivial(outer):
@@ -573,6 +578,18 @@ def _chain_en(q: str) -> list[Part]:
     if len(hops) < 2:
         return [(q, None)]
     return [(h, i if i else None) for i, h in enumerate(hops)]
+
+
+_OPEN_CLAUSE_RE = re.compile(r"\b(?:that|which|who|whom|whose|where)$")
+
+
+def _clause_tail(segment: str, rest: str) -> str:
+    """The verb that closes a relative clause around the inner hop: in 'the city where the
+    author of X died', 'died' belongs to 'city where #1 died', not to the outer question."""
+    if not _OPEN_CLAUSE_RE.search(segment.strip()):
+        return ""
+    tail = _VERB_GROUP_RE.match(rest)
+    return tail.group(0) if tail else ""
 
 
 _REL_NP_RE = re.compile(

@@ -89,6 +89,26 @@ def test_nested_chains_become_ordered_hops_with_placeholders() -> None:
     assert "Orion X2" in three[0][0] and three[2][0].startswith("mother of #2")
 
 
+def test_a_relative_clause_keeps_its_own_verb() -> None:
+    """'the town where the founder of X died': 'died' closes 'town where #1', and each
+    relative clause of a longer chain takes the verb group that follows it."""
+    assert _subs("When did the town where the founder of Orion Mills died get a railway?") == [
+        ("founder of Orion Mills?", None),
+        ("town where #1 died?", 1),
+        ("When did #2 get a railway?", 2),
+    ]
+    four = _subs(
+        "Which lake lies near the county where the largest town in the province where "
+        "Radio KLMX can be found is located?"
+    )
+    assert four == [
+        ("province where Radio KLMX can be found?", None),
+        ("largest town in #1?", 1),
+        ("county where #2 is located?", 2),
+        ("Which lake lies near #3?", 3),
+    ]
+
+
 def test_chinese_comparisons_conjunctions_and_chains() -> None:
     assert _subs("苹果公司和微软哪个成立更早？") == [
         ("苹果公司成立早？", None),
