@@ -866,15 +866,17 @@ def bridge_candidates(
         if about <= 0:
             continue
         for i, sentence in enumerate(tx.split_sentences(text)):
-            rel = len(rel_terms & tx.term_set(sentence))
-            rel_positions = _term_positions(sentence, rel_terms)
+            sentence_terms = tx.term_set(sentence)
             for ent in _sentence_entities(sentence):
                 ent_terms = tx.term_set(ent)
                 if not ent_terms or ent_terms <= asked_terms:
                     continue
                 if anchor_terms and len(ent_terms & anchor_terms) * 2 >= len(ent_terms):
                     continue
-                near = _nearness(sentence, ent, rel_positions)
+                # the entity's own name ('... State University') is no sign of the relation
+                rel_words = rel_terms - ent_terms
+                rel = len(rel_words & sentence_terms)
+                near = _nearness(sentence, ent, _term_positions(sentence, rel_words))
                 score = about * (0.5 + rel) * (1 + NEAR_WEIGHT * near) * (1.2 if i == 0 else 1.0)
                 if ent.lower() in titles:
                     score *= 2.0

@@ -156,6 +156,19 @@ def test_bridge_prefers_a_linked_entity_with_its_own_page() -> None:
     assert query.split(" born")[0].startswith("When was Mara Ellison")
 
 
+def test_a_candidate_named_with_the_relation_word_gets_no_credit_for_it() -> None:
+    """'state' inside 'Lakeview State College' is not the hop's relation: the state the
+    school is located in wins."""
+    from graph.offline import bridge_candidates
+
+    school = _hit("s1", "Brookfield-Oak High School",
+                  "Brookfield-Oak High School is a public school located in Brookfield, Ohio. "
+                  "Its graduates often go on to Lakeview State College.")  # fmt: skip
+    hop = HopView(sub_question="state where Brookfield-Oak High is?",
+                  query="state where Brookfield-Oak High is?", top_hits=[school])  # fmt: skip
+    assert bridge_candidates(hop, [_item(1, school)])[0] == "Ohio"
+
+
 def test_bridge_in_chinese_picks_the_named_person() -> None:
     film = _hit(
         "z1", "银港", "《银港》是2019年上映的剧情片，由李安执导，王菲主演。影片在台湾拍摄。"
