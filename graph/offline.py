@@ -854,6 +854,8 @@ def bridge_candidates(
     asked = PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query} {next_question}")
     asked_terms = tx.term_set(asked)
     anchors = [e for e in tx.extract_entities(PLACEHOLDER_RE.sub(" ", hop.query)) if e]
+    if not anchors:
+        anchors = _titled_anchor(hop)
     anchor_terms = tx.term_set(" ".join(anchors))
     rel_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", hop.sub_question)) - anchor_terms)
     docs = [(f"{e.title} {e.section}".strip(), e.text) for e in evidence if e.chunk_id] or [
@@ -884,6 +886,18 @@ def bridge_candidates(
     _boost_linked_titles(scores, docs, anchor_terms, asked_terms)
     ranked = sorted(scores.items(), key=lambda kv: -kv[1])
     return _distinct([e for e, _ in ranked])
+
+
+def _titled_anchor(hop: HopView) -> list[str]:
+    """A lowercase question names no entity ('who plays vision in avengers age of ultron'):
+    the retrieved page whose title the query spells out is the hop's anchor."""
+    query_terms = tx.term_set(PLACEHOLDER_RE.sub(" ", hop.query))
+    for hit in hop.top_hits[:3]:
+        title = re.sub(r"\s*\(.*?\)\s*$", "", hit.title).strip()
+        terms = tx.term_set(title)
+        if terms and terms <= query_terms:
+            return [title]
+    return []
 
 
 _EN_ROLE_HOP_RE = re.compile(rf"^Who is the (?P<role>{EN_ROLES})\?$")

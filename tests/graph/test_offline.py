@@ -169,6 +169,22 @@ def test_a_candidate_named_with_the_relation_word_gets_no_credit_for_it() -> Non
     assert bridge_candidates(hop, [_item(1, school)])[0] == "Ohio"
 
 
+def test_a_lowercase_hop_takes_the_page_its_query_spells_out_as_anchor() -> None:
+    """'who plays the pilot in skyline rising' names no capitalised entity; the retrieved page
+    titled 'Skyline Rising' is what the hop is about, so its cast outranks another page's."""
+    from graph.offline import bridge_candidates
+
+    film = _hit("f1", "Skyline Rising (film)",
+                "Skyline Rising is a 2015 drama film. Dana Kell plays the pilot.")  # fmt: skip
+    other = _hit("f2", "Night Pilots",
+                 "Rob Vance plays the pilot in Night Pilots. Rob Vance plays the pilot in its "
+                 "sequel. Rob Vance plays the pilot on stage.", 2)  # fmt: skip
+    hop = HopView(sub_question="actor who plays the pilot in skyline rising?",
+                  query="actor who plays the pilot in skyline rising?",
+                  top_hits=[film, other])  # fmt: skip
+    assert bridge_candidates(hop, [_item(1, film), _item(2, other)])[0] == "Dana Kell"
+
+
 def test_bridge_in_chinese_picks_the_named_person() -> None:
     film = _hit(
         "z1", "银港", "《银港》是2019年上映的剧情片，由李安执导，王菲主演。影片在台湾拍摄。"
