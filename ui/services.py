@@ -83,6 +83,18 @@ def runner_or_error() -> Hopwise | None:
         return None
 
 
+def page_session(sign_in_hint: str) -> tuple[User, Hopwise]:
+    """The signed-in user and the runner for a page, or stop the page after saying why not."""
+    user = current_user()
+    if user is None:
+        st.info(sign_in_hint)
+        st.stop()
+    runner = runner_or_error()
+    if runner is None:
+        st.stop()
+    return user, runner  # type: ignore[return-value]  # st.stop() never returns
+
+
 def kb_is_empty(runner: Hopwise) -> bool:
     """True when the store has no chunks at all (a fresh install); False if it cannot tell."""
     try:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.env import isolate_hopwise_env
 from tests.ingest.conftest import MilvusLiteServer, free_port
 from tests.reliability.leaks import LEDGER
 
@@ -54,15 +55,7 @@ def server_on(db_file: Path, port: int | None = None) -> MilvusLiteServer:
 @pytest.fixture
 def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Like `data_dir`, for tests that also need the path of the run's tmp folder."""
-    for key in list(os.environ):
-        if key.startswith("HOPWISE_"):
-            monkeypatch.delenv(key, raising=False)
-    data = tmp_path / "data"
-    data.mkdir()
-    monkeypatch.setenv("HOPWISE_DATA_DIR", str(data))
-    monkeypatch.setenv("HOPWISE_WEB_SEARCH", "off")
-    monkeypatch.chdir(tmp_path)
-    return data
+    return isolate_hopwise_env(monkeypatch, tmp_path, tmp_path / "data")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -8,11 +8,10 @@ import streamlit as st
 
 from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_label
 from ui.services import (
-    current_user,
     get_settings,
     kb_is_empty,
     new_thread_id,
-    runner_or_error,
+    page_session,
     visible_threads,
 )
 from ui.streaming import stream_ask
@@ -21,13 +20,7 @@ from ui.widgets import answer_block
 THREAD_KEY = "hopwise_thread"
 
 st.title("Chat")
-user = current_user()
-if user is None:
-    st.info("Sign in with the form in the sidebar to chat with the knowledge base.")
-    st.stop()
-runner = runner_or_error()
-if runner is None:
-    st.stop()
+user, runner = page_session("Sign in with the form in the sidebar to chat with the knowledge base.")
 settings = get_settings()
 
 if THREAD_KEY not in st.session_state:

@@ -18,16 +18,10 @@ from ui.formatting import (
     trace_events,
     trace_json,
 )
-from ui.services import TRACE_KEY, current_user, may_open, runner_or_error, visible_threads
+from ui.services import TRACE_KEY, may_open, page_session, visible_threads
 
 st.title("Hop trace")
-user = current_user()
-if user is None:
-    st.info("Sign in with the form in the sidebar to see your answers' traces.")
-    st.stop()
-runner = runner_or_error()
-if runner is None:
-    st.stop()
+user, runner = page_session("Sign in with the form in the sidebar to see your answers' traces.")
 
 
 def wanted_answer() -> tuple[str | None, int | None]:
