@@ -1,29 +1,41 @@
 # Hopwise developer commands. `make install` then `make test` is the whole set-up.
-PY ?= python3
+# Everything runs in the project virtualenv .venv (created by `make install`), so the system
+# Python is never modified and a dependency that is only on this machine cannot hide.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
 
-.PHONY: install test test-slow lint bench eval browser
+.PHONY: install test test-slow lint bench eval browser run
 
-install:
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Hopwise needs Python 3.11 (set PYTHON=python3.11)")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+install: $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
-	@command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
 
-# Debian's chromium for the browser end-to-end test (never a test tool's own download).
+# Debian's chromium and CJK fonts for the browser end-to-end test (never a test tool's own
+# browser download).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@command -v chromium >/dev/null 2>&1 && [ -d /usr/share/fonts/opentype/noto ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
 
-test:
+test: $(PY)
 	$(PY) -m pytest -q
 
-test-slow: browser
+test-slow: browser $(PY)
 	$(PY) -m pytest -q -m slow
 
-lint:
+lint: $(PY)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
-bench:
-	hopwise bench all
+run: $(PY)
+	$(VENV)/bin/streamlit run ui/app.py
 
-eval:
-	hopwise eval ../shared/eval/dev/musique_en --mode adaptive
+bench: $(PY)
+	$(VENV)/bin/hopwise bench all
+
+eval: $(PY)
+	$(VENV)/bin/hopwise eval ../shared/eval/dev/musique_en --mode adaptive

@@ -8,7 +8,7 @@ evidence names, term-coverage sufficiency, and an extractive answer with [n] cit
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from graph import text as tx
 from graph.protocols import EvidenceItem, HopView, Usage
@@ -568,9 +568,9 @@ def _chain_en(q: str) -> list[Part]:
     boundary = inner_start
     for start in reversed(starts):
         segment = _NP_LEAD_RE.sub("", body[start:boundary].strip())
-        tail = _clause_tail(segment, body[inner_end:])
-        hops.append(tx.normalize_space(f"{segment} #{len(hops)} {tail}") + "?")
-        inner_end += len(tail)
+        clause_tail = _clause_tail(segment, body[inner_end:])
+        hops.append(tx.normalize_space(f"{segment} #{len(hops)} {clause_tail}") + "?")
+        inner_end += len(clause_tail)
         boundary = start
     outer = tx.normalize_space(f"{body[:boundary]} #{len(hops)} {body[inner_end:]}") + "?"
     if not _is_trivial(outer):
@@ -917,6 +917,11 @@ _ROLE_LINK = r"(?:[（(][^）)]{0,20}[）)])?\s*(?:为|是|系|即|：|:)\s*"
 _CLAUSE_END_RE = re.compile(r"[，。；,;（(\n]|(?:成立|位于|负责|担任|签订|承担)")
 
 
+def _filler(names: dict[int, str]) -> Callable[[re.Match[str]], str]:
+    """A PLACEHOLDER_RE replacement that writes in the name found for each `#k`."""
+    return lambda m: names.get(int(m.group(1)), " ")
+
+
 def role_holders(role: str, texts: Sequence[str]) -> list[str]:
     """Who fills a role, from sentences like '供货方为X' or '甲方：X', best (earliest) first.
 
@@ -1191,11 +1196,11 @@ def _missing_role_details(
     out: list[str] = []
     for sub in subs:
         refs = [int(k) for k in PLACEHOLDER_RE.findall(sub.question)]
-        holders = {k: role_holders(roles[k], texts) for k in refs if roles.get(k)}
+        holders = {k: role_holders(role, texts) for k in refs if (role := roles.get(k))}
         if not holders or not all(holders.values()):
             continue
         first = {k: names[0] for k, names in holders.items()}
-        filled = PLACEHOLDER_RE.sub(lambda m, f=first: f.get(int(m.group(1)), " "), sub.question)
+        filled = PLACEHOLDER_RE.sub(_filler(first), sub.question)
         detail = PLACEHOLDER_RE.sub(" ", sub.question)
         if not any(
             all(h in f"{t} {x}" for h in first.values())

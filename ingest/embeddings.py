@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from hopwise.settings import Settings
@@ -94,6 +94,21 @@ class OpenAICompatibleEmbedder:
                 f"HOPWISE_EMBEDDING_DIM says {expected}"
             )
         return [float(x) for x in vector]
+
+
+class LangChainEmbedder:
+    """Any LangChain `Embeddings` as the knowledge base's Embedder (name and size recorded)."""
+
+    def __init__(self, embeddings: Any, *, name: str, dim: int | None = None) -> None:
+        self._embeddings = embeddings
+        self.name = name
+        self.dim = dim or len(embeddings.embed_query("dimension probe"))
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float(x) for x in v] for v in self._embeddings.embed_documents(list(texts))]
+
+    def embed_query(self, text: str) -> list[float]:
+        return [float(x) for x in self._embeddings.embed_query(text)]
 
 
 def build_embedder(settings: Settings) -> Embedder | None:

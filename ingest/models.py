@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 PARSER_VERSION = "parse-1"
@@ -49,6 +51,11 @@ class Chunk(BaseModel):
     parser_version: str = PARSER_VERSION
     chunker_version: str = CHUNKER_VERSION
     embedding_version: str = Field("", description="Embedding model id, empty when BM25-only.")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Caller metadata kept as given (documents written through the LangChain "
+        "view); empty for uploaded files.",
+    )
 
 
 class Hit(BaseModel):
@@ -69,6 +76,8 @@ class Hit(BaseModel):
     bm25_score: float | None = None
     dense_score: float | None = None
     rank: int = 0
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Chunk.metadata.")
+    parser: str = Field("", description="Chunk.parser_version (lineage).")
 
 
 class DocumentInfo(BaseModel):

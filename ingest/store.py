@@ -25,8 +25,6 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from langchain_core.embeddings import Embeddings
-
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
 
 if TYPE_CHECKING:
@@ -36,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-ENGINE_EMBEDDED = "milvus-lite 2.5.1 (embedded)"
+FAST_ENGINE = "2.5.2rc1"  # the last build of milvus-lite's C++ engine (see README)
 ENGINE_SERVER = "milvus server"
 RRF_K = 60
 INSERT_BATCH = 500
@@ -59,6 +57,10 @@ CHUNK_FIELDS = [
     "start_char", "end_char", "text", "groups_json", "checksum", "created_at",
     "parser_version", "chunker_version", "embedding_version",
 ]  # fmt: skip
+# Index format: 2 adds metadata_json (LangChain documents' own metadata). A format-1 collection
+# still opens and answers; writes that carry metadata are refused there (nowhere to keep it).
+INDEX_FORMAT = 2
+MAX_METADATA_BYTES = 16_384
 MANIFEST_FIELDS = [
     "doc_id", "active_version", "pending_version", "in_transition", "title", "source",
     "groups_json", "checksum", "created_at", "chunks", "updated_at",
@@ -136,11 +138,34 @@ _EMBEDDED = _EmbeddedServers()
 
 
 def _import_pymilvus() -> Any:
-    with warnings.catch_warnings():  # milvus-lite 2.5.1 imports the deprecated pkg_resources
+    with warnings.catch_warnings():  # an older milvus-lite imports the deprecated pkg_resources
         warnings.simplefilter("ignore")
         import pymilvus
 
     return pymilvus
+
+
+def embedded_engine_version() -> str:
+    """The installed milvus-lite version ("" when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("milvus-lite")
+    except PackageNotFoundError:
+        return ""
+
+
+def slow_engine_warning(engine_version: str | None = None) -> str | None:
+    """One line when the embedded engine is milvus-lite 3.x or newer (the pure-Python rewrite,
+    about 1000x slower at BM25 search), with the fix; None for the C++ engine."""
+    found = embedded_engine_version() if engine_version is None else engine_version
+    major = re.match(r"(\d+)", found)
+    if not major or int(major.group(1)) < 3:
+        return None
+    return (
+        f"milvus-lite {found} is the pure-Python engine (BM25 search ~1000x slower than the C++ "
+        f"engine); restore it with: pip install 'milvus-lite=={FAST_ENGINE}'"
+    )
 
 
 def _clip(value: str, max_bytes: int) -> str:
@@ -182,6 +207,15 @@ _RPC_METHODS = frozenset(
 )  # fmt: skip
 
 
+def _is_lite_server(client: Any) -> bool:
+    """milvus-lite's gRPC server does not implement GetVersion; a Milvus server does."""
+    try:
+        client.get_server_version(timeout=5)
+    except Exception as exc:  # noqa: BLE001 - anything but UNIMPLEMENTED is a real server's
+        return "UNIMPLEMENTED" in str(exc).upper()
+    return False
+
+
 def _is_connection_error(exc: BaseException) -> bool:
     text = f"{type(exc).__name__} {exc}".lower()
     return "rpcerror" in text or any(sign in text for sign in _CONNECTION_SIGNS)
@@ -194,6 +228,12 @@ class _GuardedClient:
     a gRPC channel whose server went away may sit in reconnect backoff for a minute after it is
     back. So each remote call gets the deadline, and a connection failure drops the client: the
     next call opens a fresh one and works as soon as the server is up again (no app restart).
+
+    milvus-lite (embedded, or its gRPC server standing in for a remote one): the 2.5.2rc1
+    engine dies on a query or search of a collection that holds no rows at all (never written,
+    or everything deleted before the file was reopened). Until a collection is seen to hold rows
+    (its row count, a cheap call), reads of it return the empty answer without reaching the
+    engine; a delete makes it "maybe empty" again. A real Milvus server is never guarded.
     """
 
     def __init__(self, client: Any, reopen: Callable[[], Any], store: MilvusStore) -> None:
@@ -202,6 +242,8 @@ class _GuardedClient:
         self._store = store
         self._lock = threading.Lock()
         self._deadline = max(1, math.ceil(store._timeout))  # pymilvus honours int timeouts only
+        self._holds_rows: set[str] = set()  # milvus-lite: collections seen with rows
+        self.lite = not store.remote or _is_lite_server(client)
 
     def _current(self) -> Any:
         with self._lock:
@@ -225,6 +267,23 @@ class _GuardedClient:
         except Exception as exc:  # noqa: BLE001 - the old channel is broken anyway
             log.debug("closing a broken Milvus client: %s", exc)
 
+    def _rowless(self, client: Any, name: str) -> bool:
+        """milvus-lite: True while the collection holds no rows (reads would kill the engine)."""
+        if not self.lite or name in self._holds_rows:
+            return False
+        if int(client.get_collection_stats(name).get("row_count", 0)) == 0:
+            return True
+        self._holds_rows.add(name)
+        return False
+
+    @staticmethod
+    def _empty_answer(name: str, kwargs: dict[str, Any]) -> Any:
+        if name == "search":
+            return [[]]
+        if "count(*)" in (kwargs.get("output_fields") or []):
+            return [{"count(*)": 0}]
+        return []
+
     def __getattr__(self, name: str) -> Any:
         if name not in _RPC_METHODS:
             return getattr(self._current(), name)
@@ -233,6 +292,10 @@ class _GuardedClient:
             client = self._current()
             if self._store.remote:
                 kwargs.setdefault("timeout", self._deadline)
+            if name in ("query", "search") and self._rowless(client, args[0]):
+                return self._empty_answer(name, kwargs)
+            if name in ("delete", "drop_collection", "create_collection"):
+                self._holds_rows.discard(args[0])
             try:
                 return getattr(client, name)(*args, **kwargs)
             except Exception as exc:
@@ -272,6 +335,7 @@ class MilvusStore:
         self.manifest = f"{self.collection}_docs"
         self._timeout = timeout_s
         self._maybe_empty = True
+        self.index_format = INDEX_FORMAT  # of the opened collection (set when it is checked)
         self._pm = _import_pymilvus()
         self._token = token
         self._client = self._connect(token)
@@ -345,11 +409,17 @@ class MilvusStore:
             self._client.load_collection(name)
 
     def _description(self) -> str:
-        if self.embedder is None:
-            return json.dumps({"hopwise": 1, "dense_dim": None, "embedding_model": None})
         return json.dumps(
-            {"hopwise": 1, "dense_dim": self.embedder.dim, "embedding_model": self.embedder.name}
+            {
+                "hopwise": INDEX_FORMAT,
+                "dense_dim": self.embedder.dim if self.embedder else None,
+                "embedding_model": self.embedder.name if self.embedder else None,
+            }
         )
+
+    @property
+    def _fields(self) -> list[str]:
+        return [*CHUNK_FIELDS, "metadata_json"] if self.index_format >= 2 else CHUNK_FIELDS
 
     def _check_chunk_collection(self) -> None:
         """Refuse to mix vectors of two embedding models in one collection."""
@@ -361,6 +431,7 @@ class MilvusStore:
                 f"collection {self.collection} was not created by Hopwise; "
                 "set HOPWISE_COLLECTION to another name"
             ) from None
+        self.index_format = int(info.get("hopwise") or 1)
         if self.embedder is not None and info.get("embedding_model") != self.embedder.name:
             raise StoreError(
                 f"collection {self.collection} holds vectors from embedding model "
@@ -387,7 +458,7 @@ class MilvusStore:
             "text", dt.VARCHAR, max_length=MAX_TEXT_BYTES, enable_analyzer=True,
             analyzer_params=TEXT_ANALYZER,
         )  # fmt: skip
-        # ARRAY for the filter; the JSON copy is what we read back (Milvus Lite 2.5.1 fails to
+        # ARRAY for the filter; the JSON copy is what we read back (Milvus Lite 2.5 fails to
         # decode an empty query result that names an ARRAY output field).
         schema.add_field(
             "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
@@ -398,6 +469,7 @@ class MilvusStore:
         schema.add_field("parser_version", dt.VARCHAR, max_length=128)
         schema.add_field("chunker_version", dt.VARCHAR, max_length=128)
         schema.add_field("embedding_version", dt.VARCHAR, max_length=512)
+        schema.add_field("metadata_json", dt.VARCHAR, max_length=MAX_METADATA_BYTES)
         schema.add_field("sparse", dt.SPARSE_FLOAT_VECTOR)
         schema.add_function(
             pm.Function(
@@ -576,6 +648,13 @@ class MilvusStore:
                 raise ValueError(
                     f"chunk {chunk.chunk_id} is longer than the store's {MAX_TEXT_BYTES} bytes"
                 )
+            if chunk.metadata and self.index_format < 2:
+                raise StoreError(
+                    f"collection {self.collection} uses index format {self.index_format}, which "
+                    "cannot keep document metadata; set HOPWISE_COLLECTION to a new name and "
+                    "re-ingest to write through LangChain"
+                )
+            _metadata_json(chunk.metadata)  # raises ValueError when it is too large
 
     def _check_ids_free(self, doc_id: str, version: int, chunk_ids: list[str]) -> None:
         """Primary keys must differ between versions, or deleting the old would hit the new."""
@@ -583,7 +662,7 @@ class MilvusStore:
             batch = ", ".join(_quote(c) for c in chunk_ids[start : start + 1000])
             expr = (
                 f"chunk_id in [{batch}] and (doc_id != {_quote(doc_id)} "
-                f"or doc_version != {version})"  # no `not`: Milvus Lite 2.5.1 rejects it
+                f"or doc_version != {version})"  # no `not`: Milvus Lite 2.5 rejects it
             )
             if self._count(expr):
                 raise ValueError(
@@ -614,6 +693,8 @@ class MilvusStore:
                 "parser_version": c.parser_version, "chunker_version": c.chunker_version,
                 "embedding_version": self.embedder.name if self.embedder else "",
             }  # fmt: skip
+            if self.index_format >= 2:
+                row["metadata_json"] = _metadata_json(c.metadata)
             if vectors is not None:
                 row["dense"] = vectors[i]
             rows.append(row)
@@ -640,7 +721,7 @@ class MilvusStore:
         if not query or not query.strip() or k <= 0:
             return []
         expr = self.search_filter(groups)
-        if self._maybe_empty:  # BM25 on an empty collection errors out in Milvus Lite 2.5.1
+        if self._maybe_empty:  # BM25 on an empty collection errors out in Milvus Lite 2.5
             if not self._count(""):
                 return []
             self._maybe_empty = False
@@ -670,7 +751,7 @@ class MilvusStore:
         try:
             result = self._client.search(
                 self.collection, [data], anns_field=field, limit=limit, filter=expr,
-                output_fields=CHUNK_FIELDS, search_params={"metric_type": metric},
+                output_fields=self._fields, search_params={"metric_type": metric},
             )  # fmt: skip
         except self._pm.MilvusException as exc:
             if "NaN or Inf" in str(exc):  # BM25 over an empty collection (no length statistics)
@@ -698,6 +779,8 @@ class MilvusStore:
             end_char=int(entity.get("end_char", 0)), text=entity["text"],
             groups=json.loads(entity.get("groups_json") or "[]"), score=fused,
             bm25_score=bm25, dense_score=dense, rank=rank,
+            metadata=json.loads(entity.get("metadata_json") or "{}"),
+            parser=entity.get("parser_version", ""),
         )  # fmt: skip
 
     @_milvus_errors
@@ -725,13 +808,13 @@ class MilvusStore:
         return sorted(chunks, key=lambda c: (c.start_char, c.chunk_id))
 
     def _query_chunks(self, expr: str) -> list[dict[str, Any]]:
-        """Chunk rows; an empty result is [] (Milvus Lite 2.5.1 + pymilvus 2.5 fail to decode it
+        """Chunk rows; an empty result is [] (Milvus Lite 2.5 fails to decode it
         when the collection has an ARRAY field)."""
         if not self._count(expr):
             return []
         return list(
             self._client.query(
-                self.collection, filter=expr, output_fields=CHUNK_FIELDS, limit=QUERY_LIMIT
+                self.collection, filter=expr, output_fields=self._fields, limit=QUERY_LIMIT
             )
         )
 
@@ -750,7 +833,9 @@ class MilvusStore:
             self.manifest, filter="active_version > 0", output_fields=["count(*)"]
         )
         return {
-            "engine": ENGINE_SERVER if self.remote else ENGINE_EMBEDDED,
+            "engine": ENGINE_SERVER
+            if self.remote
+            else f"milvus-lite {embedded_engine_version()} (embedded)",
             "uri": self.uri,
             "collection": self.collection,
             "documents": int(docs[0]["count(*)"]) if docs else 0,
@@ -759,12 +844,20 @@ class MilvusStore:
             "embedding_model": self.embedder.name if self.embedder else None,
         }
 
-    def as_langchain_vectorstore(self) -> Any:
-        """A langchain_milvus.Milvus over this same collection, for LangChain interop.
+    def as_langchain_vectorstore(
+        self, groups: Sequence[str] = (DEFAULT_GROUP,), *, write_groups: Sequence[str] | None = None
+    ) -> Any:
+        """This knowledge base as a LangChain VectorStore for a reader's groups; documents
+        added through it become knowledge-base documents readable by `write_groups`."""
+        from ingest.langchain_view import KnowledgeBaseVectorStore
 
-        It does not add the ACL by itself: pass `expr=store.search_filter(groups)` to every
-        search. The product's own `search` stays on pymilvus for per-channel scores.
-        """
+        return KnowledgeBaseVectorStore(self, groups=groups, write_groups=write_groups)
+
+    def as_langchain_milvus(self) -> Any:
+        """The raw langchain_milvus.Milvus over this same collection (read-only interop, e.g.
+        for langchain-milvus retrievers). It does not add the ACL or the version filter by
+        itself: pass `expr=store.search_filter(groups)` to every search; never write with it
+        (writes bypass the document manifest; use as_langchain_vectorstore)."""
         from langchain_milvus import BM25BuiltInFunction, Milvus
 
         bm25 = BM25BuiltInFunction(
@@ -784,8 +877,10 @@ class MilvusStore:
         }
         if self.embedder is None:
             return Milvus(embedding_function=None, vector_field="sparse", **common)
+        from ingest.langchain_view import AsLangChainEmbeddings
+
         return Milvus(
-            embedding_function=_LangChainEmbeddings(self.embedder),
+            embedding_function=AsLangChainEmbeddings(self.embedder),
             vector_field=["dense", "sparse"],
             **common,
         )
@@ -838,17 +933,17 @@ def _fuse(
     ]
 
 
-class _LangChainEmbeddings(Embeddings):
-    """Our Embedder seen through LangChain's Embeddings interface."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self._embedder = embedder
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._embedder.embed_documents(texts)
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._embedder.embed_query(text)
+def _metadata_json(metadata: dict[str, Any]) -> str:
+    """Caller metadata as stored: JSON, "" when empty, refused when over the field's size."""
+    if not metadata:
+        return ""
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"document metadata must be JSON-serialisable: {exc}") from None
+    if len(text.encode("utf-8")) > MAX_METADATA_BYTES:
+        raise ValueError(f"document metadata is larger than {MAX_METADATA_BYTES} bytes as JSON")
+    return text
 
 
 def _doc_info(row: dict[str, Any]) -> DocumentInfo:
@@ -872,6 +967,7 @@ def _chunk(row: dict[str, Any]) -> Chunk:
         parser_version=row.get("parser_version", ""),
         chunker_version=row.get("chunker_version", ""),
         embedding_version=row.get("embedding_version", ""),
+        metadata=json.loads(row.get("metadata_json") or "{}"),
     )  # fmt: skip
 
 

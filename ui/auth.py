@@ -10,9 +10,9 @@ import hmac
 import json
 import math
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from hopwise.settings import Settings
 
@@ -101,10 +101,18 @@ def throttle_delay(failures: int) -> float:
     return min(THROTTLE_CAP_S, THROTTLE_BASE_S * 2 ** (failures - 2))
 
 
+class SessionLike(Protocol):
+    """What Throttle needs of Streamlit's session_state (or a dict in tests)."""
+
+    def setdefault(self, key: str, default: Any) -> Any: ...
+
+    def __setitem__(self, key: str, value: Any) -> None: ...
+
+
 class Throttle:
     """Per-session failure counter kept in a mutable mapping (Streamlit's session_state)."""
 
-    def __init__(self, state: MutableMapping[str, Any], key: str, clock=time.monotonic) -> None:
+    def __init__(self, state: SessionLike, key: str, clock=time.monotonic) -> None:
         self._state = state
         self._key = key
         self._clock = clock

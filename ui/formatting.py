@@ -217,10 +217,10 @@ def _dot_id(node: str) -> str:
 def state_machine_dot(events: Sequence[Mapping[str, Any]]) -> str:
     """Graphviz DOT of the state machine with the taken path highlighted, nodes with durations."""
     edge_count = Counter(taken_edges(events))
-    ms: Counter[str] = Counter()
+    ms: dict[str, float] = {}
     runs: Counter[str] = Counter()
     for event in events:
-        ms[event["node"]] += float(event["ms"])
+        ms[event["node"]] = ms.get(event["node"], 0.0) + float(event["ms"])
         runs[event["node"]] += 1
     lines = [
         "digraph hopwise {",

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ingest.models import Chunk
-from ingest.store import MilvusStore
+from ingest.store import MilvusStore, embedded_engine_version
 
 DIM = 384
 DOC_CHUNKS = 500  # chunks per synthetic document (a ~250-page manual)
@@ -160,7 +160,7 @@ def run(args: Any) -> dict[str, Any]:
     return {
         "chunks": n,
         "chunk_chars": CHUNK_CHARS,
-        "engine": "milvus server" if uri else "milvus-lite 2.5.1 (embedded)",
+        "engine": "milvus server" if uri else f"milvus-lite {embedded_engine_version()} (embedded)",
         "insert_per_s": round(bm25["insert_per_s"], 1),
         "bm25_p50_ms": round(bm25["p50_ms"], 2),
         "bm25_p95_ms": round(bm25["p95_ms"], 2),

@@ -241,8 +241,8 @@ def test_validate_groups() -> None:
 
 
 @pytest.mark.parametrize("backend", ["lite-bm25", "lite-hybrid"], indirect=True)
-def test_langchain_vectorstore_reads_the_same_collection(filled) -> None:
-    vectorstore = filled.as_langchain_vectorstore()
+def test_langchain_milvus_reads_the_same_collection(filled) -> None:
+    vectorstore = filled.as_langchain_milvus()
     expr = filled.search_filter(["all"])
     docs = vectorstore.similarity_search("违约金怎么计算", k=3, expr=expr)
     assert docs[0].metadata["chunk_id"] == "contract-v1-1"

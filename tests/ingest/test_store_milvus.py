@@ -152,7 +152,7 @@ def test_from_settings_uses_the_data_dir(data_dir: Path) -> None:
     store = MilvusStore.from_settings(load_settings())
     try:
         stats = store.stats()
-        assert stats["engine"] == "milvus-lite 2.5.1 (embedded)"
+        assert stats["engine"] == "milvus-lite 2.5.2rc1 (embedded)"
         assert stats["uri"] == str((data_dir / "milvus.db").resolve())
         assert stats["dense"] is False and stats["documents"] == 0
         assert store.search("anything", ["all"]) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import streamlit as st
 
@@ -80,11 +81,11 @@ if not answers and kb_is_empty(runner):
     st.warning("The knowledge base is empty: upload documents on the Admin page first.")
     st.page_link("app_pages/admin.py", label="Go to Admin", icon=":material/upload_file:")
 
-for index, result in enumerate(answers):
+for index, saved in enumerate(answers):
     with st.chat_message("user"):
-        st.markdown(str(result.get("question") or result.get("standalone_question") or ""))
+        st.markdown(str(saved.get("question") or saved.get("standalone_question") or ""))
     with st.chat_message("assistant"):
-        answer_block(result, thread_id=thread_id, index=index)
+        answer_block(saved, thread_id=thread_id, index=index)
 
 question = st.chat_input("Ask a question about your documents…")
 if question:
@@ -93,7 +94,8 @@ if question:
     with st.chat_message("assistant"):
         status = st.status(STATUS_TEXT["route_question"], expanded=False)
         placeholder = st.empty()
-        started, text, result = time.monotonic(), "", None
+        started, text = time.monotonic(), ""
+        result: dict[str, Any] | None = None
         narrator = StatusNarrator(web_allowed=use_web)
         for kind, payload in stream_ask(
             runner.ask,
