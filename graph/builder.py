@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 
 from graph import nodes, routing
 from graph.context import GraphContext
+from graph.result import TraceEvent
 from graph.state import GraphState
 
 NODE_NAMES = (
@@ -61,7 +62,7 @@ def compile_graph(checkpointer: Any = None) -> Any:
     return build_graph().compile(checkpointer=checkpointer)
 
 
-def taken_edges(trace: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+def taken_edges(trace: Sequence[TraceEvent]) -> list[tuple[str, str]]:
     """The transitions one answer took, in order, for highlighting the path in the drawing."""
-    names = ["__start__", *(event["node"] for event in trace), "__end__"]
+    names = ["__start__", *(event.node for event in trace), "__end__"]
     return list(zip(names, names[1:], strict=False))

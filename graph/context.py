@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graph.config import GraphConfig
 from graph.protocols import Reasoner, Retriever, WebSearch
-from hopwise.settings import Settings
 
 EventCallback = Callable[[dict[str, Any]], None]
 TokenCallback = Callable[[str], None]
@@ -24,9 +24,9 @@ class GraphContext:
 
     retriever: Retriever
     reasoner: Reasoner
-    settings: Settings
+    config: GraphConfig
     web: WebSearch | None = None
-    code: Reasoner | None = None  # settles steps without the model (settings.llm_economy)
+    code: Reasoner | None = None  # settles steps without the model (config.llm_economy)
     groups: tuple[str, ...] = ("all",)
     on_event: EventCallback | None = None
     on_token: TokenCallback | None = None
@@ -34,7 +34,7 @@ class GraphContext:
 
     @property
     def deadline(self) -> float:
-        return self.started + self.settings.question_deadline_s
+        return self.started + self.config.question_deadline_s
 
     def deadline_passed(self) -> bool:
         return time.monotonic() >= self.deadline

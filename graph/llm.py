@@ -25,6 +25,8 @@ from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from graph import prompts as P
+from graph import text as tx
+from graph.config import LLMConfig
 from graph.protocols import EvidenceItem, HopView, Reasoner, Usage
 from graph.schemas import (
     BridgeQuery,
@@ -36,7 +38,6 @@ from graph.schemas import (
     RouteDecision,
     SubQuestion,
 )
-from hopwise.settings import Settings
 from ingest.models import Hit
 
 logger = logging.getLogger(__name__)
@@ -55,24 +56,24 @@ _THINK = re.compile(r"<think>.*?</think>", re.S)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
 
-def build_chat_model(settings: Settings, role: Role = "main") -> ChatOpenAI:
+def build_chat_model(config: LLMConfig, role: Role = "main") -> ChatOpenAI:
     """A ChatOpenAI for the configured endpoint; the router role may use a cheaper model.
 
     max_retries=0: retries, backoff and fallback are done by LLMReasoner, where they are visible.
     """
-    model = settings.llm_router_model if role == "router" and settings.llm_router_model else None
-    model = model or settings.llm_model
-    if not settings.llm_base_url or not model:
+    model = config.router_model if role == "router" and config.router_model else None
+    model = model or config.model
+    if not config.base_url or not model:
         raise ValueError(
             "no language model configured: set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL"
         )
     return ChatOpenAI(
         model=model,
-        base_url=settings.llm_base_url,
-        api_key=settings.llm_api_key or SecretStr(DUMMY_API_KEY),
-        timeout=settings.llm_timeout_s,
+        base_url=config.base_url,
+        api_key=SecretStr(config.api_key or DUMMY_API_KEY),
+        timeout=config.timeout_s,
         max_retries=0,
-        temperature=settings.llm_temperature,
+        temperature=config.temperature,
         stream_usage=True,
         use_responses_api=False,  # chat completions is what every compatible server speaks
         disabled_params={"parallel_tool_calls": None},  # one forced tool; some servers reject it
@@ -195,7 +196,7 @@ class LLMReasoner:
 
     def __init__(
         self,
-        settings: Settings,
+        config: LLMConfig,
         fallback: Reasoner,
         *,
         backoff_s: float = 0.5,
@@ -208,13 +209,11 @@ class LLMReasoner:
         refused connections, 5xx, 429, auth), later steps go straight to offline reasoning for
         this long, so one question does not wait out every step's timeout. 0 disables it.
         `max_answer_chars`: streamed answers stop here, since some endpoints ignore token limits."""
-        self._settings = settings
+        self._config = config
         self._fallback = fallback
-        self._main = build_chat_model(settings, "main")
-        self._router = (
-            build_chat_model(settings, "router") if settings.llm_router_model else self._main
-        )
-        configured = settings.llm_structured_method
+        self._main = build_chat_model(config, "main")
+        self._router = build_chat_model(config, "router") if config.router_model else self._main
+        configured = config.structured_method
         self._method: Method | None = None if configured == "auto" else cast(Method, configured)
         self._backoff_s = backoff_s
         self._max_wait_s = max_wait_s
@@ -225,7 +224,7 @@ class LLMReasoner:
         self._open_reason = ""
         self._bound: dict[tuple[int, str, str], Any] = {}
         self._lock = threading.Lock()
-        secret = settings.llm_api_key.get_secret_value() if settings.llm_api_key else ""
+        secret = config.api_key or ""
         self._secret = secret if len(secret) >= 4 else ""
 
     @property
@@ -285,7 +284,7 @@ class LLMReasoner:
             query = result.query.strip()
             entity = result.entity.strip()
             if entity and P.has_placeholder(query):
-                query = re.sub(r"#\d+", entity, query)
+                query = tx.PLACEHOLDER_RE.sub(lambda _: entity, query)
             return query or None
 
         return self._step(
@@ -523,7 +522,7 @@ class LLMReasoner:
             user += P.json_mode_suffix(schema.__name__, schema.model_json_schema())
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
         bound = self._bound_model(schema, method, role)
-        retries_left = max(0, self._settings.llm_max_retries)
+        retries_left = max(0, self._config.max_retries)
         repaired = False
         attempt = 0
         while True:
@@ -589,7 +588,7 @@ class LLMReasoner:
     ) -> Iterator[str | Usage]:
         """Stream tokens; on failure before any token retry, after some tokens finish offline."""
         usage = Usage(mode="llm")
-        retries_left = max(0, self._settings.llm_max_retries)
+        retries_left = max(0, self._config.max_retries)
         empty_retry = True
         emitted = False
         skipped = self._circuit_open()
@@ -660,22 +659,5 @@ def _squash(text: str) -> str:
 
 def _check_decomposition(result: Decomposition) -> Decomposition | None:
     """1-8 non-empty sub-questions, ids renumbered 1..n, dependencies only on earlier ones."""
-    subs = [s for s in result.sub_questions if s.question.strip()][:8]
-    if not subs:
-        return None
-    renumber = {s.id: i for i, s in enumerate(subs, 1)}
-    fixed = []
-    for i, s in enumerate(subs, 1):
-        dep = renumber.get(s.depends_on) if s.depends_on is not None else None
-        question = s.question
-        for old, new in renumber.items():
-            if old != new:
-                question = question.replace(f"#{old}", f"#\0{new}")
-        fixed.append(
-            SubQuestion(
-                id=i,
-                question=question.replace("\0", "").strip(),
-                depends_on=dep if dep is not None and dep < i else None,
-            )
-        )
-    return Decomposition(sub_questions=fixed)
+    subs = tx.renumber_sub_questions(result.sub_questions)
+    return Decomposition(sub_questions=subs) if subs else None

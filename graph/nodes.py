@@ -12,6 +12,7 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph import text as tx
 from graph.context import GraphContext
 from graph.protocols import EvidenceItem, HopView, Reasoner, Usage, WebSearchError
 from graph.schemas import PlanDecision
@@ -19,7 +20,6 @@ from graph.state import GraphState
 from graph.web import search_with_timeout
 from ingest.models import Hit
 
-MAX_SUB_QUESTIONS = 8
 SNIPPET_CHARS = 240
 # Stop reasons an "enough" verdict replaces; budget reasons (hop_cap, deadline...) are kept.
 NATURAL_STOPS = {"", "sub_questions_exhausted", "plan_evaluate", "web_used"}
@@ -203,7 +203,6 @@ def next_batch(state: GraphState, max_hops: int) -> list[dict[str, Any]]:
     return batch
 
 
-PLACEHOLDER_RE = re.compile(r"#(\d+)")
 CITATION_RE = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 
 
@@ -245,7 +244,7 @@ def stream_answer(ctx: GraphContext, pieces: Iterable[str | Usage], step: Step) 
 
 
 def degraded_note(question: str) -> str:
-    if re.search(r"[\u4e00-\u9fff]", question):
+    if tx.language_of(question) == "zh":
         return "（注意：语言模型有步骤失败，已由离线推理代替。）\n\n"
     return (
         "(Note: the language model failed for part of this answer; offline reasoning stood in.)\n\n"
@@ -306,21 +305,7 @@ def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> dic
 
 def sub_question_records(raw: Sequence[Any], question: str) -> list[dict[str, Any]]:
     """Ids renumbered 1..n, links only to earlier ones, at most 8; the question if none."""
-    kept = [sq for sq in raw if sq.question.strip()][:MAX_SUB_QUESTIONS]
-    new_id = {sq.id: i for i, sq in enumerate(kept, start=1)}
-    subs = []
-    for i, sq in enumerate(kept, start=1):
-        dep = new_id.get(sq.depends_on) if sq.depends_on is not None else None
-        if dep is None and (mark := PLACEHOLDER_RE.search(sq.question)):
-            dep = new_id.get(int(mark.group(1)))  # "#2" named but the link was left out
-        subs.append(
-            {
-                "id": i,
-                "question": sq.question.strip(),
-                "depends_on": dep if dep and dep < i else None,
-                "follow_up": False,
-            }
-        )
+    subs = [{**sq.model_dump(), "follow_up": False} for sq in tx.renumber_sub_questions(raw)]
     return subs or [{"id": 1, "question": question, "depends_on": None, "follow_up": False}]
 
 
@@ -333,7 +318,7 @@ def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
     hops = list(state.get("hops", []))
     new_hops: list[dict[str, Any]] = []
     added: dict[str, dict[str, Any]] = {}
-    for sq in next_batch(state, ctx.settings.max_hops):
+    for sq in next_batch(state, ctx.config.max_hops):
         if new_hops and ctx.deadline_passed():
             break
         hop = run_hop(ctx, step, sq, hops, pool, len(hops) + 1, round_no)
@@ -374,13 +359,13 @@ def run_hop(
     if sq.get("depends_on") and earlier:
         ids = [x["chunk_id"] for h in earlier for x in h["hits"]]
         sub_pool = {i: pool[i] for i in ids if i in pool}
-        found = evidence_items(sub_pool, [], ctx.settings.max_evidence_chunks)
+        found = evidence_items(sub_pool, [], ctx.config.max_evidence_chunks)
         query, usage = ctx.reasoner.bridge(sq["question"], hop_views(earlier, pool), found)
         step.add(usage)
         query, bridged = (query.strip() or sq["question"]), True
-    query = " ".join(PLACEHOLDER_RE.sub(" ", query).split()) or sq["question"]  # unfilled "#1"
+    query = " ".join(tx.PLACEHOLDER_RE.sub(" ", query).split()) or sq["question"]  # unfilled "#1"
     repeated = _norm(query) in {_norm(h["query"]) for h in hops}
-    hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.settings.top_k)
+    hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.config.top_k)
     seen = set(pool)
     records: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
@@ -434,7 +419,7 @@ def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[st
             state["standalone_question"],
             [sq["question"] for sq in pending_sub_questions(state)],
             hop_views(state.get("hops", []), state.get("evidence", {})),
-            evidence_items(state.get("evidence", {}), [], ctx.settings.max_evidence_chunks),
+            evidence_items(state.get("evidence", {}), [], ctx.config.max_evidence_chunks),
         )
         step.add(usage, by_code=by_code)
         action, reason, update = apply_plan(state, decision)
@@ -475,7 +460,7 @@ def decide_by_code(state: GraphState, ctx: GraphContext) -> tuple[str | None, st
     stop = None
     if ctx.deadline_passed():
         stop = "deadline"
-    elif len(hops) >= ctx.settings.max_hops:
+    elif len(hops) >= ctx.config.max_hops:
         stop = "hop_cap"
     elif last and all(h["repeated"] for h in last):
         stop = "repeated_query"
@@ -523,7 +508,11 @@ def evaluate_evidence(state: GraphState, runtime: Runtime[GraphContext]) -> dict
     if ctx.deadline_passed():
         verdict = {
             "enough": False,
-            "missing": ["time ran out before the evidence was judged"],
+            "missing": [
+                "评估证据前时间已用完"
+                if tx.language_of(question) == "zh"
+                else "time ran out before the evidence was judged"
+            ],
             "web_query": None,
         }
         update = {"deadline_hit": True, "stop_reason": "deadline"}
@@ -533,7 +522,7 @@ def evaluate_evidence(state: GraphState, runtime: Runtime[GraphContext]) -> dict
         # With no web search left to run, the verdict cannot change the path: code may judge.
         no_web_left = state.get("web_searches", 0) >= state.get("web_budget", 0)
         reasoner, by_code = ctx.reasoner_for(code_can_settle=no_web_left)
-        items = evidence_items(pool, web, ctx.settings.max_evidence_chunks)
+        items = evidence_items(pool, web, ctx.config.max_evidence_chunks)
         result, usage = reasoner.evaluate(question, items)
         step.add(usage, by_code=by_code)
         verdict = result.model_dump()
@@ -554,11 +543,11 @@ def search_web(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, A
         "web_query": query,
         "stop_reason": "web_used",
     }
-    timeout = min(ctx.settings.web_timeout_s, max(0.1, ctx.seconds_left()))
+    timeout = min(ctx.config.web_timeout_s, max(0.1, ctx.seconds_left()))
     try:
         if ctx.web is None:
             raise WebSearchError("web search is not configured")
-        results = search_with_timeout(ctx.web, query, ctx.settings.web_max_results, timeout)
+        results = search_with_timeout(ctx.web, query, ctx.config.web_max_results, timeout)
         update["web_used"] = True
         update["web_results"] = [r.model_dump() | {"source": _domain(r.url)} for r in results]
         event = step.finish(query=query, results=len(results))
@@ -579,7 +568,7 @@ def generate_answer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[s
     step = Step(ctx, "generate_answer")
     question = state["standalone_question"]
     items = evidence_items(
-        state.get("evidence", {}), state.get("web_results", []), ctx.settings.max_evidence_chunks
+        state.get("evidence", {}), state.get("web_results", []), ctx.config.max_evidence_chunks
     )
     missing = (state.get("evaluation") or {}).get("missing", [])
     earlier_fallback = fell_back(state.get("trace", []))

@@ -22,9 +22,6 @@ from graph.schemas import (
 )
 from ingest.models import Hit
 
-MAX_SUB_QUESTIONS = 8
-PLACEHOLDER_RE = re.compile(r"#(\d+)")
-
 _GREETING_RE = re.compile(
     r"^\s*(hi|hello|hey|howdy|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye|"
     r"see you|ok(ay)?|cool|great|nice|who are you|what can you do|how are you|"
@@ -161,7 +158,7 @@ class OfflineReasoner:
         A hit covering under 2/3 of the sub-question's terms yields nothing: it stays in the
         pool, but no sentence of it is presented as evidence for this sub-question.
         """
-        question = PLACEHOLDER_RE.sub(" ", sub_question)
+        question = tx.PLACEHOLDER_RE.sub(" ", sub_question)
         q_terms = tx.term_set(question)
         expanded = expand_terms(q_terms)
         out: list[EvidenceSentence] = []
@@ -217,7 +214,7 @@ class OfflineReasoner:
 def _main_entity(text: str) -> str | None:
     """What a question is about: a title or name, else a contract party ('供货方', 'the
     supplier'), else its first content word."""
-    zh = tx.detect_language(text) == "zh"
+    zh = tx.language_of(text) == "zh"
     if zh:
         phrases = [t for t in tx.coverage_terms(text) if len(t) >= 2 and not t.isdigit()]
         ents = tx.quoted_titles(text) + tx.cjk_org_names(text) + tx.cjk_names(text) + phrases
@@ -255,7 +252,7 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
             break
     if not entity or entity.lower() in q.lower():
         return question
-    zh = tx.detect_language(q) == "zh"
+    zh = tx.language_of(q) == "zh"
     body = _FOLLOWUP_START_RE.sub("", q).strip() or q
     if has_pronoun:
         replaced = _replace_first_pronoun(body, entity, zh)
@@ -274,7 +271,7 @@ def _swap_role(q: str, previous: str) -> str | None:
     """'那采购方呢？' after '供货方的法定代表人是谁？' -> '采购方的法定代表人是谁？': the same
     question about another party of the contract."""
     body = _FOLLOWUP_TAIL_RE.sub("", _FOLLOWUP_START_RE.sub("", q).strip()).strip()
-    if tx.detect_language(body) == "en":
+    if tx.language_of(body) == "en":
         body = re.sub(r"^(?:the\s+)", "", body.rstrip(" ?"), flags=re.IGNORECASE)
         m = re.search(rf"\bthe\s+({EN_ROLES})\b", previous, re.IGNORECASE)
         if m and re.fullmatch(EN_ROLES, body, re.IGNORECASE) and body.lower() != m.group(1).lower():
@@ -312,7 +309,7 @@ def _replace_first_pronoun(body: str, entity: str, zh: bool) -> str:
 
 
 def direct_reply(question: str) -> str:
-    zh = tx.detect_language(question) == "zh"
+    zh = tx.language_of(question) == "zh"
     q = question.strip()
     if re.search(r"thank|谢", q, re.IGNORECASE):
         return "不客气！还有什么想查的吗？" if zh else "You're welcome! Anything else to look up?"
@@ -341,10 +338,10 @@ def decompose_question(question: str) -> list[SubQuestion]:
     q = tx.normalize_space(question)
     if not q:
         return [SubQuestion(id=1, question=question)]
-    zh = tx.detect_language(q) == "zh"
+    zh = tx.language_of(q) == "zh"
     parts = _decompose_zh(q) if zh else _decompose_en(q)
     subs: list[SubQuestion] = []
-    for text, dep in parts[:MAX_SUB_QUESTIONS]:
+    for text, dep in parts[: tx.MAX_SUB_QUESTIONS]:
         subs.append(SubQuestion(id=len(subs) + 1, question=text, depends_on=dep))
     return subs or [SubQuestion(id=1, question=q)]
 
@@ -644,7 +641,7 @@ def _anchor_entity(body: str) -> tuple[str, int] | None:
 
 def _is_trivial(outer: str) -> bool:
     """An outer hop with no content words besides the placeholder adds nothing."""
-    return not tx.tokenize(PLACEHOLDER_RE.sub(" ", outer))
+    return not tx.tokenize(tx.PLACEHOLDER_RE.sub(" ", outer))
 
 
 _ZH_RELATIONS = (
@@ -698,7 +695,7 @@ def zh_role(phrase: str) -> str | None:
     if not terms:
         return None
     last = terms[-1]
-    if tx.detect_language(last) != "zh":
+    if tx.language_of(last) != "zh":
         return None
     if last.endswith("方") and 2 <= len(last) <= 4 and last[-2:] not in _ZH_NOT_ROLES:
         return last
@@ -819,7 +816,7 @@ def fill_placeholders(
     matches the sub-question's relation words.
     """
     if not earlier:
-        return tx.normalize_space(PLACEHOLDER_RE.sub(" ", sub_question))
+        return tx.normalize_space(tx.PLACEHOLDER_RE.sub(" ", sub_question))
 
     def repl(match: re.Match[str]) -> str:
         k = int(match.group(1))
@@ -827,7 +824,7 @@ def fill_placeholders(
         candidates = bridge_candidates(hop, evidence, sub_question)
         return " ".join(candidates[:BRIDGE_CANDIDATES])
 
-    return tx.normalize_space(PLACEHOLDER_RE.sub(repl, sub_question))
+    return tx.normalize_space(tx.PLACEHOLDER_RE.sub(repl, sub_question))
 
 
 _DATE_LIKE_RE = re.compile(
@@ -851,13 +848,15 @@ def bridge_candidates(
         holders = role_holders(role, texts)
         if holders:
             return holders
-    asked = PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query} {next_question}")
+    asked = tx.PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query} {next_question}")
     asked_terms = tx.term_set(asked)
-    anchors = [e for e in tx.extract_entities(PLACEHOLDER_RE.sub(" ", hop.query)) if e]
+    anchors = [e for e in tx.extract_entities(tx.PLACEHOLDER_RE.sub(" ", hop.query)) if e]
     if not anchors:
         anchors = _titled_anchor(hop)
     anchor_terms = tx.term_set(" ".join(anchors))
-    rel_terms = expand_terms(tx.term_set(PLACEHOLDER_RE.sub(" ", hop.sub_question)) - anchor_terms)
+    rel_terms = expand_terms(
+        tx.term_set(tx.PLACEHOLDER_RE.sub(" ", hop.sub_question)) - anchor_terms
+    )
     docs = [(f"{e.title} {e.section}".strip(), e.text) for e in evidence if e.chunk_id] or [
         (f"{h.title} {h.section}".strip(), h.text) for h in hop.top_hits
     ]
@@ -891,7 +890,7 @@ def bridge_candidates(
 def _titled_anchor(hop: HopView) -> list[str]:
     """A lowercase question names no entity ('who plays vision in avengers age of ultron'):
     the retrieved page whose title the query spells out is the hop's anchor."""
-    query_terms = tx.term_set(PLACEHOLDER_RE.sub(" ", hop.query))
+    query_terms = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", hop.query))
     for hit in hop.top_hits[:3]:
         title = re.sub(r"\s*\(.*?\)\s*$", "", hit.title).strip()
         terms = tx.term_set(title)
@@ -928,7 +927,7 @@ def role_holders(role: str, texts: Sequence[str]) -> list[str]:
     The name is the organisation (or person) that opens the clause after the link word, so
     '采购方为北京云帆科技有限公司' in the same sentence does not count for '供货方'.
     """
-    if tx.detect_language(role) == "en":
+    if tx.language_of(role) == "en":
         return _role_holders_en(role, texts)
     link = re.compile(re.escape(role) + _ROLE_LINK)
     found: dict[str, None] = {}
@@ -1027,7 +1026,7 @@ def _sentence_entities(sentence: str) -> list[str]:
     """Named things in a sentence, minus dates and a lone capitalised first word."""
     out = []
     first = sentence.split(None, 1)[0].strip("\"'“(") if sentence.split() else ""
-    if tx.detect_language(sentence) == "zh":  # names only: plain words are not bridges
+    if tx.language_of(sentence) == "zh":  # names only: plain words are not bridges
         found = tx.quoted_titles(sentence) + tx.capitalized_spans(sentence) + tx.cjk_names(sentence)
         return [e for e in dict.fromkeys(found) if not _DATE_LIKE_RE.match(e)]
     for ent in tx.extract_entities(sentence):
@@ -1078,7 +1077,7 @@ def relevance(q_terms: set[str], title: str, text: str) -> float:
 def question_relevance(question: str, title: str, text: str) -> float:
     """relevance() for a question: Chinese by whole phrases found in the text, since jieba may
     cut the question and the passage differently ('法定代表/人' vs '法定代表/人为')."""
-    if tx.detect_language(question) != "zh":
+    if tx.language_of(question) != "zh":
         return relevance(tx.term_set(question), title, text)
     terms = tx.coverage_terms(question)
     if not terms:
@@ -1106,7 +1105,7 @@ def _heading_like(line: str) -> bool:
     line = line.strip()
     open_end = not re.search(r"[.!?。！？；;:：)）\]]$", line) or tx.ends_with_abbreviation(line)
     return open_end and (
-        len(line.split()) <= 8 if tx.detect_language(line) == "en" else len(line) <= 20
+        len(line.split()) <= 8 if tx.language_of(line) == "en" else len(line) <= 20
     )
 
 
@@ -1132,8 +1131,8 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
     if not last.new_chunk_ids:
         return None
     searched = " ".join(h.query for h in hops).lower()
-    relation = " ".join(tx.content_words(PLACEHOLDER_RE.sub(" ", last.sub_question))[:6])
-    if PLACEHOLDER_RE.search(last.sub_question) and len(hops) >= 2:
+    relation = " ".join(tx.content_words(tx.PLACEHOLDER_RE.sub(" ", last.sub_question))[:6])
+    if tx.PLACEHOLDER_RE.search(last.sub_question) and len(hops) >= 2:
         candidates = bridge_candidates(hops[-2], (), last.sub_question)
         top = last.top_hits[0] if last.top_hits else None
         top_title = f"{top.title} {top.section}".lower() if top else ""
@@ -1146,7 +1145,7 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
         title = hit.title.strip()
         if title and title.lower() not in searched and not tx.term_set(title) <= q_terms:
             return f"{title} {' '.join(tx.content_words(question)[:6])}".strip()
-    parallel = not any(PLACEHOLDER_RE.search(h.sub_question) for h in hops)
+    parallel = not any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in hops)
     if len(hops) > 1 and parallel and tx.normalize_space(question).lower() not in searched:
         return question  # the parts were searched apart; the whole question joins them again
     return None
@@ -1156,7 +1155,7 @@ def _follow_up(question: str, hops: Sequence[HopView]) -> str | None:
 def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceVerdict:
     """Enough when the evidence as a whole covers the question's terms and every part of the
     question that names its own terms is covered by one passage (facts, not scattered words)."""
-    zh = tx.detect_language(question) == "zh"
+    zh = tx.language_of(question) == "zh"
     q_terms = tx.coverage_terms(question) if zh else list(dict.fromkeys(tx.tokenize(question)))
     passages = [(item.title, item.text) for item in evidence]
     union: set[str] = set()
@@ -1174,7 +1173,7 @@ def judge_coverage(question: str, evidence: Sequence[EvidenceItem]) -> EvidenceV
     missing_parts = [
         s.question
         for s in subs
-        if not PLACEHOLDER_RE.search(s.question)
+        if not tx.PLACEHOLDER_RE.search(s.question)
         and max((_part_relevance(s.question, t, x) for t, x in passages), default=0.0)
         < RELEVANT_COVERAGE
     ]
@@ -1195,13 +1194,13 @@ def _missing_role_details(
     texts = [text for _, text in passages]
     out: list[str] = []
     for sub in subs:
-        refs = [int(k) for k in PLACEHOLDER_RE.findall(sub.question)]
+        refs = tx.placeholder_ids(sub.question)
         holders = {k: role_holders(role, texts) for k in refs if (role := roles.get(k))}
         if not holders or not all(holders.values()):
             continue
         first = {k: names[0] for k, names in holders.items()}
-        filled = PLACEHOLDER_RE.sub(_filler(first), sub.question)
-        detail = PLACEHOLDER_RE.sub(" ", sub.question)
+        filled = tx.PLACEHOLDER_RE.sub(_filler(first), sub.question)
+        detail = tx.PLACEHOLDER_RE.sub(" ", sub.question)
         if not any(
             all(h in f"{t} {x}" for h in first.values())
             and question_relevance(detail, t, x) >= RELEVANT_COVERAGE
@@ -1215,7 +1214,7 @@ def _missing_role_details(
 def compose_answer(
     question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
 ) -> Iterator[str]:
-    zh = tx.detect_language(question) == "zh"
+    zh = tx.language_of(question) == "zh"
     if not evidence:
         yield (
             "离线模式：知识库中没有找到与问题相关的内容。"
@@ -1257,7 +1256,7 @@ def _answer_sentences(question: str, evidence: Sequence[EvidenceItem]) -> list[t
     holders: dict[int, str] = {}  # sub-question id -> who fills its role
     rivals: set[str] = set()  # other names in a role sentence ('采购方为Y' beside '供货方为X')
     for sub in decompose_question(question):
-        text = PLACEHOLDER_RE.sub(lambda m: holders.get(int(m.group(1)), " "), sub.question)
+        text = tx.PLACEHOLDER_RE.sub(lambda m: holders.get(int(m.group(1)), " "), sub.question)
         terms = expand_terms(tx.term_set(text))
         role = _role_of_hop(sub.question)
         best = _role_sentence(pool, role, chosen) if role else None
@@ -1282,7 +1281,7 @@ def _answer_sentences(question: str, evidence: Sequence[EvidenceItem]) -> list[t
 
 def _names(sentence: str) -> list[str]:
     """Organisations and people a sentence names (multi-word capitalised spans in English)."""
-    if tx.detect_language(sentence) == "zh":
+    if tx.language_of(sentence) == "zh":
         return tx.cjk_org_names(sentence) + tx.cjk_names(sentence)
     return [s for s in tx.capitalized_spans(sentence) if " " in s]
 

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
+from graph import text as tx
 from graph.protocols import EvidenceItem, HopView
 from ingest.models import Hit
 
@@ -186,10 +187,6 @@ Latest user message: {question}"""
 
 _RUN_OPEN = re.compile(r"<{3,}")
 _RUN_CLOSE = re.compile(r">{3,}")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_LATIN = re.compile(r"[A-Za-z]")
-_KANA = re.compile(r"[\u3040-\u30ff]")
-_PLACEHOLDER = re.compile(r"#\d+")
 
 EVIDENCE_CHARS = 2400  # per evidence item in the answer prompt
 COMPACT_CHARS = 600  # per item where only compact evidence is needed
@@ -223,10 +220,8 @@ def fence(kind: str, body: str, **attrs: object) -> str:
 
 
 def language_rule(question: str) -> str:
-    """Chinese question -> Chinese answer; otherwise the question's own language."""
-    cjk = len(_CJK.findall(question))
-    chinese = cjk and cjk >= len(_LATIN.findall(question)) / 4 and not _KANA.search(question)
-    return LANGUAGE_ZH if chinese else LANGUAGE_SAME
+    """Chinese question (graph.text.language_of) -> Chinese answer; else its own language."""
+    return LANGUAGE_ZH if tx.language_of(question) == "zh" else LANGUAGE_SAME
 
 
 def render_conversation(history: Sequence[dict[str, str]]) -> str:
@@ -300,4 +295,4 @@ def question_text(question: str) -> str:
 
 
 def has_placeholder(text: str) -> bool:
-    return bool(_PLACEHOLDER.search(text))
+    return tx.PLACEHOLDER_RE.search(text) is not None

@@ -18,6 +18,9 @@ from graph.schemas import (
     RouteDecision,
 )
 from ingest.models import Hit
+from ingest.protocols import Searcher
+
+Retriever = Searcher  # the graph only searches the knowledge base (ingest.protocols)
 
 
 class WebResult(BaseModel):
@@ -26,12 +29,6 @@ class WebResult(BaseModel):
     url: str
     title: str = ""
     snippet: str = ""
-
-
-class Retriever(Protocol):
-    """Searches the knowledge base; `groups` are enforced inside the search itself."""
-
-    def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]: ...
 
 
 class WebSearch(Protocol):

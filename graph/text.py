@@ -12,9 +12,9 @@ import warnings
 from collections.abc import Iterable
 from functools import lru_cache
 
-CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RE = re.compile(f"[{CJK}]")
-_LATIN_RE = re.compile(r"[A-Za-z]")
+from graph.schemas import SubQuestion
+from ingest.lang import CJK, has_cjk, language_of  # the one rule, used through graph.text too
+
 _EN_WORD_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
 _YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 
@@ -62,7 +62,7 @@ _PUNCT_RE = re.compile(r"^[\W_]+$", re.UNICODE)
 # Sentence ends: Chinese full stops always; English ., ! or ? followed by space and a capital,
 # digit or quote (keeps "U.S. Army" and "Dr. Smith" mostly intact).
 _SENT_SPLIT_RE = re.compile(
-    r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=[\"'“(\[]?[A-Z0-9\u4e00-\u9fff])|\n{2,}|\n(?=\s*[-*•\d])"
+    r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=[\"'“(\[]?[A-Z0-9" + CJK + r"])|\n{2,}|\n(?=\s*[-*•\d])"
 )
 _ABBREVIATIONS = frozenset(
     [
@@ -99,13 +99,42 @@ _ABBREVIATIONS = frozenset(
 )
 
 
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters are a real share of the letters, else 'en'."""
-    cjk = len(_CJK_RE.findall(text))
-    latin = len(_LATIN_RE.findall(text))
-    if cjk == 0:
-        return "en"
-    return "zh" if cjk * 3 >= latin or cjk >= 6 else "en"
+# ------------------------------------------------------------ sub-questions and #k
+MAX_SUB_QUESTIONS = 8
+PLACEHOLDER_RE = re.compile(r"#(\d+)")  # '#2': what sub-question 2 finds
+
+
+def placeholder_ids(text: str) -> list[int]:
+    """The k of every #k in the text, in order."""
+    return [int(k) for k in PLACEHOLDER_RE.findall(text)]
+
+
+def renumber_sub_questions(
+    subs: Iterable[SubQuestion], limit: int = MAX_SUB_QUESTIONS
+) -> list[SubQuestion]:
+    """Ids 1..n in the given order (empty ones dropped, at most `limit`), each #k and
+    depends_on following its sub-question's new id; a #k whose sub-question is gone is
+    removed, and a link must point to an earlier one (read off the first #k when missing)."""
+    kept = [s for s in subs if s.question.strip()][:limit]
+    new_id: dict[int, int] = {}
+    for i, s in enumerate(kept, start=1):
+        new_id.setdefault(s.id, i)
+    out: list[SubQuestion] = []
+    for i, s in enumerate(kept, start=1):
+        old_refs = placeholder_ids(s.question)
+        refs = [new_id[k] for k in old_refs if k in new_id]
+        question = PLACEHOLDER_RE.sub(lambda m: _renumbered(m, new_id), s.question)
+        if len(refs) < len(old_refs):
+            question = normalize_space(question)
+        dep = new_id.get(s.depends_on) if s.depends_on is not None else None
+        dep = dep if dep is not None and dep < i else next((k for k in refs if k < i), None)
+        out.append(SubQuestion(id=i, question=question.strip(), depends_on=dep))
+    return out
+
+
+def _renumbered(match: re.Match[str], new_id: dict[int, int]) -> str:
+    k = new_id.get(int(match.group(1)))
+    return "" if k is None else f"#{k}"
 
 
 @lru_cache(maxsize=1)
@@ -141,7 +170,7 @@ def stem(word: str) -> str:
 
 
 def _is_cjk_token(token: str) -> bool:
-    return bool(_CJK_RE.search(token))
+    return has_cjk(token)
 
 
 def words(text: str) -> list[str]:
@@ -332,7 +361,7 @@ def extract_entities(text: str) -> list[str]:
             found.setdefault(item, None)
     for item in years(text):
         found.setdefault(item, None)
-    if detect_language(text) == "zh":
+    if language_of(text) == "zh":
         for item in cjk_terms(text):
             if not any(item in f for f in found):
                 found.setdefault(item, None)

@@ -9,7 +9,6 @@ import threading
 from typing import Any
 
 from graph.protocols import WebResult, WebSearch, WebSearchError
-from hopwise.settings import Settings
 
 
 class DdgsWebSearch:
@@ -80,10 +79,3 @@ def search_with_timeout(
 ) -> list[WebResult]:
     """Any WebSearch, bounded by the question's remaining time; errors are WebSearchError."""
     return list(call_with_timeout(lambda: web.search(query, max_results=max_results), timeout_s))
-
-
-def build_web_search(settings: Settings) -> WebSearch | None:
-    """None when HOPWISE_WEB_SEARCH=off."""
-    if not settings.web_search:
-        return None
-    return DdgsWebSearch(timeout_s=settings.web_timeout_s, max_results=settings.web_max_results)

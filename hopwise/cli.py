@@ -45,6 +45,19 @@ def quiet_pymilvus() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
+def warn_slow_engine() -> None:
+    """Say so in one line when the embedded engine is the ~1000x slower milvus-lite 3.x."""
+    from hopwise.app import engine_warning
+    from hopwise.settings import load_settings
+
+    try:
+        line = engine_warning(load_settings())
+    except Exception:  # noqa: BLE001 - bad settings are reported by the command itself
+        return
+    if line:
+        print(f"hopwise: warning: {line}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -54,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.verbose:
         quiet_pymilvus()
+    warn_slow_engine()
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

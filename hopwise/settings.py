@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-StructuredMethod = Literal["auto", "json_schema", "function_calling", "json_mode"]
+from graph.config import GraphConfig, LLMConfig, StructuredMethod
+from ingest.config import EmbeddingConfig, IngestConfig, StoreConfig
 
 
 class Settings(BaseSettings):
@@ -109,9 +109,62 @@ class Settings(BaseSettings):
     def checkpoint_path(self) -> Path:
         return self.data_dir / "conversations.sqlite"
 
+    # ---- the narrow config objects the libraries take (graph/ and ingest/ never see Settings)
+
+    @property
+    def graph(self) -> GraphConfig:
+        return GraphConfig(
+            max_hops=self.max_hops, top_k=self.top_k,
+            max_evidence_chunks=self.max_evidence_chunks,
+            max_web_searches=self.max_web_searches if self.web_search else 0,
+            question_deadline_s=self.question_deadline_s, web_timeout_s=self.web_timeout_s,
+            web_max_results=self.web_max_results, llm_economy=self.llm_economy,
+        )  # fmt: skip
+
+    @property
+    def llm(self) -> LLMConfig | None:
+        """The chat endpoint, or None (offline reasoning) when it is not configured."""
+        if not (self.llm_base_url and self.llm_model):
+            return None
+        return LLMConfig(
+            base_url=self.llm_base_url, model=self.llm_model, api_key=_secret(self.llm_api_key),
+            router_model=self.llm_router_model, structured_method=self.llm_structured_method,
+            timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
+            temperature=self.llm_temperature,
+        )  # fmt: skip
+
+    @property
+    def ingest(self) -> IngestConfig:
+        return IngestConfig(
+            max_upload_mb=self.max_upload_mb, chunk_tokens=self.chunk_tokens,
+            chunk_overlap_tokens=self.chunk_overlap_tokens, parse_timeout_s=self.parse_timeout_s,
+        )  # fmt: skip
+
+    @property
+    def store(self) -> StoreConfig:
+        return StoreConfig(
+            uri=self.resolved_milvus_uri, token=_secret(self.milvus_token),
+            collection=self.collection, timeout_s=self.milvus_timeout_s,
+        )  # fmt: skip
+
+    @property
+    def embedding(self) -> EmbeddingConfig | None:
+        """The embedding endpoint, or None (BM25-only) when it is not configured."""
+        if not (self.embedding_base_url and self.embedding_model):
+            return None
+        return EmbeddingConfig(
+            base_url=self.embedding_base_url, model=self.embedding_model,
+            api_key=_secret(self.embedding_api_key), dim=self.embedding_dim,
+            timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
+        )  # fmt: skip
+
     def ensure_data_dir(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return self.data_dir
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value else None
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
+from ingest.lang import CJK
 from ingest.models import CHUNKER_VERSION, Block, Chunk, ParsedDocument
 
-_CJK_CHARS = "\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_CHARS = "\u3040-\u30ff\u3100-\u312f\uac00-\ud7af" + CJK  # one token per character
 _TOKEN = re.compile(rf"[{_CJK_CHARS}]|[^\W{_CJK_CHARS}]+|[^\w\s]")
 _LONG_WORD = re.compile(rf"[^\W{_CJK_CHARS}]{{17,}}")
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from hopwise.settings import Settings
+    from ingest.config import EmbeddingConfig
 
 
 class EmbeddingError(RuntimeError):
@@ -111,16 +111,15 @@ class LangChainEmbedder:
         return [float(x) for x in self._embeddings.embed_query(text)]
 
 
-def build_embedder(settings: Settings) -> Embedder | None:
+def build_embedder(config: EmbeddingConfig | None) -> Embedder | None:
     """The configured embedder, or None (BM25-only) when no endpoint is set."""
-    if not settings.dense_enabled:
+    if config is None:
         return None
-    api_key = settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None
     return OpenAICompatibleEmbedder(
-        base_url=str(settings.embedding_base_url),
-        model=str(settings.embedding_model),
-        api_key=api_key,
-        dim=settings.embedding_dim,
-        timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
+        base_url=config.base_url,
+        model=config.model,
+        api_key=config.api_key,
+        dim=config.dim,
+        timeout_s=config.timeout_s,
+        max_retries=config.max_retries,
     )

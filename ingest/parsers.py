@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ingest.errors import IngestError
+from ingest.lang import CJK, CJK_RE
 from ingest.models import Block, ParsedDocument
 
 log = logging.getLogger(__name__)
@@ -37,10 +38,9 @@ MAX_DOCX_UNCOMPRESSED = 300 * 1024 * 1024  # bytes a DOCX may expand to
 MAX_DOCX_RATIO = 100  # uncompressed / compressed; real DOCX files are well under 20
 WORKER_MEMORY_LIMIT = 4 * 1024**3  # address-space cap for the parse worker
 
-_CJK = (
-    "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-)
+# Written without spaces between words: Han (ingest.lang.CJK) plus radicals, CJK punctuation,
+# kana, bopomofo, Hangul and full-width forms.
+_CJK = "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\uac00-\ud7af\uff00-\uffef" + CJK
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
@@ -377,7 +377,7 @@ def _looks_binary(data: bytes) -> bool:
 
 
 def _gb2312_ratio(text: str) -> float:
-    hanzi = [ch for ch in text if "\u4e00" <= ch <= "\u9fff"]
+    hanzi = CJK_RE.findall(text)
     if not hanzi:
         return 0.0
     ok = 0

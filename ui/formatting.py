@@ -1,7 +1,7 @@
-"""Pure helpers that turn a Hopwise result dict (the `hopwise ask --json` object) into what the
-pages display: badges, source cards, hit tables, the state-machine drawing and the timeline.
+"""Pure helpers that turn a QuestionResult (graph.result) into what the pages display: badges,
+source cards, hit tables, the state-machine drawing and the timeline.
 
-No Streamlit here, so every function is unit-testable with a plain dict.
+No Streamlit here, so every function is unit-testable with a constructed result.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
+from graph.result import HopRecord, QuestionResult, TraceEvent
 
 START, END = "__start__", "__end__"
 
@@ -39,31 +40,20 @@ MODE_TEXT = {"llm": "LLM", "offline": "offline", "degraded": "degraded"}
 MODE_COLOR = {"llm": "green", "offline": "gray", "degraded": "orange"}
 
 
-def first(mapping: Mapping[str, Any], *keys: str, default: Any = None) -> Any:
-    """The value of the first key present and not None (result dicts name a few things twice)."""
-    for key in keys:
-        value = mapping.get(key)
-        if value is not None:
-            return value
-    return default
-
-
 # ---------------------------------------------------------------- chat
 
 
-def badges(result: Mapping[str, Any]) -> str:
+def badges(result: QuestionResult) -> str:
     """One markdown line of colored badges: route, hops, web, mode, time, LLM calls."""
-    mode = str(result.get("mode") or "offline")
-    hops = len(result.get("hops") or [])
-    total_ms = total_time_ms(result)
+    mode = result.mode
+    web = "used" if result.web_used else "not used"
     parts = [
-        f":violet-badge[route: {result.get('route') or '?'}]",
-        f":blue-badge[hops: {hops}]",
-        f":{'orange' if result.get('web_used') else 'gray'}-badge[web: "
-        f"{'used' if result.get('web_used') else 'not used'}]",
+        f":violet-badge[route: {result.route or '?'}]",
+        f":blue-badge[hops: {len(result.hops)}]",
+        f":{'orange' if result.web_used else 'gray'}-badge[web: {web}]",
         f":{MODE_COLOR.get(mode, 'gray')}-badge[mode: {MODE_TEXT.get(mode, mode)}]",
-        f":gray-badge[{duration_text(total_ms)}]",
-        f":gray-badge[LLM calls: {int(result.get('llm_calls') or 0)}]",
+        f":gray-badge[{duration_text(result.total_ms)}]",
+        f":gray-badge[LLM calls: {result.llm_calls}]",
     ]
     return " ".join(parts)
 
@@ -73,45 +63,28 @@ def duration_text(ms: float) -> str:
     return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
-def total_time_ms(result: Mapping[str, Any]) -> float:
-    """Whole-question time: an explicit total if the runner gave one, else the sum of nodes."""
-    explicit = first(result, "total_ms", "elapsed_ms")
-    if explicit is not None:
-        return float(explicit)
-    return sum(float(event["ms"]) for event in trace_events(result))
-
-
-def location(item: Mapping[str, Any]) -> str:
-    """'file · section · p. 3' for a chunk, the URL's title for a web source."""
-    parts = [str(first(item, "source", "doc", "title", "url", default=""))]
-    section = first(item, "section", "section_path", default="")
-    if section:
-        parts.append(str(section))
-    page = item.get("page")
-    if page not in (None, ""):
-        parts.append(f"p. {page}")
+def location(source: str, section: str = "", page: int | None = None) -> str:
+    """'file · section · p. 3'."""
+    parts = [source, section, f"p. {page}" if page is not None else ""]
     return " · ".join(part for part in parts if part)
 
 
-def source_cards(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+def source_cards(result: QuestionResult) -> list[dict[str, Any]]:
     """One card per citation: number, where it is, the quoted passage, link, and full chunk."""
-    evidence = {
-        str(first(item, "chunk_id", "url", default="")): item
-        for item in result.get("evidence") or []
-    }
+    evidence = {item.chunk_id or item.url or "": item for item in result.evidence}
     cards = []
-    for citation in result.get("citations") or []:
-        key = str(first(citation, "chunk_id", "url", default=""))
-        chunk = evidence.get(key, {})
-        quote = first(citation, "quote", "quoted", "text", "snippet", default="")
+    for citation in result.citations:
+        item = evidence.get(citation.chunk_id or citation.url or "")
+        where = location(citation.source or citation.title or citation.url or "",
+                         citation.section, citation.page)  # fmt: skip
         cards.append(
             {
-                "n": citation.get("n"),
-                "where": location({**chunk, **citation}),
-                "quote": str(quote),
-                "url": citation.get("url"),
-                "chunk_id": citation.get("chunk_id"),
-                "full_text": str(first(chunk, "text", default="") or quote),
+                "n": citation.n,
+                "where": where,
+                "quote": citation.quote,
+                "url": citation.url,
+                "chunk_id": citation.chunk_id,
+                "full_text": item.text if item is not None and item.text else citation.quote,
             }
         )
     return cards
@@ -133,10 +106,9 @@ class StatusNarrator:
         number = self.hops_done + 1
         return f"Hop {number} of {max(self.planned, number)}: searching the knowledge base…"
 
-    def after(self, event: Mapping[str, Any]) -> str | None:
+    def after(self, event: TraceEvent) -> str | None:
         """The label for the step after `event`, or None when the event changes nothing."""
-        node = str(event.get("node", ""))
-        details = event.get("details") or {}
+        node, details = event.node, event.details
         if node == "route_question":
             simple = details.get("route") == "simple"
             return STATUS_TEXT["answer_directly" if simple else "decompose_question"]
@@ -161,9 +133,8 @@ class StatusNarrator:
 
 
 def thread_label(thread: Mapping[str, Any]) -> str:
-    """Sidebar label of a past chat: its first question, shortened."""
-    title = str(first(thread, "title", "first_question", "question", default="")).strip()
-    title = title or str(thread.get("thread_id", "chat"))
+    """Sidebar label of a past chat (a ThreadIndex row): its first question, shortened."""
+    title = str(thread.get("title") or "").strip() or str(thread.get("thread_id") or "chat")
     return title if len(title) <= 48 else title[:47] + "…"
 
 
@@ -181,47 +152,18 @@ def offline_note() -> str:
 # ---------------------------------------------------------------- trace
 
 
-def trace_events(result: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The node-by-node trace as [{node, ms, llm_calls, tokens, ...}] in execution order."""
-    raw = first(result, "trace", "events", default=None)
-    events: list[dict[str, Any]] = []
-    if raw:
-        for event in raw:
-            if not isinstance(event, Mapping):
-                continue
-            node = str(first(event, "node", "name", default="?"))
-            tokens = first(event, "tokens", default=0)
-            if isinstance(tokens, Mapping):
-                tokens = sum(int(v or 0) for v in tokens.values())
-            events.append(
-                {
-                    **event,
-                    "node": node,
-                    "ms": float(first(event, "duration_ms", "ms", default=0.0)),
-                    "llm_calls": int(first(event, "llm_calls", default=0) or 0),
-                    "tokens": int(tokens or 0),
-                }
-            )
-        return events
-    timings = result.get("timings_ms") or {}
-    return [
-        {"node": node, "ms": float(ms or 0), "llm_calls": 0, "tokens": 0}
-        for node, ms in timings.items()
-    ]
-
-
 def _dot_id(node: str) -> str:
     return json.dumps(node)
 
 
-def state_machine_dot(events: Sequence[Mapping[str, Any]]) -> str:
+def state_machine_dot(events: Sequence[TraceEvent]) -> str:
     """Graphviz DOT of the state machine with the taken path highlighted, nodes with durations."""
     edge_count = Counter(taken_edges(events))
     ms: dict[str, float] = {}
     runs: Counter[str] = Counter()
     for event in events:
-        ms[event["node"]] = ms.get(event["node"], 0.0) + float(event["ms"])
-        runs[event["node"]] += 1
+        ms[event.node] = ms.get(event.node, 0.0) + event.duration_ms
+        runs[event.node] += 1
     lines = [
         "digraph hopwise {",
         '  rankdir=TB; bgcolor="transparent";',
@@ -257,89 +199,72 @@ def state_machine_dot(events: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def timeline_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One row per node run with start/end offsets (ms) for a Gantt-style chart."""
-    rows, clock = [], 0.0
-    for i, event in enumerate(events, start=1):
-        start = float(first(event, "started_ms", default=clock))
-        end = start + float(event["ms"])
-        rows.append(
-            {
-                "step": f"{i:02d} {event['node']}",
-                "node": event["node"],
-                "start_ms": start,
-                "end_ms": end,
-                "ms": float(event["ms"]),
-                "llm_calls": int(event["llm_calls"]),
-                "tokens": int(event["tokens"]),
-            }
-        )
-        clock = end
-    return rows
+def timeline_rows(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
+    """One row per node run with start/end offsets (ms, the question's one clock)."""
+    return [
+        {
+            "step": f"{i:02d} {e.node}",
+            "node": e.node,
+            "start_ms": e.started_ms,
+            "end_ms": e.started_ms + e.duration_ms,
+            "ms": e.duration_ms,
+            "llm_calls": e.llm_calls,
+            "tokens": e.tokens,
+        }
+        for i, e in enumerate(events, start=1)
+    ]
 
 
-def step_rows(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def step_rows(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     """Per node run: who decided (model / code / offline), cost, and why it fell back if it did."""
     rows = []
     for i, event in enumerate(events, start=1):
-        details = event.get("details") or {}
+        details = event.details
         note = "; ".join(str(e) for e in details.get("errors") or [])
         if not note:
-            note = str(first(details, "reason", "action", "error", default=""))
+            note = str(details.get("reason") or details.get("action") or details.get("error") or "")
         rows.append(
             {
                 "step": i,
-                "node": event["node"],
-                "mode": first(event, "mode", default=""),
+                "node": event.node,
+                "mode": event.mode,
                 "decided by": details.get("decided_by", ""),
-                "ms": round(float(event["ms"]), 1),
-                "LLM calls": int(event["llm_calls"]),
-                "tokens": int(event["tokens"]),
+                "ms": round(event.duration_ms, 1),
+                "LLM calls": event.llm_calls,
+                "tokens": event.tokens,
                 "note": note,
             }
         )
     return rows
 
 
-def _score(value: Any) -> float | None:
-    return None if value is None else round(float(value), 4)
+def _score(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
-def hit_rows(hop: Mapping[str, Any]) -> list[dict[str, Any]]:
+def hit_rows(hop: HopRecord) -> list[dict[str, Any]]:
     """The hits table of one hop: doc, section, page, BM25 / dense / fused, new or duplicate."""
-    rows = []
-    for hit in hop.get("hits") or []:
-        is_new = first(hit, "new", "is_new")
-        rows.append(
-            {
-                "doc": first(hit, "doc", "title", "source", "doc_id", default=""),
-                "source": hit.get("source", ""),
-                "section": first(hit, "section", "section_path", default=""),
-                "page": hit.get("page"),
-                "bm25": _score(first(hit, "bm25", "bm25_score")),
-                "dense": _score(first(hit, "dense", "dense_score")),
-                "fused": _score(first(hit, "fused", "score", "fused_score")),
-                "status": "new" if is_new else ("duplicate" if is_new is not None else ""),
-                "chunk_id": hit.get("chunk_id", ""),
-            }
-        )
-    return rows
+    return [
+        {
+            "doc": hit.doc or hit.source or hit.doc_id,
+            "source": hit.source,
+            "section": hit.section,
+            "page": hit.page,
+            "bm25": _score(hit.bm25),
+            "dense": _score(hit.dense),
+            "fused": _score(hit.fused),
+            "status": "new" if hit.new else "duplicate",
+            "chunk_id": hit.chunk_id,
+        }
+        for hit in hop.hits
+    ]
 
 
-def hop_evidence(hop: Mapping[str, Any]) -> list[str]:
+def hop_evidence(hop: HopRecord) -> list[str]:
     """The evidence sentences a hop kept, as display strings."""
-    kept = first(hop, "evidence", "kept", "sentences", default=[]) or []
-    out = []
-    for item in kept:
-        if isinstance(item, Mapping):
-            text = first(item, "text", "sentence", default="")
-            chunk = item.get("chunk_id")
-            out.append(f"{text}  \n`{chunk}`" if chunk else str(text))
-        else:
-            out.append(str(item))
-    return out
+    return [f"{kept.text}  \n`{kept.chunk_id}`" for kept in hop.evidence]
 
 
-def trace_json(result: Mapping[str, Any]) -> str:
-    """The whole result as pretty JSON for download (non-JSON values stringified)."""
-    return json.dumps(result, ensure_ascii=False, indent=2, default=str)
+def trace_json(result: QuestionResult) -> str:
+    """The whole result as pretty JSON for download."""
+    return json.dumps(result.to_json(), ensure_ascii=False, indent=2)

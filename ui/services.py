@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 from hopwise.settings import Settings, load_settings
+from ingest.protocols import KnowledgeBase
 from ui.auth import AuthConfigError, User, load_users, local_user
 
 if TYPE_CHECKING:
-    from graph.runner import Hopwise
+    from hopwise.app import Hopwise
 
 USER_KEY = "hopwise_user"
 TRACE_KEY = "hopwise_trace_selection"
@@ -37,14 +38,17 @@ def _close(runner: Hopwise) -> None:
 @st.cache_resource(show_spinner="Opening the knowledge base…", on_release=_close)
 def get_runner() -> Hopwise:
     """The graph runner with its store, reasoner, web search and checkpointer."""
-    from graph.runner import Hopwise
+    from hopwise.app import Hopwise
 
     return Hopwise.from_settings(get_settings())
 
 
-def get_store() -> Any:
-    """The runner's knowledge-base store (a MilvusStore in production)."""
-    return get_runner().retriever
+def get_store() -> KnowledgeBase:
+    """The runner's knowledge base (a MilvusStore in production) for the Admin page."""
+    store = get_runner().retriever
+    if not isinstance(store, KnowledgeBase):
+        raise TypeError(f"{type(store).__name__} is a search, not a knowledge base")
+    return store
 
 
 def read_secrets() -> dict[str, Any]:
@@ -98,7 +102,8 @@ def page_session(sign_in_hint: str) -> tuple[User, Hopwise]:
 def kb_is_empty(runner: Hopwise) -> bool:
     """True when the store has no chunks at all (a fresh install); False if it cannot tell."""
     try:
-        return runner.retriever.count_chunks() == 0
+        store = runner.retriever
+        return isinstance(store, KnowledgeBase) and store.count_chunks() == 0
     except Exception:  # noqa: BLE001 - a hint only; real store errors surface elsewhere
         return False
 

@@ -11,11 +11,13 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-Ask = Callable[..., dict[str, Any]]
+from graph.result import QuestionResult
+
+Ask = Callable[..., QuestionResult]
 
 
 def stream_ask(ask: Ask, question: str, **kwargs: Any) -> Iterator[tuple[str, Any]]:
-    """Yields ("event", e) and ("token", text) as they happen, then ("result", dict) or
+    """Yields ("event", e) and ("token", text) as they happen, then ("result", result) or
     ("error", exception) exactly once."""
     inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
 

@@ -9,6 +9,7 @@ from typing import Any
 from hopwise.settings import Settings
 from ingest.models import IngestResult
 from ingest.parsers import SUPPORTED_EXTENSIONS
+from ingest.protocols import KnowledgeBase
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
 ProgressFn = Callable[[int, str, str], None]  # (index, filename, phase: "start" | "done")
@@ -16,7 +17,7 @@ ProgressFn = Callable[[int, str, str], None]  # (index, filename, phase: "start"
 
 def ingest_uploads(
     files: Sequence[tuple[str, bytes]],
-    store: Any,
+    store: KnowledgeBase,
     *,
     groups: Sequence[str],
     settings: Settings,
@@ -31,7 +32,7 @@ def ingest_uploads(
         if on_progress:
             on_progress(index, name, "start")
         try:
-            result = ingest_bytes(data, name, store, groups=list(groups), settings=settings)
+            result = ingest_bytes(data, name, store, groups=list(groups), config=settings.ingest)
         except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             result = IngestResult(path=name, source=name, status="failed", reason=reason)

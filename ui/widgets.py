@@ -7,6 +7,7 @@ from typing import Any
 
 import streamlit as st
 
+from graph.result import QuestionResult
 from ui.formatting import badges, source_cards
 from ui.services import TRACE_KEY
 
@@ -27,9 +28,9 @@ def source_card(card: Mapping[str, Any]) -> None:
                 st.caption(f"chunk {card['chunk_id']}")
 
 
-def answer_block(result: Mapping[str, Any], *, thread_id: str, index: int) -> None:
+def answer_block(result: QuestionResult, *, thread_id: str, index: int) -> None:
     """The body of an assistant message: answer, badges, source cards, link to its trace."""
-    st.markdown(str(result.get("answer") or "_(no answer)_"))
+    st.markdown(result.answer or "_(no answer)_")
     st.markdown(badges(result))
     cards = source_cards(result)
     if cards:

@@ -21,7 +21,7 @@ from typing import Any
 from graph import text as tx
 from graph.offline import OfflineReasoner
 from graph.protocols import Reasoner, Usage
-from graph.runner import Hopwise, open_checkpointer
+from hopwise.app import Hopwise, open_checkpointer
 from hopwise.settings import load_settings
 from ingest.models import Hit
 
@@ -156,9 +156,9 @@ def bench_set(
         overhead.append((wall - clock.search_s - clock.reason_s) * 1000)
         if "first" in marks:
             first_token.append((marks["first"] - start - marks["outside"]) * 1000)
-        if result["route"] == "complex":
-            calls.append(result["llm_calls"])
-            hops.append(len(result["hops"]))
+        if result.route == "complex":
+            calls.append(result.llm_calls)
+            hops.append(len(result.hops))
     app.close()
     return {
         "questions": len(questions),

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from graph.result import QuestionResult
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("ask", help="answer a question from the knowledge base")
@@ -23,7 +25,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graph.runner import Hopwise
+    from hopwise.app import Hopwise
 
     history = load_history(args.history) if args.history else None
     groups = [g.strip() for g in args.groups.split(",") if g.strip()] or ["all"]
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         app.close()
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     else:
         print()
         print(format_sources(result))
@@ -66,20 +68,20 @@ def load_history(path: Path) -> list[dict[str, str]]:
     return [{"role": str(m["role"]), "content": str(m["content"])} for m in data]
 
 
-def format_sources(result: dict[str, Any]) -> str:
+def format_sources(result: QuestionResult) -> str:
     """Numbered sources the answer cites, then a one-line summary of the run."""
     lines = []
-    if result["citations"]:
+    if result.citations:
         lines.append("")
         lines.append("Sources:")
-    for c in result["citations"]:
-        where = c.get("url") or " > ".join(x for x in (c.get("source"), c.get("section")) if x)
-        page = f", p. {c['page']}" if c.get("page") else ""
-        lines.append(f"  [{c['n']}] {where}{page}")
+    for c in result.citations:
+        where = c.url or " > ".join(x for x in (c.source, c.section) if x)
+        page = f", p. {c.page}" if c.page else ""
+        lines.append(f"  [{c.n}] {where}{page}")
     lines.append("")
     lines.append(
-        f"mode {result['mode']} · route {result['route']} · hops {len(result['hops'])} · "
-        f"stop {result['stop_reason']} · {result['total_ms'] / 1000:.1f}s · "
-        f"{result['llm_calls']} LLM calls · thread {result['thread_id']}"
+        f"mode {result.mode} · route {result.route} · hops {len(result.hops)} · "
+        f"stop {result.stop_reason} · {result.total_ms / 1000:.1f}s · "
+        f"{result.llm_calls} LLM calls · thread {result.thread_id}"
     )
     return "\n".join(lines)

@@ -10,6 +10,7 @@ import json
 import sys
 from typing import Any
 
+from hopwise.app import open_store
 from ingest.models import IngestResult
 
 
@@ -39,9 +40,8 @@ def register(subparsers: Any) -> None:
 
 def _store() -> Any:
     from hopwise.settings import load_settings
-    from ingest.store import MilvusStore
 
-    return MilvusStore.from_settings(load_settings())
+    return open_store(load_settings())
 
 
 def _groups(raw: str) -> list[str]:
@@ -62,7 +62,6 @@ def format_result(result: IngestResult) -> str:
 def run_ingest(args: argparse.Namespace) -> int:
     from hopwise.settings import load_settings
     from ingest.pipeline import document_groups, ingest_paths
-    from ingest.store import MilvusStore
 
     settings = load_settings()
     document_groups(_groups(args.groups))  # a bad group name stops here, before any file
@@ -71,9 +70,9 @@ def run_ingest(args: argparse.Namespace) -> int:
         if not args.json:
             print(format_result(result), flush=True)
 
-    with MilvusStore.from_settings(settings) as store:
+    with open_store(settings) as store:
         results = ingest_paths(
-            args.paths, store, groups=_groups(args.groups), settings=settings,
+            args.paths, store, groups=_groups(args.groups), config=settings.ingest,
             on_progress=progress,
         )  # fmt: skip
     if args.json:

@@ -61,7 +61,7 @@ def index_key(dataset: Dataset, excluded: set[str], embedder_name: str) -> str:
 
 def open_index(dataset: Dataset, settings: Settings, *, excluded: set[str] | None = None):  # noqa: ANN201
     """A MilvusStore over the dataset's passages (minus `excluded`), built once and cached."""
-    from ingest.embeddings import build_embedder
+    from hopwise.app import build_embedder
     from ingest.store import MilvusStore
 
     excluded = excluded or set()

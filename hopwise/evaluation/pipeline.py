@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graph.protocols import EvidenceItem, Reasoner, Retriever, Usage
+from graph.result import QuestionResult
+from graph.text import PLACEHOLDER_RE
 from hopwise.evaluation.data import Question
 from hopwise.settings import Settings
 from ingest.models import Hit
 
 if TYPE_CHECKING:
-    from graph.runner import Hopwise
+    from hopwise.app import Hopwise
 
 MODES = ("adaptive", "single", "gold")
 GROUPS = ("all",)
@@ -44,7 +46,7 @@ class QuestionRun:
 
 def build_reasoner(settings: Settings) -> Reasoner:
     """The product's reasoner for these settings (LLM with offline fallback, or offline)."""
-    from graph.runner import build_reasoner as product_reasoner
+    from hopwise.app import build_reasoner as product_reasoner
 
     return product_reasoner(settings)
 
@@ -61,7 +63,7 @@ class Runner:
             mode, retriever, reasoner, settings, k)  # fmt: skip
         self._graph: Hopwise | None = None
         if mode == "adaptive":
-            from graph.runner import Hopwise
+            from hopwise.app import Hopwise
 
             self._graph = Hopwise(settings, retriever, reasoner, None, None)
 
@@ -133,9 +135,6 @@ def collect_answer(stream: Any) -> tuple[str, Usage]:
     return "".join(pieces), usage
 
 
-_PLACEHOLDER_RE = re.compile(r"#(\d+)")
-
-
 def gold_queries(question: Question) -> list[str]:
     """The dataset's decomposition with every #k replaced by the gold answer of hop k."""
     answers = question.decomposition_answers
@@ -146,28 +145,20 @@ def gold_queries(question: Question) -> list[str]:
             k = int(match.group(1))
             return answers[k - 1] if 0 < k <= len(answers) else ""
 
-        queries.append(" ".join(_PLACEHOLDER_RE.sub(fill, step).replace(">>", " ").split()))
+        queries.append(" ".join(PLACEHOLDER_RE.sub(fill, step).replace(">>", " ").split()))
     return queries
 
 
-def run_from_result(result: dict[str, Any]) -> QuestionRun:
-    """Read the `hopwise ask --json` object the graph returns."""
-    evidence_ids = [
-        str(item.get("chunk_id")) for item in result.get("evidence", []) if item.get("chunk_id")
-    ]
-    tokens = result.get("tokens", 0)
-    if isinstance(tokens, dict):
-        tokens = sum(int(v) for v in tokens.values() if isinstance(v, int | float))
-    evaluation = result.get("evaluation") or {}
-    hops = result.get("hops") or []
+def run_from_result(result: QuestionResult) -> QuestionRun:
+    """What the evaluation needs of one answered question."""
     return QuestionRun(
-        evidence_ids=evidence_ids,
-        answer=str(result.get("answer", "")),
-        enough=evaluation.get("enough") if isinstance(evaluation, dict) else None,
-        llm_calls=int(result.get("llm_calls", 0) or 0),
-        tokens=int(tokens or 0),
-        hops=len(hops),
-        stop_reason=str(result.get("stop_reason", "")),
-        mode_used=str(result.get("mode", "")),
-        queries=[str(h.get("query", "")) for h in hops],
+        evidence_ids=[item.chunk_id for item in result.evidence if item.chunk_id],
+        answer=result.answer,
+        enough=result.evaluation.enough,
+        llm_calls=result.llm_calls,
+        tokens=result.tokens,
+        hops=len(result.hops),
+        stop_reason=result.stop_reason,
+        mode_used=result.mode,
+        queries=[h.query for h in result.hops],
     )

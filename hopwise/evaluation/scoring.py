@@ -12,8 +12,9 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
+from ingest.lang import has_cjk
+
 RECALL_BUDGETS = (5, 10, 20)
-_CJK_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _ARTICLES_RE = re.compile(r"\b(a|an|the)\b")
 _ZH_PUNCT = "，。！？；：、“”‘’（）《》【】—…·「」『』〈〉"
 _ABSTAIN_RE = re.compile(
@@ -51,10 +52,6 @@ def hop_recall(
     return 1.0 if groups_covered([groups[which]], list(ranked_ids)[:budget])[0] else 0.0
 
 
-def is_chinese(text: str) -> bool:
-    return bool(_CJK_RE.search(text))
-
-
 def normalize_answer(text: str) -> str:
     """SQuAD-style normalisation: lower case, no punctuation or articles, single spaces.
 
@@ -62,7 +59,7 @@ def normalize_answer(text: str) -> str:
     """
     text = unicodedata.normalize("NFKC", text).lower()
     text = "".join(ch for ch in text if ch not in string.punctuation and ch not in _ZH_PUNCT)
-    if is_chinese(text):
+    if has_cjk(text):
         return re.sub(r"\s+", "", text)
     text = _ARTICLES_RE.sub(" ", text)
     return " ".join(text.split())
@@ -70,7 +67,7 @@ def normalize_answer(text: str) -> str:
 
 def answer_tokens(text: str) -> list[str]:
     """Words for English; characters for Chinese (Latin words inside Chinese stay whole)."""
-    if not is_chinese(text):
+    if not has_cjk(text):
         return normalize_answer(text).split()
     text = unicodedata.normalize("NFKC", text).lower()
     text = "".join(" " if ch in string.punctuation or ch in _ZH_PUNCT else ch for ch in text)

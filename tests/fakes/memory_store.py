@@ -183,7 +183,8 @@ class MemoryStore:
             chunk_id=c.chunk_id, doc_id=c.doc_id, doc_version=c.doc_version, title=c.title,
             source=c.source, section=c.section_path, page=c.page, start_char=c.start_char,
             end_char=c.end_char, text=c.text, groups=list(c.groups), score=fused,
-            bm25_score=bm25, dense_score=dense, rank=rank,
+            bm25_score=bm25, dense_score=dense, rank=rank, metadata=dict(c.metadata),
+            parser=c.parser_version,
         )  # fmt: skip
 
     def get_document(self, doc_id: str) -> DocumentInfo | None:

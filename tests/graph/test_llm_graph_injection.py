@@ -12,7 +12,7 @@ import pytest
 from graph.llm import LLMReasoner
 from graph.offline import OfflineReasoner
 from graph.protocols import WebResult
-from graph.runner import Hopwise
+from hopwise.app import Hopwise
 from hopwise.settings import Settings
 from tests.fakes.openai_stub import (
     Reply,
@@ -77,11 +77,11 @@ def test_every_request_of_a_full_run_keeps_injections_fenced(stub):
         web_search=True,
         llm_economy=False,
     )  # type: ignore[arg-type]
-    reasoner = LLMReasoner(settings, fallback=OfflineReasoner())
+    reasoner = LLMReasoner(settings.llm, fallback=OfflineReasoner())
     app = Hopwise(settings, KeywordRetriever(CHUNKS), reasoner, FakeWebSearch(WEB), code=None)
     result = app.ask("What is the Acme refund window, and who approves refunds?", history=HISTORY)
 
-    assert result["mode"] == "llm" and result["web_used"]
+    assert result.mode == "llm" and result.web_used
     steps = {r.schema_name for r in stub.chat_requests}
     expected = {"RouteDecision", "Decomposition", "ExtractedEvidence", "PlanDecision"}
     assert expected | {"BridgeQuery", "EvidenceVerdict"} <= steps

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from graph import prompts as P
+from graph.config import LLMConfig
 from graph.llm import LLMReasoner, build_chat_model
 from graph.offline import OfflineReasoner
 from graph.protocols import EvidenceItem, HopView, Usage
@@ -129,7 +130,7 @@ def make(url: str, **overrides) -> LLMReasoner:
     }
     settings = Settings(**fields)
     return LLMReasoner(
-        settings, OfflineReasoner(), backoff_s=0.01, max_wait_s=0.5, circuit_cooldown_s=0
+        settings.llm, OfflineReasoner(), backoff_s=0.01, max_wait_s=0.5, circuit_cooldown_s=0
     )
 
 
@@ -175,13 +176,14 @@ def test_router_role_uses_the_router_model(stub):
 
 def test_no_api_key_sends_a_dummy_key(stub):
     settings = Settings(llm_base_url=stub.url, llm_model="m")
-    build_chat_model(settings).invoke("hello")
+    build_chat_model(settings.llm).invoke("hello")
     assert stub.chat_requests[0].headers["authorization"] == "Bearer not-needed"
 
 
 def test_build_chat_model_requires_configuration():
+    assert Settings(llm_base_url=None, llm_model=None).llm is None  # offline reasoning
     with pytest.raises(ValueError, match="HOPWISE_LLM_BASE_URL"):
-        build_chat_model(Settings(llm_base_url=None, llm_model=None))
+        build_chat_model(LLMConfig(base_url="", model=""))
 
 
 # ---------------------------------------------------------------- method discovery
@@ -383,7 +385,7 @@ def test_a_failing_fallback_still_never_raises(stub):
     settings = Settings(
         llm_base_url=stub.url, llm_model="m", llm_max_retries=0, llm_structured_method="json_mode"
     )
-    reasoner = LLMReasoner(settings, _Broken(), backoff_s=0.01, circuit_cooldown_s=0)
+    reasoner = LLMReasoner(settings.llm, _Broken(), backoff_s=0.01, circuit_cooldown_s=0)
     route, usage = reasoner.route("Who makes the X100?", [])
     assert route.route == "complex" and usage.mode == "fallback"
     assert reasoner.bridge("Who founded #1?", HOPS, EVIDENCE)[0] == "Who founded #1?"
@@ -482,7 +484,7 @@ def test_endpoint_outage_skips_the_model_for_the_cooldown(stub):
     settings = Settings(
         llm_base_url=stub.url, llm_model="m", llm_timeout_s=TIMEOUT_S, llm_max_retries=0
     )
-    reasoner = LLMReasoner(settings, OfflineReasoner(), circuit_cooldown_s=0.8)
+    reasoner = LLMReasoner(settings.llm, OfflineReasoner(), circuit_cooldown_s=0.8)
     _, first = reasoner.route("Who makes the X100?", [])
     assert first.mode == "fallback" and "timeout" in first.error
     start = time.perf_counter()
@@ -502,7 +504,7 @@ def test_endpoint_outage_skips_the_model_for_the_cooldown(stub):
 def test_malformed_replies_do_not_open_the_circuit(stub):
     stub.push(Reply(fault="malformed"), Reply(fault="malformed"))
     settings = Settings(llm_base_url=stub.url, llm_model="m", llm_structured_method="json_mode")
-    reasoner = LLMReasoner(settings, OfflineReasoner())
+    reasoner = LLMReasoner(settings.llm, OfflineReasoner())
     assert reasoner.route("Who makes the X100?", [])[1].mode == "fallback"
     assert reasoner.route("Who makes the X100?", [])[1].mode == "llm"
 
@@ -532,7 +534,7 @@ def test_plausible_responder_drives_every_step_without_fallback():
 def test_runaway_answer_is_cut_off_because_token_limits_may_be_ignored(stub):
     stub.push("word " * 400)
     settings = Settings(llm_base_url=stub.url, llm_model="m")
-    reasoner = LLMReasoner(settings, OfflineReasoner(), max_answer_chars=100)
+    reasoner = LLMReasoner(settings.llm, OfflineReasoner(), max_answer_chars=100)
     text, usage = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
     assert len(text) <= 102 and text.endswith(" …") and usage.mode == "llm"
 

@@ -18,7 +18,7 @@ def runtime(reasoner: ScriptedReasoner | None = None, **settings: object) -> Run
     ctx = GraphContext(
         retriever=KeywordRetriever(sample_chunks()),
         reasoner=reasoner or ScriptedReasoner(),
-        settings=Settings(web_search=False, **settings),  # type: ignore[arg-type]
+        config=Settings(web_search=False, **settings).graph,  # type: ignore[arg-type]
     )
     return Runtime(context=ctx)
 

@@ -261,6 +261,40 @@ def test_answer_says_what_is_missing_in_the_question_language() -> None:
     assert "no relevant passages" in empty and "the director" in empty
 
 
+# A Chinese question naming an English product: the rules that once disagreed called it English.
+STARFIELD_ZH = "Starfield Cloud Pro 的退款期限？"
+STARFIELD_DOC = "Starfield Cloud Pro 提供每日备份，数据保留30天。"
+
+
+def test_a_chinese_question_with_a_missing_piece_gets_chinese_notes() -> None:
+    item = _item(1, _hit("s1", "Starfield Cloud Pro 服务说明", STARFIELD_DOC))
+    verdict, _ = R.evaluate(STARFIELD_ZH, [item])
+    assert not verdict.enough and verdict.missing
+    text = _text(list(R.answer(STARFIELD_ZH, [item], verdict.missing)))
+    assert text.startswith("离线模式") and "证据不足，仍缺少：" in text and "[1]" in text
+    assert "Offline mode" not in text and "still missing" not in text
+    empty = _text(list(R.answer(STARFIELD_ZH, [], verdict.missing)))
+    assert "知识库中没有找到" in empty and "缺少：" in empty and "Missing" not in empty
+
+
+def test_the_graph_answers_a_chinese_question_with_chinese_notes() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from hopwise.app import Hopwise
+    from hopwise.settings import Settings
+    from tests.fakes.retriever import KeywordRetriever, make_chunk
+
+    kb = KeywordRetriever([make_chunk("s1", STARFIELD_DOC, title="Starfield Cloud Pro 服务说明")])
+    app = Hopwise(Settings(web_search=False), kb, OfflineReasoner(), None, InMemorySaver())
+    result = app.ask(STARFIELD_ZH)
+    assert not result.evaluation.enough and "证据不足，仍缺少：" in result.answer
+    assert "Offline mode" not in result.answer and "still missing" not in result.answer
+    late = Hopwise(Settings(web_search=False, question_deadline_s=0), kb, OfflineReasoner(),
+                   None, InMemorySaver()).ask(STARFIELD_ZH)  # fmt: skip
+    assert late.stop_reason == "deadline" and "时间已用完" in late.answer, late.answer
+    assert "time ran out" not in late.answer
+
+
 def test_answer_directly() -> None:
     assert "Hopwise" in _text(list(R.answer_directly("hello", [])))
     note = _text(list(R.answer_directly("What is 2+2?", [])))

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from graph.offline import OfflineReasoner
-from graph.runner import Hopwise
+from hopwise.app import Hopwise, open_store
 from hopwise.settings import Settings
 from ingest.pipeline import ingest_bytes
-from ingest.store import MilvusStore
 
 DOCS = {
     "contract.md": "# 供货合同\n## 第一条 供货方\n本合同的供货方为深圳星河电子有限公司，采购方为北京云帆"
@@ -37,43 +36,43 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hopwise]:
     path: Path = tmp_path_factory.mktemp("kb-zh")
     settings = Settings(data_dir=path, web_search=False, llm_base_url=None, llm_model=None,
                         embedding_base_url=None, milvus_uri=None)  # fmt: skip
-    store = MilvusStore.from_settings(settings)
+    store = open_store(settings)
     for name, text in DOCS.items():
-        ingest_bytes(text.encode(), name, store, groups=["all"], settings=settings)
+        ingest_bytes(text.encode(), name, store, groups=["all"], config=settings.ingest)
     yield Hopwise(settings, store, OfflineReasoner())
     store.close()
 
 
 def _lines(result: dict) -> list[str]:
-    return [line for line in result["answer"].splitlines() if line.startswith("- ")]
+    return [line for line in result.answer.splitlines() if line.startswith("- ")]
 
 
 def test_role_bridge_answers_in_reasoning_order(app: Hopwise) -> None:
     result = app.ask("供货方的法定代表人是谁？")
-    hops = result["hops"]
-    assert hops[0]["sub_question"] == "供货方是谁？"
-    assert hops[1]["query"].startswith("深圳星河电子有限公司") and hops[1]["bridged"]
-    assert result["evaluation"]["enough"], result["evaluation"]
+    hops = result.hops
+    assert hops[0].sub_question == "供货方是谁？"
+    assert hops[1].query.startswith("深圳星河电子有限公司") and hops[1].bridged
+    assert result.evaluation.enough, result.evaluation
     lines = _lines(result)
     assert "供货方为深圳星河电子有限公司" in lines[0] and "李明远" in lines[1]
-    assert "王佳" not in result["answer"] and "证据不足" not in result["answer"]
+    assert "王佳" not in result.answer and "证据不足" not in result.answer
 
 
 def test_follow_up_about_the_other_party(app: Hopwise) -> None:
     first = app.ask("供货方的法定代表人是谁？")
-    follow = app.ask("那采购方呢？", thread_id=first["thread_id"])
-    assert follow["standalone_question"] == "采购方的法定代表人是谁？"
+    follow = app.ask("那采购方呢？", thread_id=first.thread_id)
+    assert follow.standalone_question == "采购方的法定代表人是谁？"
     lines = _lines(follow)
     assert "采购方为北京云帆科技有限公司" in lines[0] and "王佳" in lines[1]
-    assert "李明远" not in follow["answer"]
+    assert "李明远" not in follow.answer
 
 
 def test_english_role_bridge_and_follow_up(app: Hopwise) -> None:
     result = app.ask("Who is the legal representative of the supplier?")
-    assert "of Starriver Electronics Ltd" in result["hops"][1]["query"]
+    assert "of Starriver Electronics Ltd" in result.hops[1].query
     lines = _lines(result)
     assert "supplier under this contract is Starriver" in lines[0]
-    assert "Li Mingyuan" in lines[1] and "Wang Jia" not in result["answer"]
-    follow = app.ask("What about the purchaser?", thread_id=result["thread_id"])
-    assert follow["standalone_question"] == "Who is the legal representative of the purchaser?"
-    assert "Wang Jia" in _lines(follow)[1] and "Li Mingyuan" not in follow["answer"]
+    assert "Li Mingyuan" in lines[1] and "Wang Jia" not in result.answer
+    follow = app.ask("What about the purchaser?", thread_id=result.thread_id)
+    assert follow.standalone_question == "Who is the legal representative of the purchaser?"
+    assert "Wang Jia" in _lines(follow)[1] and "Li Mingyuan" not in follow.answer

@@ -9,7 +9,7 @@ import pytest
 
 from graph.llm import LLMReasoner
 from graph.offline import OfflineReasoner
-from graph.runner import Hopwise
+from hopwise.app import Hopwise
 from hopwise.settings import Settings
 from tests.fakes.openai_stub import Reply, StubOpenAIServer, requested_schema
 from tests.fakes.retriever import KeywordRetriever, sample_chunks
@@ -59,7 +59,7 @@ def make_app(stub: StubOpenAIServer, *, economy: bool = True) -> Hopwise:
         web_search=False,
         llm_economy=economy,
     )  # type: ignore[arg-type]
-    reasoner = LLMReasoner(settings, fallback=OfflineReasoner(), backoff_s=0.0)
+    reasoner = LLMReasoner(settings.llm, fallback=OfflineReasoner(), backoff_s=0.0)
     return Hopwise(settings, KeywordRetriever(sample_chunks()), reasoner, None)
 
 
@@ -67,15 +67,15 @@ def test_llm_answer_with_citations_over_http(stub: StubOpenAIServer) -> None:
     stub.responder = scripted()
     tokens: list[str] = []
     result = make_app(stub).ask(QUESTION, on_token=tokens.append)
-    assert result["mode"] == "llm" and result["answer"] == ANSWER == "".join(tokens)
-    assert [h["query"] for h in result["hops"]] == [
+    assert result.mode == "llm" and result.answer == ANSWER == "".join(tokens)
+    assert [h.query for h in result.hops] == [
         "Who directed Inception?",
         "Where was Christopher Nolan born?",
     ]
-    assert {c["chunk_id"] for c in result["citations"]} == {"inception", "nolan"}
+    assert {c.chunk_id for c in result.citations} == {"inception", "nolan"}
     schemas = [r.schema_name for r in stub.chat_requests]
     assert schemas == ["Decomposition", "BridgeQuery", None]  # route/extract/evaluate by code
-    assert result["llm_calls"] == 3 and result["tokens"] > 0
+    assert result.llm_calls == 3 and result.tokens > 0
 
 
 def test_every_step_goes_to_the_model_without_economy(stub: StubOpenAIServer) -> None:
@@ -83,15 +83,15 @@ def test_every_step_goes_to_the_model_without_economy(stub: StubOpenAIServer) ->
     result = make_app(stub, economy=False).ask(QUESTION)
     schemas = [r.schema_name for r in stub.chat_requests]
     assert schemas[:2] == ["RouteDecision", "Decomposition"] and "EvidenceVerdict" in schemas
-    assert result["llm_calls"] == len(schemas)
+    assert result.llm_calls == len(schemas)
 
 
 def test_endpoint_failing_mid_run_gives_a_degraded_answer(stub: StubOpenAIServer) -> None:
     stub.responder = scripted(fail="BridgeQuery")
     result = make_app(stub).ask(QUESTION)
-    assert result["mode"] == "degraded"
-    assert result["answer"].startswith("(Note: the language model failed")
-    hop_event = [e for e in result["trace"] if e["node"] == "retrieve_hop"][1]
-    assert hop_event["mode"] == "fallback" and hop_event["details"]["errors"]
+    assert result.mode == "degraded"
+    assert result.answer.startswith("(Note: the language model failed")
+    hop_event = [e for e in result.trace if e.node == "retrieve_hop"][1]
+    assert hop_event.mode == "fallback" and hop_event.details["errors"]
     assert "sk-test-secret" not in str(result)
-    assert "nolan" in {c["chunk_id"] for c in result["citations"]}  # offline bridge still found it
+    assert "nolan" in {c.chunk_id for c in result.citations}  # offline bridge still found it

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from graph.offline import OfflineReasoner
-from graph.runner import Hopwise
+from hopwise.app import Hopwise, open_store
 from hopwise.settings import Settings
 from ingest.pipeline import ingest_bytes
 from ingest.store import MilvusStore
@@ -40,10 +40,10 @@ def settings_for(path: Path) -> Settings:
 
 
 def build_kb(settings: Settings) -> MilvusStore:
-    store = MilvusStore.from_settings(settings)
+    store = open_store(settings)
     for name, text in DOCS.items():
-        ingest_bytes(text.encode(), name, store, groups=["all"], settings=settings)
-    ingest_bytes(SECRET.encode(), "acme.md", store, groups=["legal"], settings=settings)
+        ingest_bytes(text.encode(), name, store, groups=["all"], config=settings.ingest)
+    ingest_bytes(SECRET.encode(), "acme.md", store, groups=["legal"], config=settings.ingest)
     return store
 
 
@@ -62,28 +62,28 @@ def app(kb: tuple[Settings, MilvusStore]) -> Hopwise:
 
 
 def cited_sources(result: dict) -> set[str]:
-    return {c["source"] for c in result["citations"]}
+    return {c.source for c in result.citations}
 
 
 def test_english_multi_hop_cites_both_documents(app: Hopwise) -> None:
     result = app.ask("Where was the director of Inception born?")
-    assert result["mode"] == "offline" and result["llm_calls"] == 0
+    assert result.mode == "offline" and result.llm_calls == 0
     assert {"inception.md", "nolan.md"} <= cited_sources(result)
-    assert "London" in result["answer"]
-    hit = result["hops"][0]["hits"][0]
-    assert hit["bm25"] is not None and hit["fused"] is not None and hit["doc"]
+    assert "London" in result.answer
+    hit = result.hops[0].hits[0]
+    assert hit.bm25 is not None and hit.fused is not None and hit.doc
 
 
 def test_chinese_question_cites_the_contract_clause(app: Hopwise) -> None:
     result = app.ask("供货合同中逾期交货的违约金是多少？")
-    first = result["citations"][0]
-    assert first["source"] == "供货合同.md" and "违约责任" in first["section"]
-    assert "百分之五" in result["answer"]
+    first = result.citations[0]
+    assert first.source == "供货合同.md" and "违约责任" in first.section
+    assert "百分之五" in result.answer
 
 
 def test_groups_are_enforced_on_the_real_store(app: Hopwise) -> None:
     question = "What is the Acme supply contract penalty?"
-    outsider = json.dumps(app.ask(question, groups=["all"]), ensure_ascii=False)
+    outsider = json.dumps(app.ask(question, groups=["all"]).to_json(), ensure_ascii=False)
     assert "ZEBRA-SECRET" not in outsider and "acme.md" not in outsider
     insider = app.ask(question, groups=["legal"])
     assert "acme.md" in cited_sources(insider)
@@ -99,13 +99,13 @@ def test_threads_persist_across_restarts(kb: tuple[Settings, MilvusStore]) -> No
     again = Hopwise.from_settings(settings)
     try:
         threads = again.list_threads()
-        assert [t["thread_id"] for t in threads] == [answer["thread_id"]]
+        assert [t["thread_id"] for t in threads] == [answer.thread_id]
         assert threads[0]["title"] == "Who directed Inception?"
-        saved = again.thread_answers(answer["thread_id"])
+        saved = again.thread_answers(answer.thread_id)
         assert saved == [answer]
-        follow = again.ask("Where was he born?", thread_id=answer["thread_id"])
+        follow = again.ask("Where was he born?", thread_id=answer.thread_id)
         # the thread's history (read back from SQLite) made the follow-up standalone
-        assert follow["standalone_question"] != "Where was he born?"
-        assert len(again.thread_answers(answer["thread_id"])) == 2
+        assert follow.standalone_question != "Where was he born?"
+        assert len(again.thread_answers(answer.thread_id)) == 2
     finally:
         again.close()

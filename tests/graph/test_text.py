@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from graph import prompts as P
 from graph import text as tx
+from graph.schemas import Decomposition, SubQuestion
 
 
-def test_detect_language() -> None:
-    assert tx.detect_language("Who directed Silver Harbor?") == "en"
-    assert tx.detect_language("香港第六任行政长官选举时间及结果") == "zh"
-    assert tx.detect_language("What is 苟太后?") == "zh"
-    assert tx.detect_language("Hopwise 怎么上传 PDF 文件？") == "zh"
+def test_language_of() -> None:
+    assert tx.language_of("Who directed Silver Harbor?") == "en"
+    assert tx.language_of("香港第六任行政长官选举时间及结果") == "zh"
+    assert tx.language_of("What is 苟太后?") == "zh"
+    assert tx.language_of("Hopwise 怎么上传 PDF 文件？") == "zh"
 
 
 def test_tokenize_english_drops_stopwords_and_stems() -> None:
@@ -88,3 +90,117 @@ def test_a_heading_ending_in_an_abbreviation_is_not_glued_to_the_next_paragraph(
 
 def test_coverage_terms_drop_a_preposition_jieba_glued_to_a_name() -> None:
     assert tx.coverage_terms("对嘉德鑫科违法加价的处罚")[0] == "嘉德鑫科"
+
+
+# ------------------------------------------------------ #k placeholders and renumbering
+def _sq(i: int, question: str, dep: int | None = None) -> SubQuestion:
+    return SubQuestion(id=i, question=question, depends_on=dep)
+
+
+def _pairs(subs: list[SubQuestion]) -> list[tuple[int, str, int | None]]:
+    return [(s.id, s.question, s.depends_on) for s in subs]
+
+
+def test_the_placeholder_pattern_is_hash_and_digits_only() -> None:
+    assert tx.placeholder_ids("Where was #1 born, and is #12 older?") == [1, 12]
+    assert tx.placeholder_ids("#1的法定代表人是谁？") == [1]
+    assert tx.placeholder_ids("Issue # 3, tag #x, colour #") == []
+    assert P.has_placeholder("capital of #2") and not P.has_placeholder("capital of France")
+
+
+def test_dropping_an_empty_sub_question_renumbers_the_references_after_it() -> None:
+    subs = [
+        _sq(1, "Which company makes the Lumo X1?"),
+        _sq(2, "   "),
+        _sq(3, "Who founded #1?", 1),
+        _sq(4, "Where was #3 born?", 3),
+    ]
+    assert _pairs(tx.renumber_sub_questions(subs)) == [
+        (1, "Which company makes the Lumo X1?", None),
+        (2, "Who founded #1?", 1),
+        (3, "Where was #2 born?", 2),
+    ]
+
+
+def test_reordered_sub_questions_keep_pointing_at_the_same_step() -> None:
+    subs = [
+        _sq(2, "Which firm supplies the Orbit pump?"),
+        _sq(3, "Who is the chief engineer of #2?", 2),
+        _sq(1, "Which firm supplies the Comet valve?"),
+    ]
+    assert _pairs(tx.renumber_sub_questions(subs)) == [
+        (1, "Which firm supplies the Orbit pump?", None),
+        (2, "Who is the chief engineer of #1?", 1),
+        (3, "Which firm supplies the Comet valve?", None),
+    ]
+
+
+def test_renumbering_rewrites_each_reference_once_even_with_shared_digits() -> None:
+    # ids 5, 51, 52: rewriting '#5' first must not also turn '#51' into '#11'
+    subs = [_sq(5, "Who wrote Glass Rivers?"), _sq(51, "Who edited #5?"), _sq(52, "Who hired #51?")]
+    assert _pairs(tx.renumber_sub_questions(subs)) == [
+        (1, "Who wrote Glass Rivers?", None),
+        (2, "Who edited #1?", 1),  # the missing link is read off the placeholder
+        (3, "Who hired #2?", 2),
+    ]
+
+
+def test_links_point_backwards_and_references_to_missing_steps_go() -> None:
+    subs = [
+        _sq(1, "Who is #2?", 2),  # a link forward is no link
+        _sq(2, "Where was #9 born?"),  # there is no step 9
+        _sq(3, "供货方是谁？"),
+        _sq(4, "#3的法定代表人是谁？"),
+    ]
+    assert _pairs(tx.renumber_sub_questions(subs)) == [
+        (1, "Who is #2?", None),
+        (2, "Where was born?", None),
+        (3, "供货方是谁？", None),
+        (4, "#3的法定代表人是谁？", 3),
+    ]
+
+
+def test_renumbering_caps_the_count_and_is_idempotent() -> None:
+    subs = [_sq(i, f"Step {i} of #{i - 1}?", i - 1 if i > 1 else None) for i in range(1, 12)]
+    once = tx.renumber_sub_questions(subs)
+    assert len(once) == tx.MAX_SUB_QUESTIONS == 8
+    assert tx.renumber_sub_questions(once) == once
+    assert tx.renumber_sub_questions([_sq(1, " ")]) == []
+
+
+def test_the_llm_check_and_the_node_renumber_the_same_way() -> None:
+    from graph.llm import _check_decomposition
+    from graph.nodes import sub_question_records
+
+    subs = [_sq(7, "Which studio made Paper Moons?"), _sq(8, ""), _sq(9, "Who runs #7?")]
+    expected = tx.renumber_sub_questions(subs)
+    checked = _check_decomposition(Decomposition(sub_questions=subs))
+    assert checked is not None and checked.sub_questions == expected
+    records = sub_question_records(subs, "Who runs the studio that made Paper Moons?")
+    assert [(r["id"], r["question"], r["depends_on"]) for r in records] == _pairs(expected)
+
+
+# ------------------------------------------- one detector for every user-facing language
+MIXED = [
+    ("合同的违约金是多少？", "zh"),
+    ("Starfield Cloud Pro 的退款期限？", "zh"),  # English product name, Chinese question
+    ("Nimbus-7 和 Nimbus-9 哪个更贵", "zh"),  # product codes, no punctuation
+    ("Acme 的 penalty 是多少？", "zh"),
+    ("When was 华为 founded?", "en"),
+    ("Who is the legal representative of 深圳蓝鲸数据有限公司?", "en"),
+    ("What does 违约金 mean in the Acme contract?", "en"),
+    ("違約金はいくらですか？", "en"),
+    ("How long is the warranty?", "en"),
+]
+
+
+def test_prompt_rule_degraded_note_and_offline_notes_follow_one_detector() -> None:
+    from graph.nodes import degraded_note
+    from graph.offline import direct_reply
+
+    for question, lang in MIXED:
+        zh = lang == "zh"
+        assert tx.language_of(question) == lang, question
+        assert (P.language_rule(question) == P.LANGUAGE_ZH) is zh, question
+        assert degraded_note(question).startswith("（注意") is zh, question
+        assert direct_reply(question).startswith("离线模式") is zh, question

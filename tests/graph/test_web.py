@@ -7,7 +7,8 @@ import time
 import pytest
 
 from graph.protocols import WebSearchError
-from graph.web import DdgsWebSearch, build_web_search, call_with_timeout, search_with_timeout
+from graph.web import DdgsWebSearch, call_with_timeout, search_with_timeout
+from hopwise.app import build_web_search
 from hopwise.settings import Settings
 from tests.fakes.web import FakeWebSearch
 

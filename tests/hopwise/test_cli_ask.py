@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from hopwise.app import open_store
 from hopwise.cli import main
 from hopwise.settings import load_settings
 from ingest.pipeline import ingest_bytes
-from ingest.store import MilvusStore
 
 DOCS = {
     "inception.md": "# Inception\n\nInception is a 2010 film directed by Christopher Nolan.\n",
@@ -51,9 +51,9 @@ def test_ask_text_then_json_follow_up_in_the_same_thread(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = load_settings()
-    store = MilvusStore.from_settings(settings)
+    store = open_store(settings)
     for name, text in DOCS.items():
-        ingest_bytes(text.encode(), name, store, groups=["all"], settings=settings)
+        ingest_bytes(text.encode(), name, store, groups=["all"], config=settings.ingest)
     store.close()
 
     assert main(["ask", "Who directed Inception?", "--no-web"]) == 0

@@ -17,8 +17,9 @@ TARGETS = {
     "musique_en": 0.75,
     "2wiki_en": 0.85,
     "hotpot_en": 0.92,
-    "rgbint_zh": 0.0,
-    "crud_zh": 0.0,
+    # Chinese sets: measured adaptive recall@10 (offline, k=10, BM25, deterministic) minus ~0.02.
+    "rgbint_zh": 0.77,  # measured 0.7972 (single-shot 0.6806)
+    "crud_zh": 0.98,  # measured 1.0 (single-shot 1.0); one missed gold window gives 0.9615
 }
 
 pytestmark = [

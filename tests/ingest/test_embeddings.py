@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hopwise.app import build_embedder
 from hopwise.settings import load_settings
-from ingest.embeddings import EmbeddingError, OpenAICompatibleEmbedder, build_embedder
+from ingest.embeddings import EmbeddingError, OpenAICompatibleEmbedder
 from ingest.models import Chunk
 from ingest.store import MilvusStore
 from tests.fakes.openai_stub import StubOpenAIServer, embed_text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
@@ -270,3 +271,18 @@ def test_worker_that_cannot_start_falls_back_to_in_process(
     doc = worker.parse(data, "runbook.md", ".md", timeout_s=5)
     assert doc.title == "Operations Runbook"
     assert worker.unavailable
+
+
+def test_copy_protected_aes_pdf_parses(tmp_path: Path) -> None:
+    """AES with an empty user password (copy protection only) opens: needs `cryptography`,
+    a runtime dependency through pypdf[crypto]."""
+    from pypdf import PdfReader, PdfWriter
+
+    plain = docs.make_pdf(tmp_path, "plain.pdf").read_bytes()
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(plain)))
+    writer.encrypt(user_password="", owner_password="owner-secret", algorithm="AES-256")
+    out = io.BytesIO()
+    writer.write(out)
+    doc = parse_bytes(out.getvalue(), "protected.pdf")
+    assert "warranty lasts two years" in doc.text
+    assert {b.page for b in doc.blocks} == {1, 2, 3}

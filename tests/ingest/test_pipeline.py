@@ -58,7 +58,7 @@ def test_ingest_every_format_from_a_folder(tmp_path: Path, store, settings) -> N
     progress: list[tuple[int, int, str]] = []
 
     results = ingest_paths(
-        [folder], store, settings=settings,
+        [folder], store, config=settings.ingest,
         on_progress=lambda done, total, r: progress.append((done, total, r.source)),
     )  # fmt: skip
 
@@ -84,14 +84,14 @@ def test_ingest_every_format_from_a_folder(tmp_path: Path, store, settings) -> N
 
 def test_same_bytes_skip_and_changed_bytes_make_a_new_version(tmp_path, store, settings) -> None:
     path = docs.make_markdown(tmp_path, "faq.md", "# FAQ\n\nThe gadget colour is ultramarine.")
-    first = ingest_file(path, store, settings=settings)
+    first = ingest_file(path, store, config=settings.ingest)
     assert (first.status, first.version) == ("ingested", 1)
-    again = ingest_file(path, store, settings=settings)
+    again = ingest_file(path, store, config=settings.ingest)
     assert (again.status, again.version, again.reason) == ("skipped", 1, "unchanged")
     before = snapshot(store)
 
     docs.make_markdown(tmp_path, "faq.md", "# FAQ\n\nThe gadget colour is vermilion now.")
-    second = ingest_file(path, store, settings=settings)
+    second = ingest_file(path, store, config=settings.ingest)
     assert (second.status, second.version, second.doc_id) == ("ingested", 2, first.doc_id)
     info = store.get_document(first.doc_id)
     assert info is not None and info.version == 2
@@ -103,8 +103,8 @@ def test_same_bytes_skip_and_changed_bytes_make_a_new_version(tmp_path, store, s
 
 def test_same_bytes_with_new_groups_is_a_new_version(tmp_path, store, settings) -> None:
     path = docs.make_markdown(tmp_path, "hr.md", "# Salaries\n\nBands are reviewed in March.")
-    assert ingest_file(path, store, settings=settings).version == 1
-    result = ingest_file(path, store, groups=["hr"], settings=settings)
+    assert ingest_file(path, store, config=settings.ingest).version == 1
+    result = ingest_file(path, store, groups=["hr"], config=settings.ingest)
     assert (result.status, result.version) == ("ingested", 2)
     assert store.search("bands reviewed March", ["all"]) == []
     assert store.search("bands reviewed March", ["all", "hr"])[0].groups == ["hr"]
@@ -133,25 +133,25 @@ def test_bad_input_matrix_leaves_the_store_exactly_as_before(tmp_path, store, se
     good.mkdir()
     docs.make_pdf(good)
     docs.make_docx(good)
-    assert all(r.status == "ingested" for r in ingest_paths([good], store, settings=settings))
+    assert all(r.status == "ingested" for r in ingest_paths([good], store, config=settings.ingest))
     before = snapshot(store)
     for i, (make, reason) in enumerate(BAD_FILES):
         folder = tmp_path / f"bad{i}"
         folder.mkdir()
         path = make(folder)
-        result = ingest_file(path, store, settings=settings)
+        result = ingest_file(path, store, config=settings.ingest)
         assert result.status == "failed", path.name
         assert reason in (result.reason or ""), (path.name, result.reason)
         assert "\n" not in (result.reason or "")
         assert snapshot(store) == before, path.name
-        via_bytes = ingest_bytes(path.read_bytes(), path.name, store, settings=settings)
+        via_bytes = ingest_bytes(path.read_bytes(), path.name, store, config=settings.ingest)
         assert via_bytes.status == "failed" and snapshot(store) == before
     assert store.search("warranty", ["all"])[0].source == "manual.pdf"
 
 
 def test_bad_group_name_fails_without_writing(tmp_path, store, settings) -> None:
     path = docs.make_markdown(tmp_path, "x.md", "# X\n\nSome text.")
-    result = ingest_file(path, store, groups=["ok", "bad group!"], settings=settings)
+    result = ingest_file(path, store, groups=["ok", "bad group!"], config=settings.ingest)
     assert result.status == "failed" and "invalid group name" in (result.reason or "")
     assert snapshot(store) == ([], 0)
 
@@ -172,11 +172,11 @@ def test_store_failure_keeps_the_previous_version(tmp_path, milvus_lite_db, sett
     kb = MilvusStore(milvus_lite_db, collection=f"f_{uuid.uuid4().hex[:12]}", embedder=embedder)
     try:
         path = docs.make_markdown(tmp_path, "ops.md", "# Ops\n\nThe pager rotates weekly.")
-        assert ingest_file(path, kb, settings=settings).status == "ingested"
+        assert ingest_file(path, kb, config=settings.ingest).status == "ingested"
         before = snapshot(kb)
         docs.make_markdown(tmp_path, "ops.md", "# Ops\n\nThe pager rotates daily.")
         embedder.broken = True
-        result = ingest_file(path, kb, settings=settings)
+        result = ingest_file(path, kb, config=settings.ingest)
         assert result.status == "failed"
         assert "refused the connection" in (result.reason or "")
         assert snapshot(kb) == before
@@ -187,7 +187,7 @@ def test_store_failure_keeps_the_previous_version(tmp_path, milvus_lite_db, sett
 
 
 def test_uploaded_names_are_base_names(store, settings) -> None:
-    result = ingest_bytes(b"# T\n\nBody text.", "../../etc/evil.md", store, settings=settings)
+    result = ingest_bytes(b"# T\n\nBody text.", "../../etc/evil.md", store, config=settings.ingest)
     assert (result.status, result.source) == ("ingested", "evil.md")
     assert store.list_documents()[0].source == "evil.md"
 
@@ -200,7 +200,7 @@ def test_batch_with_duplicate_names_and_missing_paths(tmp_path, store, settings)
     docs.make_markdown(a, "same.md", "# A\n\nFirst copy.")
     docs.make_markdown(b, "same.md", "# B\n\nSecond copy.")
     results: list[IngestResult] = ingest_paths(
-        [a, b, tmp_path / "missing.pdf"], store, settings=settings
+        [a, b, tmp_path / "missing.pdf"], store, config=settings.ingest
     )
     assert [r.status for r in results] == ["ingested", "failed", "failed"]
     assert "same file name" in (results[1].reason or "")
@@ -212,8 +212,8 @@ def test_reingest_without_groups_keeps_a_restricted_documents_readers(
     tmp_path, store, settings
 ) -> None:
     path = docs.make_markdown(tmp_path, "pay.md", "# Pay\n\nThe bonus pool is settled in April.")
-    assert ingest_file(path, store, groups=["finance"], settings=settings).version == 1
-    again = ingest_file(path, store, settings=settings)  # a routine re-run with no --groups
+    assert ingest_file(path, store, groups=["finance"], config=settings.ingest).version == 1
+    again = ingest_file(path, store, config=settings.ingest)  # a routine re-run with no --groups
     assert (again.status, again.version) == ("skipped", 1)
     assert store.search("bonus pool settled April", ["all"]) == []
     assert store.get_document(again.doc_id).groups == ["finance"]

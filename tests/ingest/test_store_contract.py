@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingest.models import Chunk
+from ingest.protocols import KnowledgeBase
 from ingest.store import group_filter, validate_chunk_groups, validate_groups
 
 CORPUS = {
@@ -62,6 +63,21 @@ def filled(backend):
         fill(store)
         backend.state["filled"] = True
     return store
+
+
+def test_every_backend_is_a_knowledge_base(store) -> None:
+    assert isinstance(store, KnowledgeBase)
+    assert store.search("anything", ["all"]) == [] and store.list_documents() == []
+    assert store.count_chunks() == 0 and store.stats()["chunks"] == 0
+
+
+def test_metadata_round_trips_through_writes_and_reads(store) -> None:
+    chunks = make_chunks("runbook", ["Rotate the TLS certificates every ninety days."])
+    chunks[0].metadata = {"team": "infra", "tags": ["tls", "ops"], "rev": 3}
+    store.replace_document(chunks)
+    [hit] = store.search("TLS certificates", ["all"], k=1)
+    assert hit.metadata == {"team": "infra", "tags": ["tls", "ops"], "rev": 3}
+    assert store.get_chunks("runbook")[0].metadata == hit.metadata
 
 
 def test_chinese_bm25_finds_the_clause(filled) -> None:

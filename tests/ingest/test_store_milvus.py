@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from hopwise.app import open_store
 from ingest.store import MilvusStore, StoreError
 from tests.fakes.hash_embedder import HashEmbedder
 
@@ -149,7 +150,7 @@ def test_other_embedding_model_is_refused(milvus_lite_db: str) -> None:
 def test_from_settings_uses_the_data_dir(data_dir: Path) -> None:
     from hopwise.settings import load_settings
 
-    store = MilvusStore.from_settings(load_settings())
+    store = open_store(load_settings())
     try:
         stats = store.stats()
         assert stats["engine"] == "milvus-lite 2.5.2rc1 (embedded)"

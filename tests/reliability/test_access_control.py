@@ -17,7 +17,7 @@ import streamlit as st
 
 from graph.offline import OfflineReasoner
 from graph.protocols import WebResult
-from graph.runner import Hopwise, open_checkpointer
+from hopwise.app import Hopwise, open_checkpointer, open_store
 from hopwise.settings import Settings, load_settings
 from ingest.pipeline import ingest_bytes
 from ingest.store import MilvusStore
@@ -145,11 +145,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
         mp.setenv("HOPWISE_WEB_SEARCH", "off")
         settings = settings_for(data)
         found = Corpus(data)
-        with MilvusStore.from_settings(settings) as store:
+        with open_store(settings) as store:
             for docs, groups in ((PUBLIC, ["all"]), (RESTRICTED, ["finance"])):
                 for name, text in docs.items():
                     result = ingest_bytes(
-                        text.encode(), name, store, groups=groups, settings=settings
+                        text.encode(), name, store, groups=groups, config=settings.ingest
                     )
                     assert result.status == "ingested", result.reason
                     if groups == ["finance"]:
@@ -158,8 +158,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
         yield found
 
 
-def seen_in(result: dict[str, Any]) -> str:
-    return json.dumps(result, ensure_ascii=False, default=str)
+def seen_in(result: Any) -> str:
+    """Everything a result (or any JSON-like value) shows, as one string to search."""
+
+    def plain(value: Any) -> Any:
+        return value.model_dump(mode="json") if hasattr(value, "model_dump") else str(value)
+
+    return json.dumps(result, ensure_ascii=False, default=plain)
 
 
 def assert_no_leak(path: str, seen: str, corpus: Corpus, asked: str = "") -> None:
@@ -214,7 +219,7 @@ def test_crafted_doc_ids_cannot_widen_a_filter(corpus: Corpus) -> None:
     """Every value in a Milvus expression is quoted: ids built to break out of the quotes match
     nothing, delete nothing, and a crafted group name is refused before any search."""
     store_settings = settings_for(corpus.data)
-    with MilvusStore.from_settings(store_settings) as store:
+    with open_store(store_settings) as store:
         before = [d.doc_id for d in store.list_documents()]
         assert len(before) == len(PUBLIC) + len(RESTRICTED)  # nothing deleted by the CLI test
         for doc_id in CRAFTED_IDS:
@@ -228,18 +233,20 @@ def test_crafted_doc_ids_cannot_widen_a_filter(corpus: Corpus) -> None:
 
 
 def test_store_search_enforces_groups_for_every_query(corpus: Corpus) -> None:
-    with MilvusStore.from_settings(settings_for(corpus.data)) as store:
+    with open_store(settings_for(corpus.data)) as store:
         sweep(store, corpus, "store-search")
 
 
 def test_hybrid_search_enforces_groups_in_both_channels(corpus: Corpus) -> None:
     """The dense channel carries the same filter: a hybrid store over the same documents."""
     settings = settings_for(corpus.data)
-    with MilvusStore.from_settings(settings, embedder=HashEmbedder(64)) as store:
+    with open_store(settings, embedder=HashEmbedder(64)) as store:
         assert store.collection != "hopwise_chunks"  # its own collection, dense vectors in it
         for docs, groups in ((PUBLIC, ["all"]), (RESTRICTED, ["finance"])):
             for name, text in docs.items():
-                result = ingest_bytes(text.encode(), name, store, groups=groups, settings=settings)
+                result = ingest_bytes(
+                    text.encode(), name, store, groups=groups, config=settings.ingest
+                )
                 assert result.status in {"ingested", "skipped"}, result.reason
         sweep(store, corpus, "hybrid-search", readers=[["staff"]])
 
@@ -265,7 +272,7 @@ def test_offline_ask_leaks_nothing_anywhere(
     settings = settings_for(corpus.data, web_search=True)
     web = FakeWebSearch([WebResult(title="Lisbon", url="https://example.org", snippet="Lisbon")])
     app = Hopwise(
-        settings, MilvusStore.from_settings(settings), OfflineReasoner(), web,
+        settings, open_store(settings), OfflineReasoner(), web,
         open_checkpointer(settings.checkpoint_path),
     )  # fmt: skip
     try:
@@ -279,7 +286,7 @@ def test_offline_ask_leaks_nothing_anywhere(
             assert_no_leak("ask-offline", seen, corpus, typed)
         finance = Hopwise(settings, app.retriever, OfflineReasoner())  # chats kept in memory
         granted = finance.ask("What is the Falcon vault access code?", groups=["finance"])
-        assert "QZX-7731-VAULT" in granted["answer"]  # positive control
+        assert "QZX-7731-VAULT" in granted.answer  # positive control
     finally:
         app.close()
     saved = b"".join(p.read_bytes() for p in corpus.data.glob("conversations.sqlite*"))
@@ -299,7 +306,7 @@ def test_llm_ask_sends_nothing_restricted_to_the_model(corpus: Corpus) -> None:
             for question in QUESTIONS[::3]:
                 stub.requests.clear()
                 result = app.ask(question, groups=["staff"])
-                assert result["mode"] == "llm", result["trace"]
+                assert result.mode == "llm", result.trace
                 prompts = "\n".join(r.prompt_text for r in stub.requests)
                 assert prompts, "the model was never asked"
                 assert_no_leak("ask-llm", seen_in(result) + prompts, corpus, question)

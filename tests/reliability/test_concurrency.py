@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 from graph.offline import OfflineReasoner
-from graph.runner import Hopwise, open_checkpointer
+from hopwise.app import Hopwise, open_checkpointer, open_store
 from hopwise.settings import load_settings
 from ingest.pipeline import ingest_bytes
-from ingest.store import MilvusStore
 
 BASE = {
     "turbines.md": "# Turbines\n\nThe T-200 turbine is made by Northwind Ltd in Aarhus.\n\n"
@@ -45,7 +44,7 @@ def rolling(version: int) -> bytes:
 
 def run_load(tmp_path: Path, per_thread: int, versions: int) -> dict[str, float]:
     settings = load_settings(data_dir=tmp_path / "data", web_search=False)
-    store = MilvusStore.from_settings(settings)
+    store = open_store(settings)
     app = Hopwise(
         settings, store, OfflineReasoner(), None, open_checkpointer(settings.checkpoint_path)
     )
@@ -53,7 +52,7 @@ def run_load(tmp_path: Path, per_thread: int, versions: int) -> dict[str, float]
     lock = threading.Lock()
 
     def ingest(name: str, data: bytes) -> None:
-        result = ingest_bytes(data, name, store, groups=["all"], settings=settings)
+        result = ingest_bytes(data, name, store, groups=["all"], config=settings.ingest)
         assert result.status == "ingested", result.reason
         ids = {c.chunk_id for c in store.get_chunks(str(result.doc_id))}
         with lock:
@@ -96,11 +95,11 @@ def run_load(tmp_path: Path, per_thread: int, versions: int) -> dict[str, float]
     assert len(results) == 8 * per_thread and last_version >= versions
     cited_rolling = 0
     for result in results:
-        assert result["answer"] and result["stop_reason"], result
-        for item in result["citations"] + result["evidence"]:
-            if item.get("chunk_id"):
-                assert item["chunk_id"] in written | final, item
-                cited_rolling += "rolling" in str(item.get("source", ""))
+        assert result.answer and result.stop_reason, result
+        for item in result.citations + result.evidence:
+            if item.chunk_id:
+                assert item.chunk_id in written | final, item
+                cited_rolling += "rolling" in str(item.source)
     assert cited_rolling, "no answer used the document being replaced"
     assert final <= written
     rate = len(results) / elapsed

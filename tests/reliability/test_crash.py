@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from hopwise.app import open_store
 from hopwise.settings import Settings, load_settings
 from ingest.pipeline import doc_id_for, ingest_paths
 from ingest.store import MilvusStore
@@ -97,7 +98,7 @@ def check_one_complete_version(store: MilvusStore, doc_id: str) -> int:
 
 def finish_and_check(doc: Path, store: MilvusStore, settings: Settings) -> None:
     """Re-running the ingest completes v2 and leaves no orphan chunk."""
-    [result] = ingest_paths([doc], store, settings=settings)
+    [result] = ingest_paths([doc], store, config=settings.ingest)
     assert result.status in {"ingested", "skipped"}, result.reason
     assert check_one_complete_version(store, doc_id_for(doc.name)) == 2
     assert store._count("") == CHUNKS[2]  # raw count: not one orphan, visible or not
@@ -108,8 +109,8 @@ def kill_embedded_ingest(tmp_path: Path, delay_s: float) -> tuple[Path, Path, bo
     data, doc = tmp_path / "data", tmp_path / "big.txt"
     env = cli_env(data, **SMALL_CHUNKS)
     write_version(doc, 1)
-    with MilvusStore.from_settings(settings_for(data)) as store:
-        assert ingest_paths([doc], store, settings=settings_for(data))[0].status == "ingested"
+    with open_store(settings_for(data)) as store:
+        assert ingest_paths([doc], store, config=settings_for(data).ingest)[0].status == "ingested"
     write_version(doc, 2)
     db = data / "milvus.db"
     before = change_counter(db)
@@ -138,7 +139,7 @@ def test_kill_9_of_an_embedded_ingest(tmp_path: Path, delay_s: float) -> None:
     assert info["doc_id"] == doc_id and info["chunks"] == CHUNKS[version]
 
     settings = settings_for(data)
-    with MilvusStore.from_settings(settings) as store:  # search, chunks, raw counts
+    with open_store(settings) as store:  # search, chunks, raw counts
         assert check_one_complete_version(store, doc_id) == version
         assert store._count("") == CHUNKS[version]  # repaired: no orphan of the other version
         finish_and_check(doc, store, settings)
@@ -166,8 +167,8 @@ def test_kill_9_of_a_remote_ingest_once_v2_is_pending(
     settings = settings_for(data, milvus_uri=server)
     doc_id = doc_id_for(doc.name)
     write_version(doc, 1)
-    with MilvusStore.from_settings(settings) as store:
-        assert ingest_paths([doc], store, settings=settings)[0].status == "ingested"
+    with open_store(settings) as store:
+        assert ingest_paths([doc], store, config=settings.ingest)[0].status == "ingested"
         write_version(doc, 2)
         proc = start_ingest(doc, cli_env(data, HOPWISE_MILVUS_URI=server, **SMALL_CHUNKS))
         deadline = time.monotonic() + 60
@@ -182,6 +183,6 @@ def test_kill_9_of_a_remote_ingest_once_v2_is_pending(
         # another process's transition is not repaired (it may still be writing), yet only
         # the complete old version is visible meanwhile
         assert check_one_complete_version(store, doc_id) == 1
-    with MilvusStore.from_settings(settings) as store:  # a restarted app sees the same
+    with open_store(settings) as store:  # a restarted app sees the same
         assert check_one_complete_version(store, doc_id) == 1
         finish_and_check(doc, store, settings)

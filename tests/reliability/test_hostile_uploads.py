@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hopwise.app import open_store
 from hopwise.settings import load_settings
 from ingest.chunker import chunk_document, count_tokens
 from ingest.errors import IngestError
@@ -186,7 +187,7 @@ def test_bombs_are_refused_and_the_store_is_untouched(tmp_path: Path, settings_d
     }
     for name, (data, reason) in cases.items():
         started = time.monotonic()
-        result = ingest_bytes(data, name, store, groups=["all"], settings=settings_dir)
+        result = ingest_bytes(data, name, store, groups=["all"], config=settings_dir.ingest)
         assert result.status == "failed" and reason in (result.reason or ""), result
         assert time.monotonic() - started < TIMEOUT_S + SLACK_S
     assert store.list_documents() == []
@@ -206,16 +207,16 @@ def tree(root: Path) -> set[str]:
 
 @pytest.mark.parametrize("via", ["ingest_bytes", "admin_upload"])
 def test_path_names_never_leave_the_data_dir(tmp_path: Path, settings_dir, via: str) -> None:
-    from ingest.store import MilvusStore
     from ui.uploads import ingest_uploads
 
     data = settings_dir.data_dir
     outside_before = tree(tmp_path.parent)
     body = b"# Evil\n\nThis upload tries to escape the data dir.\n"
-    with MilvusStore.from_settings(settings_dir) as store:
+    with open_store(settings_dir) as store:
         if via == "ingest_bytes":
             results = [
-                ingest_bytes(body, n, store, groups=["all"], settings=settings_dir) for n in NAMES
+                ingest_bytes(body, n, store, groups=["all"], config=settings_dir.ingest)
+                for n in NAMES
             ]
         else:
             results = ingest_uploads([(n, body) for n in NAMES], store, groups=["all"],

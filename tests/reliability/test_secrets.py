@@ -169,7 +169,7 @@ def test_in_process_ask_trace_export_and_logs(
     tmp_path: Path, stub: StubOpenAIServer, echo: EchoKeyServer,
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
-    from graph.runner import Hopwise
+    from hopwise.app import Hopwise
     from hopwise.settings import load_settings
     from ingest.pipeline import ingest_bytes
     from ui.formatting import trace_json
@@ -187,7 +187,7 @@ def test_in_process_ask_trace_export_and_logs(
         stub.fault = fault
         app = Hopwise.from_settings(settings)
         try:
-            ingest_bytes(DOC.encode(), "warranty.md", app.retriever, settings=settings)
+            ingest_bytes(DOC.encode(), "warranty.md", app.retriever, config=settings.ingest)
             result = app.ask("How long is the turbine warranty?")
             exports.append(trace_json(result))
             exports.append(repr(settings))  # what a debugging print would show
@@ -205,10 +205,9 @@ def test_in_process_ask_trace_export_and_logs(
 def echoed_embedding_errors(data: Path, url: str) -> str:
     """What a user sees when the embedding endpoint refuses the key: the ingest result and the
     error of a question (dense store opened before the endpoint started refusing)."""
+    from hopwise.app import build_embedder, open_store
     from hopwise.settings import load_settings
-    from ingest.embeddings import build_embedder
     from ingest.pipeline import ingest_bytes
-    from ingest.store import MilvusStore
     from tests.fakes.hash_embedder import HashEmbedder
 
     settings = load_settings(
@@ -218,10 +217,12 @@ def echoed_embedding_errors(data: Path, url: str) -> str:
     refused = build_embedder(settings)
     assert refused is not None
     seen = []
-    with MilvusStore.from_settings(settings, embedder=HashEmbedder(8, "m")) as store:
-        assert ingest_bytes(DOC.encode(), "w.md", store, settings=settings).status == "ingested"
+    with open_store(settings, embedder=HashEmbedder(8, "m")) as store:
+        assert (
+            ingest_bytes(DOC.encode(), "w.md", store, config=settings.ingest).status == "ingested"
+        )
         store.embedder = refused
-        result = ingest_bytes(DOC.encode(), "warranty.md", store, settings=settings)
+        result = ingest_bytes(DOC.encode(), "warranty.md", store, config=settings.ingest)
         seen.append(f"{result.status}: {result.reason}")
         try:  # BM25 carries on while embeddings are down; the failure is logged
             seen.append(repr(store.search("warranty", ["all"])))

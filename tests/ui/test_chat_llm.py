@@ -28,7 +28,7 @@ def stub(app_data: Path) -> Iterator[StubOpenAIServer]:
         from ui.services import get_settings, get_store
 
         result = ingest_bytes(
-            DOC, "warranty.md", get_store(), groups=["all"], settings=get_settings()
+            DOC, "warranty.md", get_store(), groups=["all"], config=get_settings().ingest
         )
         assert result.status == "ingested"
         yield server

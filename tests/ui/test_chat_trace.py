@@ -50,7 +50,7 @@ def kb(app_data: Path) -> Path:
         ("供货合同.md", CONTRACT_ZH, ["all"]),
     ]
     for name, data, groups in docs:
-        result = ingest_bytes(data, name, store, groups=groups, settings=settings)
+        result = ingest_bytes(data, name, store, groups=groups, config=settings.ingest)
         assert result.status == "ingested", result.reason
     return app_data
 
@@ -168,7 +168,7 @@ def test_trace_json_is_the_result(kb: Path) -> None:
     thread = runner.list_threads()[0]
     result = runner.thread_answers(thread["thread_id"])[-1]
     data = json.loads(trace_json(result))
-    assert data["thread_id"] == thread["thread_id"] and data["hops"] == result["hops"]
+    assert data["thread_id"] == thread["thread_id"] and data["hops"] == result.to_json()["hops"]
 
 
 def test_a_trace_link_opens_that_answer_but_not_another_users_chat(kb: Path) -> None:

@@ -1,7 +1,8 @@
-"""The pure display helpers over a result dict: badges, source cards, status, DOT, timeline."""
+"""The pure display helpers over a QuestionResult: badges, source cards, status, DOT, timeline."""
 
 from __future__ import annotations
 
+from graph.result import QuestionResult, TraceEvent
 from ui.formatting import (
     StatusNarrator,
     badges,
@@ -9,98 +10,102 @@ from ui.formatting import (
     source_cards,
     state_machine_dot,
     timeline_rows,
-    trace_events,
 )
 
 
-def event(node: str, started: float, ms: float, calls: int = 0, **details: object) -> dict:
-    return {
-        "node": node,
-        "started_ms": started,
-        "ended_ms": started + ms,
-        "duration_ms": ms,
-        "llm_calls": calls,
-        "tokens": 10 * calls,
-        "mode": "llm",
-        "details": details,
-    }
-
-
-RESULT = {
-    "question": "q",
-    "answer": "It is two percent [1], see [2].",
-    "mode": "degraded",
-    "route": "complex",
-    "hops": [
+def event(node: str, started: float, ms: float, calls: int = 0, **details: object) -> TraceEvent:
+    return TraceEvent.model_validate(
         {
-            "sub_question": "s",
-            "query": "s",
-            "hits": [
-                {
-                    "chunk_id": "c1",
-                    "doc": "Supply",
-                    "source": "supply.md",
-                    "section": "Penalties",
-                    "page": 2,
-                    "bm25": 1.23456,
-                    "dense": None,
-                    "fused": 0.5,
-                    "new": True,
-                },
-                {
-                    "chunk_id": "c2",
-                    "doc": "Supply",
-                    "source": "supply.md",
-                    "section": "",
-                    "page": None,
-                    "bm25": 0.5,
-                    "dense": 0.2,
-                    "fused": 0.1,
-                    "new": False,
-                },
-            ],
+            "node": node,
+            "started_ms": started,
+            "ended_ms": started + ms,
+            "duration_ms": ms,
+            "llm_calls": calls,
+            "tokens": 10 * calls,
+            "mode": "llm",
+            "details": details,
         }
-    ],
-    "evidence": [
-        {"n": 1, "chunk_id": "c1", "source": "supply.md", "text": "FULL CHUNK TEXT"},
-        {"n": 2, "url": "https://example.org/x", "source": "example.org", "text": "snippet"},
-    ],
-    "citations": [
-        {
-            "n": 1,
-            "chunk_id": "c1",
-            "url": None,
-            "source": "supply.md",
-            "section": "Penalties",
-            "page": 2,
-            "quote": "two percent",
-        },
-        {
-            "n": 2,
-            "chunk_id": None,
-            "url": "https://example.org/x",
-            "source": "example.org",
-            "section": "",
-            "page": None,
-            "quote": "snippet",
-        },
-    ],
-    "web_used": True,
-    "llm_calls": 3,
-    "total_ms": 1534.0,
-    "trace": [
-        event("route_question", 0, 10, 1, route="complex"),
-        event("decompose_question", 10, 20, 1, sub_questions=[{"id": 1}, {"id": 2}]),
-        event("retrieve_hop", 30, 5, hops=[{"hop": 1}]),
-        event("plan_next_step", 35, 1, action="retrieve"),
-        event("retrieve_hop", 36, 5, hops=[{"hop": 2}]),
-        event("plan_next_step", 41, 1, action="evaluate"),
-        event("evaluate_evidence", 42, 3, 0, enough=False),
-        event("search_web", 45, 100),
-        event("evaluate_evidence", 145, 3, enough=True),
-        event("generate_answer", 148, 50, 1),
-    ],
-}
+    )
+
+
+RESULT = QuestionResult.model_validate(
+    {
+        "question": "q",
+        "answer": "It is two percent [1], see [2].",
+        "mode": "degraded",
+        "route": "complex",
+        "hops": [
+            {
+                "hop": 1,
+                "sub_question": "s",
+                "query": "s",
+                "hits": [
+                    {
+                        "chunk_id": "c1",
+                        "doc": "Supply",
+                        "source": "supply.md",
+                        "section": "Penalties",
+                        "page": 2,
+                        "bm25": 1.23456,
+                        "dense": None,
+                        "fused": 0.5,
+                        "new": True,
+                    },
+                    {
+                        "chunk_id": "c2",
+                        "doc": "Supply",
+                        "source": "supply.md",
+                        "section": "",
+                        "page": None,
+                        "bm25": 0.5,
+                        "dense": 0.2,
+                        "fused": 0.1,
+                        "new": False,
+                    },
+                ],
+            }
+        ],
+        "evidence": [
+            {"n": 1, "chunk_id": "c1", "source": "supply.md", "text": "FULL CHUNK TEXT"},
+            {"n": 2, "url": "https://example.org/x", "source": "example.org", "text": "snippet"},
+        ],
+        "citations": [
+            {
+                "n": 1,
+                "chunk_id": "c1",
+                "url": None,
+                "source": "supply.md",
+                "section": "Penalties",
+                "page": 2,
+                "quote": "two percent",
+            },
+            {
+                "n": 2,
+                "chunk_id": None,
+                "url": "https://example.org/x",
+                "source": "example.org",
+                "section": "",
+                "page": None,
+                "quote": "snippet",
+            },
+        ],
+        "web_used": True,
+        "llm_calls": 3,
+        "total_ms": 1534.0,
+        "trace": [
+            event("route_question", 0, 10, 1, route="complex"),
+            event("decompose_question", 10, 20, 1, sub_questions=[{"id": 1}, {"id": 2}]),
+            event("retrieve_hop", 30, 5, hops=[{"hop": 1}]),
+            event("plan_next_step", 35, 1, action="retrieve"),
+            event("retrieve_hop", 36, 5, hops=[{"hop": 2}]),
+            event("plan_next_step", 41, 1, action="evaluate"),
+            event("evaluate_evidence", 42, 3, 0, enough=False),
+            event("search_web", 45, 100),
+            event("evaluate_evidence", 145, 3, enough=True),
+            event("generate_answer", 148, 50, 1),
+        ],
+    }
+)
 
 
 def test_badges_name_route_hops_web_mode_time_and_calls() -> None:
@@ -125,14 +130,14 @@ def test_source_cards_carry_location_quote_link_and_full_chunk() -> None:
 
 
 def test_hit_rows_show_scores_and_new_or_duplicate() -> None:
-    rows = hit_rows(RESULT["hops"][0])
+    rows = hit_rows(RESULT.hops[0])
     assert rows[0]["bm25"] == 1.2346 and rows[0]["dense"] is None and rows[0]["status"] == "new"
     assert rows[1]["status"] == "duplicate" and rows[1]["source"] == "supply.md"
 
 
 def test_status_narrates_the_next_step_from_end_of_node_events() -> None:
     narrator = StatusNarrator(web_allowed=True)
-    labels = [narrator.after(e) for e in RESULT["trace"]]
+    labels = [narrator.after(e) for e in RESULT.trace]
     assert labels[:5] == [
         "Decomposing into sub-questions…",
         "Hop 1 of 2: searching the knowledge base…",
@@ -146,7 +151,7 @@ def test_status_narrates_the_next_step_from_end_of_node_events() -> None:
 
 
 def test_dot_highlights_the_taken_path_with_durations_and_counts() -> None:
-    dot = state_machine_dot(trace_events(RESULT))
+    dot = state_machine_dot(RESULT.trace)
     assert '"retrieve_hop" [label="retrieve_hop\\n10 ms ×2"' in dot
     assert '"answer_directly" [label="answer_directly"];' in dot  # not taken: plain
     taken = '"search_web" -> "evaluate_evidence" [color="#2b6cb0"'
@@ -156,15 +161,13 @@ def test_dot_highlights_the_taken_path_with_durations_and_counts() -> None:
 
 
 def test_dot_draws_an_undesigned_transition_dashed() -> None:
-    dot = state_machine_dot(
-        trace_events({"trace": [event("route_question", 0, 1), event("generate_answer", 1, 1)]})
-    )
+    dot = state_machine_dot([event("route_question", 0, 1), event("generate_answer", 1, 1)])
     assert '"route_question" -> "generate_answer" [color="#2b6cb0", penwidth=2.5' in dot
     assert "style=dashed" in dot
 
 
 def test_timeline_uses_recorded_offsets() -> None:
-    rows = timeline_rows(trace_events(RESULT))
+    rows = timeline_rows(RESULT.trace)
     assert rows[7]["step"] == "08 search_web"
     assert (rows[7]["start_ms"], rows[7]["end_ms"]) == (45, 145)
     assert sum(r["llm_calls"] for r in rows) == 3

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import time
-from typing import Any
-
 import streamlit as st
 
+from graph.result import QuestionResult, TraceEvent
 from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_label
 from ui.services import (
     get_settings,
@@ -83,7 +81,7 @@ if not answers and kb_is_empty(runner):
 
 for index, saved in enumerate(answers):
     with st.chat_message("user"):
-        st.markdown(str(saved.get("question") or saved.get("standalone_question") or ""))
+        st.markdown(saved.question or saved.standalone_question)
     with st.chat_message("assistant"):
         answer_block(saved, thread_id=thread_id, index=index)
 
@@ -94,8 +92,8 @@ if question:
     with st.chat_message("assistant"):
         status = st.status(STATUS_TEXT["route_question"], expanded=False)
         placeholder = st.empty()
-        started, text = time.monotonic(), ""
-        result: dict[str, Any] | None = None
+        text = ""
+        result: QuestionResult | None = None
         narrator = StatusNarrator(web_allowed=use_web)
         for kind, payload in stream_ask(
             runner.ask,
@@ -105,7 +103,7 @@ if question:
             web=use_web,
         ):
             if kind == "event":
-                label = narrator.after(payload)
+                label = narrator.after(TraceEvent.model_validate(payload))
                 if label:
                     status.update(label=label)
                     status.write(label)
@@ -119,10 +117,9 @@ if question:
             else:
                 status.update(label="Failed", state="error")
                 placeholder.error(f"The question could not be answered: {payload}")
-        if result is not None:
-            elapsed_ms = (time.monotonic() - started) * 1000
+        if result is not None:  # the result's own clock, the same one the badge and trace show
             status.update(
-                label=f"Answered in {duration_text(elapsed_ms)} ({result.get('mode', 'offline')})",
+                label=f"Answered in {duration_text(result.total_ms)} ({result.mode})",
                 state="complete",
             )
             answers.append(result)

@@ -8,14 +8,12 @@ import streamlit as st
 
 from ui.formatting import (
     badges,
-    first,
     hit_rows,
     hop_evidence,
     state_machine_dot,
     step_rows,
     thread_label,
     timeline_rows,
-    trace_events,
     trace_json,
 )
 from ui.services import TRACE_KEY, may_open, page_session, visible_threads
@@ -60,7 +58,7 @@ answers = list(runner.thread_answers(thread_id))
 if not answers:
     st.info("This chat has no answers yet.")
     st.stop()
-questions = [str(first(r, "question", "standalone_question", default="?")) for r in answers]
+questions = [r.question or r.standalone_question or "?" for r in answers]
 if want_index is not None and want_thread == thread_id and 0 <= want_index < len(answers):
     st.session_state["trace_answer"] = want_index
 elif st.session_state.get("trace_answer_of") != thread_id or not (
@@ -76,12 +74,12 @@ index = right.selectbox(
 )
 st.query_params.update({"thread": thread_id, "answer": str(index + 1)})
 result = answers[index]
-events = trace_events(result)
+events = result.trace
 
 st.subheader(questions[index])
 st.markdown(badges(result))
-if result.get("standalone_question") and result["standalone_question"] != questions[index]:
-    st.caption(f"Standalone question: {result['standalone_question']}")
+if result.standalone_question and result.standalone_question != questions[index]:
+    st.caption(f"Standalone question: {result.standalone_question}")
 
 graph_col, time_col = st.columns([1, 1])
 with graph_col:
@@ -112,22 +110,20 @@ with time_col:
 
 with st.expander("Steps: mode, cost and notes per node"):
     st.dataframe(pd.DataFrame(step_rows(events)), hide_index=True, width="stretch")
-if result.get("route_reason"):
-    st.caption(f"Route: {result.get('route')} — {result['route_reason']}")
+if result.route_reason:
+    st.caption(f"Route: {result.route} — {result.route_reason}")
 
-subs = result.get("sub_questions") or []
-if subs:
+if result.sub_questions:
     st.markdown("**Sub-questions**")
-    for i, sub in enumerate(subs, start=1):
-        text = first(sub, "question", default=str(sub)) if isinstance(sub, dict) else str(sub)
-        dep = sub.get("depends_on") if isinstance(sub, dict) else None
-        st.markdown(f"{i}. {text}" + (f"  _(uses #{dep})_" if dep else ""))
+    for i, sub in enumerate(result.sub_questions, start=1):
+        dep = sub.depends_on
+        st.markdown(f"{i}. {sub.question}" + (f"  _(uses #{dep})_" if dep else ""))
 
-hops = result.get("hops") or []
+hops = result.hops
 st.markdown(f"**Hops ({len(hops)})**")
 for number, hop in enumerate(hops, start=1):
-    with st.expander(f"Hop {number}: {hop.get('sub_question', '')}", expanded=number == 1):
-        st.markdown(f"Query sent: `{first(hop, 'query', 'query_sent', default='')}`")
+    with st.expander(f"Hop {number}: {hop.sub_question}", expanded=number == 1):
+        st.markdown(f"Query sent: `{hop.query}`")
         table = hit_rows(hop)
         if table:
             st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
@@ -139,31 +135,26 @@ for number, hop in enumerate(hops, start=1):
             for sentence in kept:
                 st.markdown(f"- {sentence}")
 
-evaluation = result.get("evaluation") or {}
-if evaluation:
-    enough = evaluation.get("enough")
-    verdict = "enough evidence" if enough else "evidence incomplete"
-    (st.success if enough else st.warning)(f"Evaluation: {verdict}")
-    for point in evaluation.get("missing") or []:
+evaluation = result.evaluation
+if result.route == "complex":
+    verdict = "enough evidence" if evaluation.enough else "evidence incomplete"
+    (st.success if evaluation.enough else st.warning)(f"Evaluation: {verdict}")
+    for point in evaluation.missing:
         st.markdown(f"- missing: {point}")
-st.markdown(f"**Stop reason:** {result.get('stop_reason') or '—'}")
+st.markdown(f"**Stop reason:** {result.stop_reason or '—'}")
 
-if result.get("web_query"):
-    st.markdown(f"**Web search:** `{result['web_query']}`")
-    web = result.get("web_results") or []
-    for item in web:
-        st.markdown(
-            f"- [{item.get('title') or item.get('url')}]({item.get('url')}) — "
-            f"{item.get('snippet', '')}"
-        )
-    if result.get("web_error"):
-        st.warning(f"The web search failed: {result['web_error']}")
-    elif not web:
+if result.web_query:
+    st.markdown(f"**Web search:** `{result.web_query}`")
+    for item in result.web_results:
+        st.markdown(f"- [{item.title or item.url}]({item.url}) — {item.snippet}")
+    if result.web_error:
+        st.warning(f"The web search failed: {result.web_error}")
+    elif not result.web_results:
         st.caption("The web search returned nothing.")
-elif evaluation.get("web_query") and not evaluation.get("enough"):
+elif evaluation.web_query and not evaluation.enough:
     st.caption(
         f"Web search not run (disabled or budget used); it would have asked: "
-        f"`{evaluation['web_query']}`"
+        f"`{evaluation.web_query}`"
     )
 
 st.download_button(

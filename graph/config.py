@@ -1,0 +1,43 @@
+"""What the graph needs to know of the application's configuration, and nothing more.
+
+The composition root (hopwise.app) builds these from the HOPWISE_* settings; the graph never
+imports the application's Settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+StructuredMethod = Literal["auto", "json_schema", "function_calling", "json_mode"]
+
+
+@dataclass(frozen=True)
+class GraphConfig:
+    """Budgets of one question."""
+
+    max_hops: int = 4
+    top_k: int = 8
+    max_evidence_chunks: int = 12
+    max_web_searches: int = 1
+    question_deadline_s: float = 120.0
+    web_timeout_s: float = 8.0
+    web_max_results: int = 5
+    llm_economy: bool = True  # code settles the steps it can instead of the model
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """One OpenAI-compatible chat endpoint (the router role may use a cheaper model)."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    router_model: str | None = None
+    structured_method: StructuredMethod = "auto"
+    timeout_s: float = 30.0
+    max_retries: int = 1
+    temperature: float = 0.0
+
+    def __repr__(self) -> str:  # never print the key
+        return f"LLMConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=***)"

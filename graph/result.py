@@ -1,0 +1,145 @@
+"""The result of one question: one typed model shared by the runner, the CLI's JSON, the UI and
+the evaluation. Its JSON form (`model_dump(mode="json")`) is the `hopwise ask --json` object;
+keys are a contract: add freely, rename nothing.
+
+Saved results are validated back into these models, so a field added later needs a default.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graph.protocols import EvidenceItem
+
+Mode = Literal["llm", "offline", "degraded"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class SubQuestionRecord(_Record):
+    """One planned sub-question."""
+
+    id: int
+    question: str
+    depends_on: int | None = None
+    follow_up: bool = False
+
+
+class HitRecord(_Record):
+    """A search hit as the hop trace shows it: where it is, its scores, new or duplicate."""
+
+    chunk_id: str
+    doc_id: str = ""
+    doc: str = Field("", description="The document's title, or its file name.")
+    source: str = ""
+    section: str = ""
+    page: int | None = None
+    bm25: float | None = None
+    dense: float | None = None
+    fused: float = 0.0
+    rank: int = 0
+    new: bool = False
+    snippet: str = ""
+
+
+class KeptSentence(_Record):
+    """A verbatim sentence kept from a hit."""
+
+    chunk_id: str
+    text: str
+
+
+class HopRecord(_Record):
+    """One sub-question searched."""
+
+    hop: int
+    round: int = 1
+    sub_question_id: int | None = None
+    sub_question: str
+    query: str = Field(description="What was actually sent to the search.")
+    bridged: bool = False
+    repeated: bool = False
+    new_count: int = 0
+    hits: list[HitRecord] = Field(default_factory=list)
+    evidence: list[KeptSentence] = Field(default_factory=list)
+
+
+class Citation(_Record):
+    """An `[n]` the answer actually uses."""
+
+    n: int
+    chunk_id: str | None = None
+    url: str | None = None
+    source: str = ""
+    title: str = ""
+    section: str = ""
+    page: int | None = None
+    quote: str = ""
+
+
+class Verdict(_Record):
+    """The sufficiency check of the evidence against the question."""
+
+    enough: bool = False
+    missing: list[str] = Field(default_factory=list)
+    web_query: str | None = None
+
+
+class WebResultRecord(_Record):
+    """A web search result (untrusted data), with the domain it came from."""
+
+    url: str
+    title: str = ""
+    snippet: str = ""
+    source: str = Field("", description="The URL's domain.")
+
+
+class TraceEvent(_Record):
+    """One node run. Times are milliseconds since the question started (one clock)."""
+
+    node: str
+    started_ms: float = 0.0
+    ended_ms: float = 0.0
+    duration_ms: float = 0.0
+    llm_calls: int = 0
+    tokens: int = 0
+    mode: str = Field("code", description="llm | offline | fallback | code")
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class QuestionResult(_Record):
+    """Everything one question produced (also what a conversation thread saves per answer)."""
+
+    question: str
+    thread_id: str = ""
+    answer: str = ""
+    mode: Mode = "offline"
+    reasoner: str = "offline"
+    route: str = ""
+    route_reason: str = ""
+    standalone_question: str = ""
+    sub_questions: list[SubQuestionRecord] = Field(default_factory=list)
+    hops: list[HopRecord] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    evaluation: Verdict = Field(default_factory=Verdict)
+    web_used: bool = False
+    web_query: str = ""
+    web_results: list[WebResultRecord] = Field(default_factory=list)
+    web_error: str = ""
+    stop_reason: str = ""
+    llm_calls: int = 0
+    tokens: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    total_ms: float = 0.0
+    trace: list[TraceEvent] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
+    created_at: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The `hopwise ask --json` object."""
+        return self.model_dump(mode="json")

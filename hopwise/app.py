@@ -1,0 +1,178 @@
+"""The composition root: Settings in, a running Hopwise out. The CLI and the UI use this.
+
+`Hopwise.ask` runs one question in a conversation thread. Conversations live in a LangGraph
+checkpointer (SQLite in the data dir by default): the thread's messages feed follow-up
+rewriting, and every answer's full result (trace included) is saved as an `update` checkpoint
+so any past answer can be reopened. The libraries (graph/, ingest/) get narrow config objects.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+
+from graph.builder import compile_graph
+from graph.context import EventCallback, GraphContext, TokenCallback
+from graph.protocols import Reasoner, Retriever, WebSearch
+from graph.result import QuestionResult
+from graph.runner import ThreadIndex, build_result, open_checkpointer
+from graph.state import question_input
+from graph.web import DdgsWebSearch
+from hopwise.settings import Settings, load_settings
+from ingest.embeddings import Embedder
+from ingest.embeddings import build_embedder as _embedder_from
+from ingest.store import MilvusStore, slow_engine_warning
+
+
+def open_store(settings: Settings, *, embedder: Embedder | None = None) -> MilvusStore:
+    """The knowledge base the settings describe (embedded file in data_dir unless
+    HOPWISE_MILVUS_URI), with the configured embedder unless one is passed."""
+    if settings.is_embedded:
+        settings.ensure_data_dir()
+    return MilvusStore.from_config(
+        settings.store, embedder=embedder if embedder is not None else build_embedder(settings)
+    )
+
+
+def engine_warning(settings: Settings) -> str | None:
+    """One line when the embedded engine is the slow pure-Python milvus-lite (3.x), else None."""
+    return slow_engine_warning() if settings.is_embedded else None
+
+
+def build_embedder(settings: Settings) -> Embedder | None:
+    """The configured embedding endpoint, or None (BM25-only)."""
+    return _embedder_from(settings.embedding)
+
+
+def build_web_search(settings: Settings) -> WebSearch | None:
+    """None when HOPWISE_WEB_SEARCH=off."""
+    if not settings.web_search:
+        return None
+    return DdgsWebSearch(timeout_s=settings.web_timeout_s, max_results=settings.web_max_results)
+
+
+def build_reasoner(settings: Settings) -> Reasoner:
+    """The LLM reasoner with offline fallback when an endpoint is configured, else offline."""
+    from graph.offline import OfflineReasoner
+
+    llm = settings.llm
+    if llm is None:
+        return OfflineReasoner()
+    from graph.llm import LLMReasoner
+
+    return LLMReasoner(llm, fallback=OfflineReasoner())
+
+
+def build_code_reasoner(settings: Settings, reasoner: Reasoner) -> Reasoner | None:
+    """The offline reasoner settles code-decidable steps of a model-backed run (llm_economy)."""
+    if not settings.llm_economy or reasoner.name == "offline":
+        return None
+    from graph.offline import OfflineReasoner
+
+    return OfflineReasoner()
+
+
+class Hopwise:
+    """One knowledge base, one reasoner, one web search, many conversation threads."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        retriever: Retriever,
+        reasoner: Reasoner,
+        web: WebSearch | None = None,
+        checkpointer: Any = None,
+        *,
+        code: Reasoner | None = None,
+    ) -> None:
+        self.settings = settings
+        self.retriever = retriever
+        self.reasoner = reasoner
+        self.web = web
+        # settles steps without the model (Settings.llm_economy); built unless passed in
+        self.code = code if code is not None else build_code_reasoner(settings, reasoner)
+        self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        self.graph = compile_graph(self.checkpointer)
+        self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
+
+    @classmethod
+    def from_settings(cls, settings: Settings | None = None) -> Hopwise:
+        """Production wiring: Milvus store, LLM (or offline) reasoner, ddgs, SQLite threads."""
+        settings = settings or load_settings()
+        settings.ensure_data_dir()
+        return cls(
+            settings,
+            open_store(settings),
+            build_reasoner(settings),
+            build_web_search(settings),
+            open_checkpointer(settings.checkpoint_path),
+        )
+
+    def ask(
+        self,
+        question: str,
+        *,
+        groups: Sequence[str] = ("all",),
+        thread_id: str | None = None,
+        history: Sequence[dict[str, str]] | None = None,
+        web: bool = True,
+        on_event: EventCallback | None = None,
+        on_token: TokenCallback | None = None,
+    ) -> QuestionResult:
+        """Answer one question; `result.to_json()` is the `hopwise ask --json` object."""
+        question = question.strip()
+        if not question:
+            raise ValueError("the question is empty")
+        thread_id = thread_id or uuid.uuid4().hex
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        if history is None:
+            history = self.graph.get_state(config).values.get("messages", [])
+        budgets = self.settings.graph
+        allowed = web and self.web is not None
+        ctx = GraphContext(
+            retriever=self.retriever,
+            reasoner=self.reasoner,
+            config=budgets,
+            web=self.web,
+            code=self.code,
+            groups=tuple(groups),
+            on_event=on_event,
+            on_token=on_token,
+        )
+        inputs = question_input(
+            question, [dict(m) for m in history], budgets.max_web_searches if allowed else 0
+        )
+        final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
+        result = build_result(final, self.reasoner.name, thread_id, ctx, list(groups))
+        turns = [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": result.answer},
+        ]
+        self.graph.update_state(
+            config,
+            {"messages": turns, "result": result.to_json()},
+            as_node=result.trace[-1].node,
+        )
+        self.threads.touch(thread_id, question)
+        return result
+
+    def list_threads(self) -> list[dict[str, Any]]:
+        """Newest first: thread_id, title (first question), updated_at, answers."""
+        return self.threads.list()
+
+    def thread_answers(self, thread_id: str) -> list[QuestionResult]:
+        """Every saved result of a thread, oldest first."""
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        saved = self.checkpointer.list(config, filter={"source": "update"})
+        results = [c.checkpoint["channel_values"].get("result") for c in saved]
+        return [QuestionResult.model_validate(r) for r in reversed(results) if r]
+
+    def close(self) -> None:
+        for thing in (self.retriever, getattr(self.checkpointer, "conn", None)):
+            closer = getattr(thing, "close", None)
+            if callable(closer):
+                closer()

@@ -1,0 +1,50 @@
+"""What ingestion and the store need to know of the application's configuration.
+
+The composition root builds these from the HOPWISE_* settings; ingest/ never imports them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class IngestConfig:
+    """Limits and chunking of one upload."""
+
+    max_upload_mb: float = 50.0
+    chunk_tokens: int = 500
+    chunk_overlap_tokens: int = 50
+    parse_timeout_s: float = 60.0
+
+    @property
+    def max_bytes(self) -> int:
+        return int(self.max_upload_mb * 1024 * 1024)
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """Where the knowledge base lives: a Milvus Lite file or a Milvus server URI."""
+
+    uri: str
+    token: str | None = None
+    collection: str = "hopwise_chunks"
+    timeout_s: float = 10.0
+
+    def __repr__(self) -> str:  # never print the token
+        return f"StoreConfig(uri={self.uri!r}, collection={self.collection!r}, token=***)"
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """An OpenAI-compatible embedding endpoint."""
+
+    base_url: str
+    model: str
+    api_key: str | None = None
+    dim: int | None = None
+    timeout_s: float = 30.0
+    max_retries: int = 1
+
+    def __repr__(self) -> str:
+        return f"EmbeddingConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=***)"

@@ -1,0 +1,42 @@
+"""The knowledge base as the graph, the ingestion pipeline and the admin page see it.
+
+MilvusStore implements it (embedded or server), and so does the in-memory store of the tests;
+one contract suite (tests/ingest/test_store_contract.py) runs against every implementation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from ingest.models import Chunk, DocumentInfo, Hit
+
+
+@runtime_checkable
+class Searcher(Protocol):
+    """Searches the knowledge base; `groups` are enforced inside the search itself."""
+
+    def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]: ...
+
+
+@runtime_checkable
+class KnowledgeBase(Searcher, Protocol):
+    """Versioned documents of chunks, with the reader's groups checked inside every search."""
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None: ...
+
+    def get_chunks(self, doc_id: str) -> list[Chunk]: ...
+
+    def replace_document(self, chunks: Sequence[Chunk]) -> None:
+        """Write a complete new version of one document, then drop the old one (atomic)."""
+        ...
+
+    def delete_document(self, doc_id: str) -> int: ...
+
+    def list_documents(self) -> list[DocumentInfo]: ...
+
+    def count_chunks(self) -> int: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+    def close(self) -> None: ...
