@@ -82,15 +82,40 @@ def build_result(
     )
 
 
+class ThreadAccessError(LookupError):
+    """A thread that does not exist or belongs to someone else: the same answer for both."""
+
+    def __init__(self, thread_id: str) -> None:
+        super().__init__(f"chat {thread_id!r}: not found or no access")
+
+
 class ThreadIndex:
-    """A small table of threads (title, last update, answer count) beside the checkpoints."""
+    """A small table of threads (owner, title, last update, answer count) beside the checkpoints.
+
+    Every thread belongs to one user by exact name. `owner=None` in the methods below means an
+    unrestricted caller (the local CLI operator); the app always passes the signed-in user.
+    """
+
+    COLUMNS = ("thread_id", "owner", "title", "updated_at", "answers")
 
     def __init__(self, conn: sqlite3.Connection, lock: Any) -> None:
         self.conn, self.lock = conn, lock
         with self.lock:
             self.conn.execute(
                 "CREATE TABLE IF NOT EXISTS hopwise_threads (thread_id TEXT PRIMARY KEY, "
-                "title TEXT, created_at REAL, updated_at REAL, answers INTEGER)"
+                "title TEXT, created_at REAL, updated_at REAL, answers INTEGER, owner TEXT)"
+            )
+            columns = {r[1] for r in self.conn.execute("PRAGMA table_info(hopwise_threads)")}
+            if "owner" not in columns:  # an index written before owners were recorded
+                self.conn.execute("ALTER TABLE hopwise_threads ADD COLUMN owner TEXT")
+            # Old ids were '<user>:<12 hex>'; the owner is everything before the last colon.
+            self.conn.execute(
+                "UPDATE hopwise_threads SET owner = CASE WHEN instr(thread_id, ':') > 0 THEN "
+                "rtrim(thread_id, '0123456789abcdef') ELSE '' END WHERE owner IS NULL"
+            )
+            self.conn.execute(
+                "UPDATE hopwise_threads SET owner = substr(owner, 1, length(owner) - 1) "
+                "WHERE owner LIKE '%:'"
             )
             self.conn.commit()
 
@@ -101,22 +126,41 @@ class ThreadIndex:
             return cls(checkpointer.conn, checkpointer.lock)
         return cls(sqlite3.connect(":memory:", check_same_thread=False), threading.Lock())
 
-    def touch(self, thread_id: str, question: str) -> None:
+    def owner_of(self, thread_id: str) -> str | None:
+        """The thread's owner, or None when no such thread exists."""
+        with self.lock:
+            row = self.conn.execute(
+                "SELECT owner FROM hopwise_threads WHERE thread_id = ?", (thread_id,)
+            ).fetchone()
+        return None if row is None else str(row[0] or "")
+
+    def check(self, thread_id: str, owner: str | None, *, may_create: bool = False) -> None:
+        """Raise ThreadAccessError unless `owner` may use the thread (or create it, if new)."""
+        found = self.owner_of(thread_id)
+        if found is None:
+            if may_create:
+                return
+            raise ThreadAccessError(thread_id)
+        if owner is not None and found != owner:
+            raise ThreadAccessError(thread_id)
+
+    def touch(self, thread_id: str, question: str, owner: str | None) -> None:
         now = time.time()
         with self.lock:
             self.conn.execute(
-                "INSERT INTO hopwise_threads VALUES (?, ?, ?, ?, 1) ON CONFLICT(thread_id) DO "
-                "UPDATE SET updated_at = excluded.updated_at, answers = answers + 1",
-                (thread_id, question[:200], now, now),
+                "INSERT INTO hopwise_threads (thread_id, title, created_at, updated_at, answers, "
+                "owner) VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT(thread_id) DO UPDATE SET "
+                "updated_at = excluded.updated_at, answers = answers + 1",
+                (thread_id, question[:200], now, now, owner or ""),
             )
             self.conn.commit()
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self, owner: str | None = None) -> list[dict[str, Any]]:
+        """Newest first; only `owner`'s threads when given."""
+        query = f"SELECT {', '.join(self.COLUMNS)} FROM hopwise_threads"
+        args: tuple[str, ...] = ()
+        if owner is not None:
+            query, args = query + " WHERE owner = ?", (owner,)
         with self.lock:
-            rows = self.conn.execute(
-                "SELECT thread_id, title, updated_at, answers FROM hopwise_threads "
-                "ORDER BY updated_at DESC"
-            ).fetchall()
-        return [
-            dict(zip(("thread_id", "title", "updated_at", "answers"), r, strict=True)) for r in rows
-        ]
+            rows = self.conn.execute(query + " ORDER BY updated_at DESC", args).fetchall()
+        return [dict(zip(self.COLUMNS, r, strict=True)) for r in rows]

@@ -122,12 +122,18 @@ class Hopwise:
         web: bool = True,
         on_event: EventCallback | None = None,
         on_token: TokenCallback | None = None,
+        owner: str | None = None,
     ) -> QuestionResult:
-        """Answer one question; `result.to_json()` is the `hopwise ask --json` object."""
+        """Answer one question; `result.to_json()` is the `hopwise ask --json` object.
+
+        `owner` is the asking user: a thread of someone else's is refused (ThreadAccessError)
+        before anything is read from it; None is the unrestricted local operator (the CLI).
+        """
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
         thread_id = thread_id or uuid.uuid4().hex
+        self.threads.check(thread_id, owner, may_create=True)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         if history is None:
             history = self.graph.get_state(config).values.get("messages", [])
@@ -157,15 +163,18 @@ class Hopwise:
             {"messages": turns, "result": result.to_json()},
             as_node=result.trace[-1].node,
         )
-        self.threads.touch(thread_id, question)
+        self.threads.touch(thread_id, question, owner)
         return result
 
-    def list_threads(self) -> list[dict[str, Any]]:
-        """Newest first: thread_id, title (first question), updated_at, answers."""
-        return self.threads.list()
+    def list_threads(self, owner: str | None = None) -> list[dict[str, Any]]:
+        """Newest first: thread_id, owner, title (first question), updated_at, answers; only
+        the owner's threads when an owner is given."""
+        return self.threads.list(owner)
 
-    def thread_answers(self, thread_id: str) -> list[QuestionResult]:
-        """Every saved result of a thread, oldest first."""
+    def thread_answers(self, thread_id: str, owner: str | None = None) -> list[QuestionResult]:
+        """Every saved result of a thread, oldest first; ThreadAccessError when the thread does
+        not exist or belongs to someone other than `owner`."""
+        self.threads.check(thread_id, owner)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         saved = self.checkpointer.list(config, filter={"source": "update"})
         results = [c.checkpoint["channel_values"].get("result") for c in saved]

@@ -10,7 +10,9 @@ import contextlib
 import importlib
 import logging
 import sys
+import traceback
 import warnings
+from collections.abc import Callable
 
 COMMAND_MODULES = ("kb", "ask", "eval", "bench")
 
@@ -67,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.verbose:
         quiet_pymilvus()
+    redact = _redactor()
     warn_slow_engine()
     try:
         return int(args.handler(args) or 0)
@@ -74,9 +77,23 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:  # the CLI prints one clear line, never a stack trace
         if args.verbose:
-            raise
-        print(f"hopwise: error: {exc}", file=sys.stderr)
+            print(redact(traceback.format_exc()), file=sys.stderr)
+            return 1
+        print(f"hopwise: error: {redact(' '.join(str(exc).split()))}", file=sys.stderr)
         return 1
+
+
+def _redactor() -> Callable[[str], str]:
+    """Redacts configured secrets from what the CLI prints and logs."""
+    from hopwise.settings import load_settings, redact_logs
+    from ingest.store import redact_uri_secrets
+
+    try:
+        settings = load_settings()
+    except Exception:  # noqa: BLE001 - bad settings are reported by the command itself
+        return redact_uri_secrets
+    redact_logs(settings)
+    return settings.redact
 
 
 if __name__ == "__main__":

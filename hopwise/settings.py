@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 
 from pydantic import Field, SecretStr, field_validator
@@ -9,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.config import GraphConfig, LLMConfig, StructuredMethod
 from ingest.config import EmbeddingConfig, IngestConfig, StoreConfig
+from ingest.store import redact_uri_secrets
 
 
 class Settings(BaseSettings):
@@ -158,6 +161,27 @@ class Settings(BaseSettings):
             timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
         )  # fmt: skip
 
+    def secret_values(self) -> list[str]:
+        """Every configured secret (keys, tokens, passwords, passwords inside URIs)."""
+        values = [
+            _secret(v) or ""
+            for v in (self.llm_api_key, self.embedding_api_key, self.milvus_token,
+                      self.admin_password)
+        ]  # fmt: skip
+        for uri in (self.milvus_uri, self.llm_base_url, self.embedding_base_url):
+            found = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://([^/@\s]*)@", uri or "")
+            if found:
+                values += [found.group(1), *found.group(1).split(":", 1)[1:]]
+        if self.users:
+            values += re.findall(r'"password"\s*:\s*"([^"]+)"', self.users)
+        return sorted({v for v in values if len(v) >= 4}, key=len, reverse=True)
+
+    def redact(self, text: str) -> str:
+        """The text with every configured secret and every URI credential replaced by ***."""
+        for secret in self.secret_values():
+            text = text.replace(secret, "***")
+        return redact_uri_secrets(text)
+
     def ensure_data_dir(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return self.data_dir
@@ -170,3 +194,25 @@ def _secret(value: SecretStr | None) -> str | None:
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with explicit overrides (tests, CLI flags)."""
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites every log record so no configured secret reaches a log line."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__()
+        self._settings = settings
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = self._settings.redact(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        return True
+
+
+def redact_logs(settings: Settings) -> None:
+    """Attach the redacting filter to every handler of the root logger (once each)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactingFilter) for f in handler.filters):
+            handler.addFilter(RedactingFilter(settings))

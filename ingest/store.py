@@ -190,7 +190,10 @@ def _milvus_errors(method: Callable[..., T]) -> Callable[..., T]:
             return method(self, *args, **kwargs)
         except self._pm.MilvusException as exc:
             reason = getattr(exc, "message", None) or str(exc)
-            raise StoreError(f"Milvus {method.__name__} failed at {self.uri}: {reason}") from exc
+            reason = redact_uri_secrets(str(reason))
+            raise StoreError(
+                f"Milvus {method.__name__} failed at {self.shown_uri}: {reason}"
+            ) from exc
 
     return wrapper
 
@@ -206,6 +209,15 @@ _RPC_METHODS = frozenset(
         "load_collection", "describe_collection", "create_collection", "drop_collection",
     }
 )  # fmt: skip
+
+
+_URI_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+_SECRET_QUERY = re.compile(r"(?i)([?&](?:token|password|passwd|pwd|secret|key|api_key)=)[^&\s]+")
+
+
+def redact_uri_secrets(text: str) -> str:
+    """Credentials inside URIs ('http://user:pass@host', '?token=...') replaced by ***."""
+    return _SECRET_QUERY.sub(r"\1***", _URI_USERINFO.sub(r"\g<scheme>***@", text))
 
 
 def _is_lite_server(client: Any) -> bool:
@@ -257,7 +269,7 @@ class _GuardedClient:
             return self._client
 
     def _unreachable(self) -> str:
-        return f"the Milvus server at {self._store.uri} is not reachable; try again when it is up"
+        return f"the Milvus server at {self._store.shown_uri} is not reachable; try again when it is up"
 
     def _drop(self, client: Any) -> None:
         with self._lock:
@@ -364,6 +376,7 @@ class MilvusStore:
         self.embedder = embedder
         self.remote = is_remote_uri(uri)
         self.uri = uri if self.remote else str(Path(uri).expanduser().resolve())
+        self.shown_uri = redact_uri_secrets(self.uri)  # for every message: no password in it
         self.collection = collection if embedder is None else f"{collection}_dense{embedder.dim}"
         self.manifest = f"{self.collection}_docs"
         self._timeout = timeout_s
@@ -416,7 +429,10 @@ class MilvusStore:
                 if "opened by another program" in str(exc) or _lock_held_elsewhere(Path(self.uri)):
                     raise StoreError(_locked_message(self.uri)) from exc
                 raise StoreError(f"cannot open the knowledge base at {self.uri}: {exc}") from exc
-            raise StoreError(f"cannot reach the Milvus server at {self.uri}: {exc}") from exc
+            reason = redact_uri_secrets(str(exc)).replace(token or "\0", "***")
+            raise StoreError(
+                f"cannot reach the Milvus server at {self.shown_uri}: {reason}"
+            ) from None
 
     def _open_client(self, token: str | None) -> Any:
         """A fresh client (after the server was lost; see _GuardedClient)."""
@@ -580,7 +596,7 @@ class MilvusStore:
             self._settle(row)
             repaired += 1
         if repaired:
-            log.warning("repaired %d interrupted document write(s) in %s", repaired, self.uri)
+            log.warning("repaired %d interrupted document write(s) in %s", repaired, self.shown_uri)
         return repaired
 
     def _settle(self, row: dict[str, Any]) -> None:
@@ -865,7 +881,7 @@ class MilvusStore:
             "engine": ENGINE_SERVER
             if self.remote
             else f"milvus-lite {embedded_engine_version()} (embedded)",
-            "uri": self.uri,
+            "uri": self.shown_uri,
             "collection": self.collection,
             "documents": int(docs[0]["count(*)"]) if docs else 0,
             "chunks": self.count_chunks(),

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.auth import Throttle, attempt, authenticate
-from ui.services import USER_KEY, configured_users, current_user, get_settings
+from ui.auth import account_key, attempt, authenticate
+from ui.services import (
+    USER_KEY,
+    configured_users,
+    current_user,
+    get_settings,
+    sign_in_guard,
+    sign_out,
+)
 
 st.set_page_config(page_title="Hopwise", page_icon=":material/hub:", layout="wide")
 
@@ -18,7 +25,7 @@ def sidebar_identity() -> None:
         if user is not None:
             st.caption(f"Signed in as **{user.name}** · groups: {', '.join(user.groups)}")
             if users and st.button("Sign out", key="sign_out"):
-                st.session_state.pop(USER_KEY, None)
+                sign_out()
                 st.rerun()
             return
         with st.form("sign_in"):
@@ -27,14 +34,13 @@ def sidebar_identity() -> None:
             password = st.text_input("Password", type="password")
             submitted = st.form_submit_button("Sign in")
         if submitted:
-            throttle = Throttle(st.session_state, "hopwise_sign_in_throttle")
             found: dict[str, object] = {}
 
             def check() -> bool:
                 found["user"] = authenticate(users, name, password)
                 return found["user"] is not None
 
-            ok, message = attempt(throttle, check)
+            ok, message = attempt(sign_in_guard(), account_key(users, name), check)
             if ok:
                 st.session_state[USER_KEY] = found["user"]
                 st.rerun()

@@ -9,10 +9,13 @@ from __future__ import annotations
 import hmac
 import json
 import math
+import sqlite3
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any
 
 from hopwise.settings import Settings
 
@@ -64,6 +67,8 @@ def load_users(settings: Settings, secrets: Mapping[str, Any]) -> dict[str, User
         groups = spec.get("groups") or []
         if isinstance(groups, str):
             groups = [groups]
+        if not isinstance(groups, list | tuple) or not all(isinstance(g, str) for g in groups):
+            raise AuthConfigError(f"user {name!r}: groups must be a list of group names")
         users[str(name)] = User(str(name), with_public_group(list(groups)), str(spec["password"]))
     return users
 
@@ -101,53 +106,100 @@ def throttle_delay(failures: int) -> float:
     return min(THROTTLE_CAP_S, THROTTLE_BASE_S * 2 ** (failures - 2))
 
 
-class SessionLike(Protocol):
-    """What Throttle needs of Streamlit's session_state (or a dict in tests)."""
-
-    def setdefault(self, key: str, default: Any) -> Any: ...
-
-    def __setitem__(self, key: str, value: Any) -> None: ...
+GLOBAL_WINDOW_S = 60.0
+GLOBAL_FREE_FAILURES = 30  # failed sign-ins per minute, all accounts together, before slowing
+UNKNOWN_ACCOUNT = "\0unknown"  # every name that is no account shares one counter
 
 
-class Throttle:
-    """Per-session failure counter kept in a mutable mapping (Streamlit's session_state)."""
+class SignInGuard:
+    """Failed sign-ins, counted per account and overall, in SQLite in the data dir.
 
-    def __init__(self, state: SessionLike, key: str, clock=time.monotonic) -> None:
-        self._state = state
-        self._key = key
-        self._clock = clock
+    Reloads, new browser sessions and app restarts do not reset it. Per account: the first
+    failure is free, then each costs a doubling wait (1 s, 2 s, ... 60 s at most); a success
+    resets that account. Overall: beyond GLOBAL_FREE_FAILURES failures in a minute (password
+    spraying across accounts) every sign-in waits until the minute's count drops again. No
+    wait is ever longer than 60 s, so an attacker can slow the real admin, not lock them out.
+    """
 
-    def _record(self) -> dict[str, float]:
-        return self._state.setdefault(self._key, {"failures": 0, "locked_until": 0.0})
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self._path, self._clock = path, clock
+        self._lock = threading.Lock()
+        with self._connect() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS sign_in_accounts (account TEXT PRIMARY KEY, "
+                "failures INTEGER NOT NULL, locked_until REAL NOT NULL)"
+            )
+            conn.execute("CREATE TABLE IF NOT EXISTS sign_in_failures (at REAL NOT NULL)")
 
-    def wait_s(self) -> float:
-        """How long until the next attempt is allowed (0 when it is allowed now)."""
-        return max(0.0, self._record()["locked_until"] - self._clock())
+    def _connect(self) -> sqlite3.Connection:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        return sqlite3.connect(str(self._path), timeout=10, isolation_level=None)
 
-    def failures(self) -> int:
-        return int(self._record()["failures"])
+    def wait_s(self, account: str) -> float:
+        """How long until `account` may try again (0 when it may try now)."""
+        now = self._clock()
+        with self._lock, self._connect() as conn:
+            row = conn.execute(
+                "SELECT locked_until FROM sign_in_accounts WHERE account = ?", (account,)
+            ).fetchone()
+            recent = conn.execute(
+                "SELECT at FROM sign_in_failures WHERE at > ? ORDER BY at DESC",
+                (now - GLOBAL_WINDOW_S,),
+            ).fetchall()
+        own = max(0.0, float(row[0]) - now) if row else 0.0
+        overall = 0.0
+        if len(recent) >= GLOBAL_FREE_FAILURES:  # wait until enough of them age out
+            overall = float(recent[GLOBAL_FREE_FAILURES - 1][0]) + GLOBAL_WINDOW_S - now
+        return min(THROTTLE_CAP_S, max(own, overall))
 
-    def fail(self) -> float:
-        """Count a failure; returns the delay now imposed on the next attempt."""
-        record = self._record()
-        record["failures"] += 1
-        delay = throttle_delay(int(record["failures"]))
-        record["locked_until"] = self._clock() + delay
+    def failures(self, account: str) -> int:
+        with self._lock, self._connect() as conn:
+            row = conn.execute(
+                "SELECT failures FROM sign_in_accounts WHERE account = ?", (account,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def fail(self, account: str) -> float:
+        """Count a failure; returns the wait now imposed on the account's next attempt."""
+        now = self._clock()
+        with self._lock, self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            row = conn.execute(
+                "SELECT failures FROM sign_in_accounts WHERE account = ?", (account,)
+            ).fetchone()
+            failures = (int(row[0]) if row else 0) + 1
+            delay = throttle_delay(failures)
+            conn.execute(
+                "INSERT INTO sign_in_accounts VALUES (?, ?, ?) ON CONFLICT(account) DO UPDATE "
+                "SET failures = excluded.failures, locked_until = excluded.locked_until",
+                (account, failures, now + delay),
+            )
+            conn.execute("INSERT INTO sign_in_failures VALUES (?)", (now,))
+            conn.execute("DELETE FROM sign_in_failures WHERE at <= ?", (now - GLOBAL_WINDOW_S,))
+            conn.execute("COMMIT")
         return delay
 
-    def succeed(self) -> None:
-        self._state[self._key] = {"failures": 0, "locked_until": 0.0}
+    def succeed(self, account: str) -> None:
+        with self._lock, self._connect() as conn:
+            conn.execute("DELETE FROM sign_in_accounts WHERE account = ?", (account,))
 
 
-def attempt(throttle: Throttle, check) -> tuple[bool, str | None]:
-    """Run `check()` unless the throttle is holding; returns (ok, message for the user)."""
-    wait = throttle.wait_s()
+def account_key(users: Mapping[str, User], name: str) -> str:
+    """The counter a sign-in attempt is charged to: the account, or one shared counter for
+    names that are no account (so guessing names cannot grow the table)."""
+    name = name.strip()
+    return f"user:{name}" if name in users else UNKNOWN_ACCOUNT
+
+
+def attempt(guard: SignInGuard, account: str, check: Callable[[], bool]) -> tuple[bool, str | None]:
+    """Run `check()` unless the guard is holding; returns (ok, message for the user)."""
+    wait = guard.wait_s(account)
     if wait > 0:
         return False, f"Too many failed attempts. Try again in {math.ceil(wait)} s."
     if check():
-        throttle.succeed()
+        guard.succeed(account)
         return True, None
-    delay = throttle.fail()
+    delay = guard.fail(account)
     if delay:
         return False, f"Wrong credentials. Next attempt allowed in {math.ceil(delay)} s."
     return False, "Wrong credentials."

@@ -13,6 +13,7 @@ from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
 from graph.result import HopRecord, QuestionResult, TraceEvent
+from ui import safe
 
 START, END = "__start__", "__end__"
 
@@ -48,7 +49,7 @@ def badges(result: QuestionResult) -> str:
     mode = result.mode
     web = "used" if result.web_used else "not used"
     parts = [
-        f":violet-badge[route: {result.route or '?'}]",
+        f":violet-badge[route: {safe.escape_inline(result.route or '?')}]",
         f":blue-badge[hops: {len(result.hops)}]",
         f":{'orange' if result.web_used else 'gray'}-badge[web: {web}]",
         f":{MODE_COLOR.get(mode, 'gray')}-badge[mode: {MODE_TEXT.get(mode, mode)}]",
@@ -132,10 +133,15 @@ class StatusNarrator:
         return None
 
 
-def thread_label(thread: Mapping[str, Any]) -> str:
-    """Sidebar label of a past chat (a ThreadIndex row): its first question, shortened."""
+def thread_title(thread: Mapping[str, Any]) -> str:
+    """A past chat (a ThreadIndex row) as plain text: its first question, shortened."""
     title = str(thread.get("title") or "").strip() or str(thread.get("thread_id") or "chat")
     return title if len(title) <= 48 else title[:47] + "…"
+
+
+def thread_label(thread: Mapping[str, Any]) -> str:
+    """The same title as a Markdown label (buttons render Markdown): escaped, shown literally."""
+    return safe.escape_inline(thread_title(thread))
 
 
 def offline_note() -> str:
@@ -261,8 +267,11 @@ def hit_rows(hop: HopRecord) -> list[dict[str, Any]]:
 
 
 def hop_evidence(hop: HopRecord) -> list[str]:
-    """The evidence sentences a hop kept, as display strings."""
-    return [f"{kept.text}  \n`{kept.chunk_id}`" for kept in hop.evidence]
+    """The evidence sentences a hop kept, as Markdown that shows them literally."""
+    return [
+        f"{safe.escape_inline(kept.text)}  \n{safe.code_span(kept.chunk_id)}"
+        for kept in hop.evidence
+    ]
 
 
 def trace_json(result: QuestionResult) -> str:

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from graph.result import QuestionResult
+from graph.runner import ThreadAccessError
 from hopwise.settings import Settings, load_settings
 from ingest.protocols import KnowledgeBase
-from ui.auth import AuthConfigError, User, load_users, local_user
+from ui.auth import AuthConfigError, SignInGuard, User, load_users, local_user
 
 if TYPE_CHECKING:
     from hopwise.app import Hopwise
@@ -51,12 +53,29 @@ def get_store() -> KnowledgeBase:
     return store
 
 
+@st.cache_resource(show_spinner=False)
+def sign_in_guard() -> SignInGuard:
+    """Failed sign-ins per account and overall, kept in the data dir (survives reloads)."""
+    return SignInGuard(get_settings().data_dir / "sign_in.sqlite")
+
+
 def read_secrets() -> dict[str, Any]:
     """st.secrets as a plain dict; {} when no secrets.toml exists."""
     try:
         return st.secrets.to_dict()
     except Exception:  # noqa: BLE001 - a missing or unreadable file means "no secrets"
         return {}
+
+
+def error_text(exc: BaseException) -> str:
+    """An error for a banner: one line, every configured secret and URI credential redacted."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    try:
+        return get_settings().redact(text)
+    except Exception:  # noqa: BLE001 - settings unreadable: still strip URI credentials
+        from ingest.store import redact_uri_secrets
+
+        return redact_uri_secrets(text)
 
 
 def configured_users() -> dict[str, User]:
@@ -83,7 +102,7 @@ def runner_or_error() -> Hopwise | None:
     try:
         return get_runner()
     except Exception as exc:  # noqa: BLE001 - shown to the user instead of a stack trace
-        st.error(f"The knowledge base could not be opened: {exc}")
+        st.error(f"The knowledge base could not be opened: {error_text(exc)}")
         return None
 
 
@@ -108,20 +127,30 @@ def kb_is_empty(runner: Hopwise) -> bool:
         return False
 
 
-def new_thread_id(user: User) -> str:
-    """A fresh conversation id, prefixed with its owner so chats can be listed per user."""
-    return f"{user.name}:{uuid.uuid4().hex[:12]}"
+def new_thread_id() -> str:
+    """A fresh, unguessable conversation id; its owner is recorded server side (ThreadIndex)."""
+    return uuid.uuid4().hex
 
 
 def visible_threads(runner: Hopwise, user: User) -> list[dict[str, Any]]:
-    """Past chats this user may open: all of them without sign-in, else only their own."""
-    threads = list(runner.list_threads())
-    if not configured_users():
-        return threads
-    prefix = f"{user.name}:"
-    return [t for t in threads if str(t.get("thread_id", "")).startswith(prefix)]
+    """Past chats this user may open: exactly their own (the owner is checked by the runner)."""
+    return runner.list_threads(owner=user.name)
 
 
-def may_open(thread_id: str, user: User) -> bool:
-    """Whether a thread id (e.g. from a shared link) belongs to this user."""
-    return not configured_users() or thread_id.startswith(f"{user.name}:")
+def may_open(runner: Hopwise, thread_id: str, user: User) -> bool:
+    """Whether a thread id (e.g. from a shared link) exists and belongs to this user."""
+    return runner.threads.owner_of(thread_id) == user.name
+
+
+def user_answers(runner: Hopwise, thread_id: str, user: User) -> list[QuestionResult]:
+    """The saved answers of the user's own thread; [] for a new thread or anyone else's."""
+    try:
+        return runner.thread_answers(thread_id, owner=user.name)
+    except ThreadAccessError:
+        return []
+
+
+def sign_out() -> None:
+    """Forget everything this browser session held for the signed-in user: identity, admin
+    unlock, open chat, answers, trace selection, widget values."""
+    st.session_state.clear()

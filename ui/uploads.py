@@ -4,10 +4,11 @@ without the file-uploader widget, and the page only draws progress and the resul
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hopwise.settings import Settings
-from ingest.models import IngestResult
+from ingest.models import DEFAULT_GROUP, IngestResult
 from ingest.parsers import SUPPORTED_EXTENSIONS
 from ingest.protocols import KnowledgeBase
 
@@ -19,12 +20,13 @@ def ingest_uploads(
     files: Sequence[tuple[str, bytes]],
     store: KnowledgeBase,
     *,
-    groups: Sequence[str],
+    groups: Sequence[str] | None,
     settings: Settings,
     on_progress: ProgressFn | None = None,
 ) -> list[IngestResult]:
     """Ingest each uploaded file (type, size and parse checks happen in ingest_bytes); one
-    file's failure never stops the others."""
+    file's failure never stops the others. `groups=None` keeps an existing document's readers
+    (a new one is readable by all)."""
     from ingest.pipeline import ingest_bytes
 
     results = []
@@ -32,7 +34,8 @@ def ingest_uploads(
         if on_progress:
             on_progress(index, name, "start")
         try:
-            result = ingest_bytes(data, name, store, groups=list(groups), config=settings.ingest)
+            readers = None if groups is None else list(groups)
+            result = ingest_bytes(data, name, store, groups=readers, config=settings.ingest)
         except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             result = IngestResult(path=name, source=name, status="failed", reason=reason)
@@ -40,6 +43,52 @@ def ingest_uploads(
         if on_progress:
             on_progress(index, name, "done")
     return results
+
+
+@dataclass(frozen=True)
+class AccessChange:
+    """How an upload changes who may read a file's document."""
+
+    name: str
+    before: tuple[str, ...]  # () for a new document
+    after: tuple[str, ...]
+
+    @property
+    def widens(self) -> bool:
+        """True when someone could read it after the upload who could not before."""
+        if not self.before:
+            return False
+        old, new = set(self.before), set(self.after)
+        return DEFAULT_GROUP not in old and (DEFAULT_GROUP in new or not new <= old)
+
+
+def access_changes(
+    names: Sequence[str], store: KnowledgeBase, groups: Sequence[str] | None
+) -> list[AccessChange]:
+    """Per uploaded file name: its document's readers now and after the upload."""
+    from ingest.parsers import safe_source
+    from ingest.pipeline import doc_id_for
+
+    changes = []
+    for name in names:
+        try:
+            old = store.get_document(doc_id_for(safe_source(name)))
+        except Exception:  # noqa: BLE001 - a bad name fails in the upload itself
+            old = None
+        before = tuple(old.groups) if old else ()
+        after = tuple(groups) if groups is not None else (before or (DEFAULT_GROUP,))
+        changes.append(AccessChange(name, before, after))
+    return changes
+
+
+def parse_groups(text: str) -> list[str]:
+    """Groups typed by the admin; an empty value is an error, never "public"."""
+    groups = [g.strip() for g in text.split(",") if g.strip()]
+    if not groups:
+        raise ValueError("Name at least one group (`all` is everyone).")
+    from ingest.store import validate_chunk_groups
+
+    return validate_chunk_groups(groups)
 
 
 def result_rows(results: Sequence[IngestResult]) -> list[dict[str, Any]]:

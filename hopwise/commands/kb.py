@@ -17,7 +17,12 @@ from ingest.models import IngestResult
 def register(subparsers: Any) -> None:
     ingest = subparsers.add_parser("ingest", help="add or update files and folders")
     ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (recursive)")
-    ingest.add_argument("--groups", default="", help="comma-separated reader groups (default all)")
+    ingest.add_argument(
+        "--groups",
+        default=None,
+        help="comma-separated reader groups; without it a new file is readable by all and an "
+        "existing document keeps its groups",
+    )
     ingest.add_argument("--json", action="store_true", help="print a JSON list of results")
     ingest.set_defaults(handler=run_ingest)
 
@@ -64,7 +69,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     from ingest.pipeline import document_groups, ingest_paths
 
     settings = load_settings()
-    document_groups(_groups(args.groups))  # a bad group name stops here, before any file
+    groups = None if args.groups is None else _groups(args.groups)
+    if groups == []:
+        raise ValueError("--groups is empty; name the reader groups (`all` is everyone)")
+    document_groups(groups)  # a bad group name stops here, before any file
 
     def progress(done: int, total: int, result: IngestResult) -> None:
         if not args.json:
@@ -72,7 +80,7 @@ def run_ingest(args: argparse.Namespace) -> int:
 
     with open_store(settings) as store:
         results = ingest_paths(
-            args.paths, store, groups=_groups(args.groups), config=settings.ingest,
+            args.paths, store, groups=groups, config=settings.ingest,
             on_progress=progress,
         )  # fmt: skip
     if args.json:

@@ -116,3 +116,13 @@ def test_docs_delete(
     monkeypatch.setenv("HOPWISE_DATA_DIR", str(kb.home / "data"))
     assert main(["docs", "delete", doc_id]) == 1
     assert f"no document with id '{doc_id}'" in capsys.readouterr().err
+
+
+def test_empty_groups_is_an_error_not_public(kb: KB) -> None:
+    before = json.loads(hopwise(kb.home, "docs", "list", "--json").stdout)
+    new = kb.files / "new-note.md"
+    new.write_text("# Note\n\nThe vault code rotates weekly.", encoding="utf-8")
+    refused = hopwise(kb.home, "ingest", str(new), "--groups", "")
+    assert refused.returncode != 0 and "--groups is empty" in refused.stderr
+    assert json.loads(hopwise(kb.home, "docs", "list", "--json").stdout) == before
+    new.unlink()

@@ -4,6 +4,7 @@ and the st.cache_resource runner (Milvus Lite + SQLite) closed when the module e
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,3 +30,16 @@ def app_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         st.cache_resource.clear()
         yield data
         st.cache_resource.clear()  # closes the runner via on_release
+
+
+@pytest.fixture(autouse=True)
+def forget_failed_sign_ins(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Failed sign-ins persist in the data dir by design; each test starts without any."""
+    yield
+    if "app_data" not in request.fixturenames:
+        return
+    path = request.getfixturevalue("app_data") / "sign_in.sqlite"
+    if path.exists():
+        with sqlite3.connect(path) as conn:
+            conn.execute("DELETE FROM sign_in_accounts")
+            conn.execute("DELETE FROM sign_in_failures")

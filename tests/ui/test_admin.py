@@ -86,6 +86,7 @@ def test_upload_good_and_bad_files_then_delete(app_data: Path, tmp_path: Path) -
         ("empty.txt", b"", "text/plain"),
     ]
     at.get("file_uploader")[0].set_value(files)
+    at.radio(key="admin_readers").set_value("set").run()
     at.text_input(key="admin_groups").set_value("all, ops")
     at.run()
     at.button(key="admin_ingest").click().run()
@@ -124,3 +125,43 @@ def test_upload_good_and_bad_files_then_delete(app_data: Path, tmp_path: Path) -
     assert_no_exception(at)
     assert "Deleted runbook.md" in texts(at)
     assert set(at.dataframe[-1].value["source"]) == {"manual.pdf"}
+
+
+def test_a_re_upload_keeps_readers_and_widening_needs_confirmation(app_data: Path) -> None:
+    from ui.services import get_store
+
+    at = sign_in(admin_app(), ADMIN_PASSWORD)
+    at.get("file_uploader")[0].set_value(
+        [("hr-rules.md", b"# HR\n\nLeave is 30 days.", "text/markdown")]
+    )
+    at.radio(key="admin_readers").set_value("set").run()
+    at.text_input(key="admin_groups").set_value("").run()
+    assert "Name at least one group" in texts(at)  # empty is an error, never "public"
+    assert at.button(key="admin_ingest").disabled
+    at.text_input(key="admin_groups").set_value("hr").run()
+    at.button(key="admin_ingest").click().run()
+    [doc] = [d for d in get_store().list_documents() if d.source == "hr-rules.md"]
+    assert doc.groups == ["hr"]
+
+    again = sign_in(admin_app(), ADMIN_PASSWORD)  # re-upload changed bytes, defaults untouched
+    again.get("file_uploader")[0].set_value(
+        [("hr-rules.md", b"# HR\n\nLeave is 32 days.", "text/markdown")]
+    )
+    again.run()
+    assert "hr-rules.md: readable by hr now" in texts(again)
+    again.button(key="admin_ingest").click().run()
+    [doc] = [d for d in get_store().list_documents() if d.source == "hr-rules.md"]
+    assert doc.groups == ["hr"] and doc.version == 2  # kept, not widened to everyone
+
+    again.radio(key="admin_readers").set_value("set").run()
+    again.text_input(key="admin_groups").set_value("all").run()
+    assert at_least_one_checkbox(again) and again.button(key="admin_ingest").disabled
+    again.checkbox(key="admin_confirm_widen").check().run()
+    assert not again.button(key="admin_ingest").disabled
+    again.button(key="admin_ingest").click().run()
+    [doc] = [d for d in get_store().list_documents() if d.source == "hr-rules.md"]
+    assert doc.groups == ["all"]
+
+
+def at_least_one_checkbox(at) -> bool:
+    return any(c.key == "admin_confirm_widen" for c in at.checkbox)

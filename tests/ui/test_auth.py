@@ -8,8 +8,11 @@ import pytest
 
 from hopwise.settings import Settings
 from ui.auth import (
+    GLOBAL_FREE_FAILURES,
+    UNKNOWN_ACCOUNT,
     AuthConfigError,
-    Throttle,
+    SignInGuard,
+    account_key,
     admin_password,
     attempt,
     authenticate,
@@ -65,16 +68,49 @@ def test_throttle_doubles_after_the_first_failure_and_is_capped() -> None:
     assert throttle_delay(50) == 60
 
 
-def test_attempts_are_held_back_until_the_delay_passes() -> None:
+def test_attempts_are_held_back_until_the_delay_passes(tmp_path) -> None:
     now = [100.0]
-    state: dict = {}
-    throttle = Throttle(state, "t", clock=lambda: now[0])
-    assert attempt(throttle, lambda: False) == (False, "Wrong credentials.")
-    ok, message = attempt(throttle, lambda: False)
+    guard = SignInGuard(tmp_path / "sign_in.sqlite", clock=lambda: now[0])
+    assert attempt(guard, "user:ann", lambda: False) == (False, "Wrong credentials.")
+    ok, message = attempt(guard, "user:ann", lambda: False)
     assert not ok and "1 s" in message
     checked = []
-    ok, message = attempt(throttle, lambda: checked.append(1) or True)
+    ok, message = attempt(guard, "user:ann", lambda: checked.append(1) or True)
     assert not ok and "Too many failed attempts" in message and not checked
+    assert attempt(guard, "user:bob", lambda: True) == (True, None)  # other accounts unaffected
     now[0] += 1.01
-    assert attempt(throttle, lambda: True) == (True, None)
-    assert throttle.failures() == 0
+    assert attempt(guard, "user:ann", lambda: True) == (True, None)
+    assert guard.failures("user:ann") == 0
+
+
+def test_the_count_survives_a_new_session_and_a_restart(tmp_path) -> None:
+    now = [100.0]
+    path = tmp_path / "sign_in.sqlite"
+    for _ in range(8):
+        SignInGuard(path, clock=lambda: now[0]).fail("admin")  # a new guard per "reload"
+    again = SignInGuard(path, clock=lambda: now[0])
+    assert again.failures("admin") == 8 and again.wait_s("admin") == 60  # capped, not locked
+    now[0] += 60.5
+    assert again.wait_s("admin") == 0
+
+
+def test_spraying_many_accounts_slows_every_sign_in(tmp_path) -> None:
+    now = [100.0]
+    guard = SignInGuard(tmp_path / "sign_in.sqlite", clock=lambda: now[0])
+    for i in range(GLOBAL_FREE_FAILURES):
+        now[0] += 0.5
+        guard.fail(f"user:u{i}")  # one guess each: no account is held back by itself
+    assert 0 < guard.wait_s("user:fresh") <= 60
+    now[0] += 61
+    assert guard.wait_s("user:fresh") == 0
+
+
+def test_unknown_names_share_one_counter() -> None:
+    users = {"ann": object()}
+    assert account_key(users, " ann ") == "user:ann"  # type: ignore[arg-type]
+    assert account_key(users, "x1") == account_key(users, "x2") == UNKNOWN_ACCOUNT  # type: ignore[arg-type]
+
+
+def test_groups_must_be_a_list_of_names() -> None:
+    with pytest.raises(AuthConfigError, match="groups must be a list"):
+        load_users(settings(users='{"zed": {"password": "x", "groups": 5}}'), {})

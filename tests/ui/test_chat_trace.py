@@ -175,10 +175,10 @@ def test_a_trace_link_opens_that_answer_but_not_another_users_chat(kb: Path) -> 
     from ui.services import get_runner
 
     runner = get_runner()
-    runner.ask("Who is the supplier of the turbines?", thread_id="local:older")
-    runner.ask("What is the penalty for late delivery?", thread_id="local:newer")
+    runner.ask("Who is the supplier of the turbines?", thread_id="local:older", owner="local")
+    runner.ask("What is the penalty for late delivery?", thread_id="local:newer", owner="local")
     private = "Which salary band applies to senior engineers?"
-    runner.ask(private, groups=("all", "hr"), thread_id="hana:private")
+    runner.ask(private, groups=("all", "hr"), thread_id="hana:private", owner="hana")
     first_thread, first_question = "local:older", "Who is the supplier of the turbines?"
     at = new_app()
     at.query_params.update({"thread": first_thread, "answer": "1"})

@@ -7,9 +7,9 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-from ui.auth import Throttle, admin_password, attempt, passwords_match
-from ui.services import get_settings, get_store, read_secrets
-from ui.uploads import UPLOAD_TYPES, ingest_uploads, result_rows
+from ui.auth import admin_password, attempt, passwords_match
+from ui.services import error_text, get_settings, get_store, read_secrets, sign_in_guard
+from ui.uploads import UPLOAD_TYPES, access_changes, ingest_uploads, parse_groups, result_rows
 
 ADMIN_KEY = "hopwise_admin"
 RESULTS_KEY = "hopwise_ingest_results"
@@ -33,8 +33,8 @@ if not st.session_state.get(ADMIN_KEY):
         password = st.text_input("Admin password", type="password")
         submitted = st.form_submit_button("Sign in")
     if submitted:
-        throttle = Throttle(st.session_state, "hopwise_admin_throttle")
-        ok, message = attempt(throttle, lambda: passwords_match(password, expected))
+        secret = str(expected)
+        ok, message = attempt(sign_in_guard(), "admin", lambda: passwords_match(password, secret))
         if ok:
             st.session_state[ADMIN_KEY] = True
             st.rerun()
@@ -48,7 +48,7 @@ if st.sidebar.button("Admin sign out", key="admin_sign_out"):
 try:
     store = get_store()
 except Exception as exc:  # noqa: BLE001 - e.g. Milvus server unreachable: a message, no trace
-    st.error(f"The knowledge base could not be opened: {exc}")
+    st.error(f"The knowledge base could not be opened: {error_text(exc)}")
     st.stop()
 
 flash = st.session_state.pop(FLASH_KEY, None)
@@ -64,13 +64,41 @@ files = st.file_uploader(
     max_upload_size=max(1, int(settings.max_upload_mb)),
     key="admin_uploader",
 )
-groups_text = st.text_input(
-    "Who may read them (groups, comma-separated; `all` is everyone)",
-    value="all",
-    key="admin_groups",
+keep = st.radio(
+    "Who may read them",
+    ["keep", "set"],
+    format_func=lambda o: {
+        "keep": "Keep each document's current readers (new files: everyone)",
+        "set": "Set the readers",
+    }[o],
+    key="admin_readers",
 )
-groups = [g.strip() for g in groups_text.split(",") if g.strip()] or ["all"]
-if st.button("Ingest", type="primary", disabled=not files, key="admin_ingest"):
+groups: list[str] | None = None
+groups_error = None
+if keep == "set":
+    groups_text = st.text_input(
+        "Groups, comma-separated (`all` is everyone)", value="", key="admin_groups"
+    )
+    try:
+        groups = parse_groups(groups_text)
+    except ValueError as exc:
+        groups_error = str(exc)
+        st.error(groups_error)
+changes = access_changes([f.name for f in files], store, groups) if files else []
+for change in changes:
+    if change.before:
+        st.caption(
+            f"{change.name}: readable by {', '.join(change.before)} now"
+            + ("" if change.after == change.before else f" → {', '.join(change.after)}")
+        )
+widening = [c for c in changes if c.widens]
+confirmed = not widening or st.checkbox(
+    "Yes, let more people read: "
+    + "; ".join(f"{c.name} ({', '.join(c.before)} → {', '.join(c.after)})" for c in widening),
+    key="admin_confirm_widen",
+)
+ready = bool(files) and groups_error is None and confirmed
+if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
     names = [f.name for f in files]
     overall = st.progress(0.0, text=f"0 of {len(names)} files")
     bars = [st.progress(0.0, text=f"{name}: waiting") for name in names]
@@ -106,7 +134,7 @@ try:
     documents = store.list_documents()
     stats = store.stats()
 except Exception as exc:  # noqa: BLE001
-    st.error(f"The knowledge base is not reachable: {exc}")
+    st.error(f"The knowledge base is not reachable: {error_text(exc)}")
     st.stop()
 
 engine = str(stats.get("engine") or ("embedded" if settings.is_embedded else "server"))
@@ -161,7 +189,7 @@ else:
             try:
                 removed = store.delete_document(pending)
             except Exception as exc:  # noqa: BLE001
-                st.error(f"Delete failed: {exc}")
+                st.error(f"Delete failed: {error_text(exc)}")
             else:
                 st.session_state[FLASH_KEY] = f"Deleted {doc.source} ({removed} chunks)."
                 st.rerun()

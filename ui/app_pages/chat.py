@@ -5,12 +5,15 @@ from __future__ import annotations
 import streamlit as st
 
 from graph.result import QuestionResult, TraceEvent
+from ui import safe
 from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_label
 from ui.services import (
+    error_text,
     get_settings,
     kb_is_empty,
     new_thread_id,
     page_session,
+    user_answers,
     visible_threads,
 )
 from ui.streaming import stream_ask
@@ -22,8 +25,9 @@ st.title("Chat")
 user, runner = page_session("Sign in with the form in the sidebar to chat with the knowledge base.")
 settings = get_settings()
 
-if THREAD_KEY not in st.session_state:
-    st.session_state[THREAD_KEY] = new_thread_id(user)
+owner = runner.threads.owner_of(st.session_state.get(THREAD_KEY) or "")
+if THREAD_KEY not in st.session_state or owner not in (None, user.name):
+    st.session_state[THREAD_KEY] = new_thread_id()  # never continue someone else's chat
 
 
 def open_chat(thread_id: str) -> None:
@@ -32,7 +36,7 @@ def open_chat(thread_id: str) -> None:
 
 with st.sidebar:
     if st.button("New chat", key="new_chat", icon=":material/add:", width="stretch"):
-        st.session_state[THREAD_KEY] = new_thread_id(user)
+        st.session_state[THREAD_KEY] = new_thread_id()
     use_web = st.toggle(
         "Search the web when documents fall short",
         value=settings.web_search,
@@ -50,7 +54,7 @@ def list_past_chats() -> None:
         try:
             threads = visible_threads(runner, user)
         except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
-            st.error(f"Could not list past chats: {exc}")
+            st.error(f"Could not list past chats: {error_text(exc)}")
             return
         for thread in threads[:30]:
             tid = str(thread.get("thread_id"))
@@ -68,9 +72,9 @@ def list_past_chats() -> None:
 
 thread_id: str = st.session_state[THREAD_KEY]
 try:  # read back every run (a few ms): an answer finished after a rerun is never lost
-    answers = list(runner.thread_answers(thread_id))
+    answers = user_answers(runner, thread_id, user)
 except Exception as exc:  # noqa: BLE001
-    st.error(f"Could not load this chat: {exc}")
+    st.error(f"Could not load this chat: {error_text(exc)}")
     answers = []
 
 if not settings.llm_enabled:
@@ -81,14 +85,14 @@ if not answers and kb_is_empty(runner):
 
 for index, saved in enumerate(answers):
     with st.chat_message("user"):
-        st.markdown(saved.question or saved.standalone_question)
+        st.markdown(safe.escape_text(saved.question or saved.standalone_question))
     with st.chat_message("assistant"):
         answer_block(saved, thread_id=thread_id, index=index)
 
 question = st.chat_input("Ask a question about your documents…")
 if question:
     with st.chat_message("user"):
-        st.markdown(question)
+        st.markdown(safe.escape_text(question))
     with st.chat_message("assistant"):
         status = st.status(STATUS_TEXT["route_question"], expanded=False)
         placeholder = st.empty()
@@ -101,6 +105,7 @@ if question:
             groups=user.groups,
             thread_id=thread_id,
             web=use_web,
+            owner=user.name,
         ):
             if kind == "event":
                 label = narrator.after(TraceEvent.model_validate(payload))
@@ -111,12 +116,14 @@ if question:
                 if not text:
                     status.update(label=STATUS_TEXT["generate_answer"])
                 text += str(payload)
-                placeholder.markdown(text + "▌")
+                placeholder.markdown(safe.escape_text(text) + "▌")  # untrusted as it streams
             elif kind == "result":
                 result = payload
             else:
                 status.update(label="Failed", state="error")
-                placeholder.error(f"The question could not be answered: {payload}")
+                placeholder.error(
+                    f"The question could not be answered: {safe.escape_inline(error_text(payload))}"
+                )
         if result is not None:  # the result's own clock, the same one the badge and trace show
             status.update(
                 label=f"Answered in {duration_text(result.total_ms)} ({result.mode})",

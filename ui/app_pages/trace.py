@@ -16,7 +16,7 @@ from ui.formatting import (
     timeline_rows,
     trace_json,
 )
-from ui.services import TRACE_KEY, may_open, page_session, visible_threads
+from ui.services import TRACE_KEY, error_text, may_open, page_session, user_answers, visible_threads
 
 st.title("Hop trace")
 user, runner = page_session("Sign in with the form in the sidebar to see your answers' traces.")
@@ -36,14 +36,18 @@ def wanted_answer() -> tuple[str | None, int | None]:
 try:
     threads = visible_threads(runner, user)
 except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
-    st.error(f"Could not list past chats: {exc}")
+    st.error(f"Could not list past chats: {error_text(exc)}")
     st.stop()
 want_thread, want_index = wanted_answer()
 thread_ids = [str(t.get("thread_id")) for t in threads]
 labels = {str(t.get("thread_id")): thread_label(t) for t in threads}
-if want_thread and want_thread not in thread_ids and may_open(want_thread, user):
-    thread_ids.insert(0, want_thread)
-    labels[want_thread] = want_thread
+if want_thread and want_thread not in thread_ids:
+    if may_open(runner, want_thread, user):
+        thread_ids.insert(0, want_thread)
+        labels[want_thread] = want_thread
+    else:  # someone else's chat, or none: the same words for both
+        st.warning("That chat was not found, or you have no access to it.")
+        want_thread, want_index = None, None
 if not thread_ids:
     st.info("No answers yet. Ask something on the Chat page, then come back here.")
     st.stop()
@@ -54,7 +58,7 @@ left, right = st.columns([3, 2])
 thread_id = left.selectbox(
     "Chat", thread_ids, format_func=lambda t: labels.get(t, t), key="trace_thread"
 )
-answers = list(runner.thread_answers(thread_id))
+answers = user_answers(runner, thread_id, user)
 if not answers:
     st.info("This chat has no answers yet.")
     st.stop()

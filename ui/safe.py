@@ -1,0 +1,154 @@
+"""Untrusted text (answers, passages, titles, file names, web results, trace fields) as Markdown
+that Streamlit renders literally: no image, link, autolink, HTML, heading, list, table or code
+comes out of it. Pure functions, no Streamlit; the pages pass every untrusted string through here.
+
+Rules (CommonMark + GFM + Streamlit's extensions, checked against Streamlit's renderer):
+- Every character that can open an inline construct anywhere is backslash-escaped
+  (`\\ ` * _ { } [ ] ( ) # + ! | < ~ $ &`); CommonMark makes an escaped ASCII punctuation
+  character a literal, so no emphasis, code, link, image, HTML, autolink, entity, math, table
+  cell or footnote can start.
+- Block markers only count at the start of a line: there `- = >` and the `.` of `1.` are
+  escaped too, and leading spaces/tabs are dropped (no indented code block).
+- GFM literal autolinks (http://, https://, www., e-mail) and Streamlit's `:emoji:` /
+  `:material/...:` codes are matched on the *unescaped* text, so escaping cannot stop them:
+  a WORD JOINER (U+2060, zero width, not shown) goes before every `:` and `@` and between
+  `www` and `.`.
+- Line breaks stay line breaks (hard breaks); blank lines separate paragraphs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+WORD_JOINER = "\u2060"
+_ESCAPE_ALWAYS = frozenset("\\`*_{}[]()#+!|<~$&")
+_ESCAPE_AT_LINE_START = frozenset("-=>")
+_JOIN_BEFORE = frozenset(":@")
+_WWW = re.compile(r"(?i)www(?=\.)")
+_ORDERED_MARKER = re.compile(r"^([0-9]+)\.")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # CommonMark's line endings, nothing else
+_CITATION = re.compile(r"\[([0-9]{1,4})\]")
+
+
+def _escape_span(span: str, *, line_start: bool) -> str:
+    """One piece of one line; `line_start` when it begins the line (block markers count)."""
+    span = _WWW.sub(lambda m: m.group() + WORD_JOINER, span)
+    out = []
+    for i, ch in enumerate(span):
+        if ch in _ESCAPE_ALWAYS or (line_start and i == 0 and ch in _ESCAPE_AT_LINE_START):
+            out.append("\\" + ch)
+        elif ch in _JOIN_BEFORE:
+            out.append(WORD_JOINER + ch)
+        else:
+            out.append(ch)
+    escaped = "".join(out)
+    return _ORDERED_MARKER.sub(r"\1\\.", escaped) if line_start else escaped
+
+
+def _escape_line(line: str, citations: Collection[int]) -> str:
+    line = line.strip(" \t")
+    if not citations:
+        return _escape_span(line, line_start=True)
+    parts, start = [], 0
+    for match in _CITATION.finditer(line):
+        if int(match.group(1)) in citations:
+            parts.append(_escape_span(line[start : match.start()], line_start=start == 0))
+            parts.append(f"**[{int(match.group(1))}]**")  # our one construct: bold, no link
+            start = match.end()
+    parts.append(_escape_span(line[start:], line_start=start == 0))
+    return "".join(parts)
+
+
+def _blocks(value: str, citations: Collection[int] = ()) -> str:
+    paragraphs: list[list[str]] = [[]]
+    for line in _LINE_BREAK.split(value):
+        if line.strip(" \t"):
+            paragraphs[-1].append(_escape_line(line, citations))
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n\n".join("  \n".join(lines) for lines in paragraphs if lines)
+
+
+def escape_text(value: object) -> str:
+    """Untrusted text as literal Markdown, keeping its line breaks and paragraphs."""
+    return _blocks(str(value))
+
+
+def escape_inline(value: object) -> str:
+    """Untrusted text as literal Markdown on one line (labels, locations, table-like rows)."""
+    return _escape_span(" ".join(str(value).split()), line_start=True)
+
+
+def quote_block(value: object) -> str:
+    """Untrusted text as a literal Markdown block quote."""
+    body = escape_text(value)
+    return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
+
+
+def code_span(value: object) -> str:
+    """Untrusted text as one inline code span: shown verbatim, monospace, never parsed."""
+    content = " ".join(str(value).split())
+    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if content.startswith("`") or content.endswith("`") else ""
+    return f"{fence}{pad}{content}{pad}{fence}" if content else ""
+
+
+def answer_markdown(value: str, citations: Collection[int]) -> str:
+    """An answer (model or offline text) as literal Markdown; `[n]` markers whose n is one of
+    the answer's citations become bold `[n]`, every other bracket stays text."""
+    return _blocks(value, frozenset(citations))
+
+
+# ---------------------------------------------------------------- web links
+
+_PATH_SAFE = "/?#:@!$&'*+,;=%-._~"  # no ( ) [ ] < > " \ ` { } | ^ space: percent-encoded
+
+
+@dataclass(frozen=True)
+class WebLink:
+    """An http(s) URL we parsed and rebuilt ourselves: its host and a Markdown-safe href."""
+
+    domain: str
+    href: str
+
+
+def web_link(url: object) -> WebLink | None:
+    """The link for an untrusted URL, or None unless it is a well-formed http(s) URL.
+
+    User info is dropped (`https://bank.example@evil.example/` goes to evil.example and says so),
+    the host is shown in its ASCII (IDNA) form, everything unusual in the rest is %-encoded.
+    """
+    raw = str(url or "").strip()
+    try:
+        parts = urlsplit(raw)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in {"http", "https"} or not host:
+        return None
+    try:
+        ip = ipaddress.ip_address(host)
+        domain = f"[{ip.compressed}]" if ip.version == 6 else ip.compressed
+    except ValueError:
+        try:
+            domain = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            return None
+        if not re.fullmatch(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?", domain):
+            return None
+    netloc = domain + (f":{port}" if port is not None else "")
+    rest = parts.path or "/"
+    rest += f"?{parts.query}" if parts.query else ""
+    rest += f"#{parts.fragment}" if parts.fragment else ""
+    href = f"{parts.scheme.lower()}://{netloc}{quote(rest, safe=_PATH_SAFE)}"
+    return WebLink(domain=domain, href=href)
+
+
+def link_markdown(target: WebLink, label: str | None = None) -> str:
+    """The one kind of link we emit: text we escape, pointing at a URL we rebuilt."""
+    return f"[{escape_inline(label or target.domain)}]({target.href})"
