@@ -143,3 +143,34 @@ class QuestionResult(_Record):
     def to_json(self) -> dict[str, Any]:
         """The `hopwise ask --json` object."""
         return self.model_dump(mode="json")
+
+    def doc_ids(self) -> set[str]:
+        """Every knowledge-base document the result shows anything of."""
+        return {hit.doc_id for hop in self.hops for hit in hop.hits if hit.doc_id}
+
+    def without_documents(self, doc_ids: set[str], notice: str) -> QuestionResult:
+        """A copy that shows nothing of these documents: their hits, kept sentences, evidence
+        and citations are dropped, and the answer, which may quote them, becomes `notice`."""
+        if not doc_ids:
+            return self
+        gone = {hit.chunk_id for hop in self.hops for hit in hop.hits if hit.doc_id in doc_ids}
+        hops = [
+            hop.model_copy(
+                update={
+                    "hits": [h for h in hop.hits if h.chunk_id not in gone],
+                    "evidence": [k for k in hop.evidence if k.chunk_id not in gone],
+                }
+            )
+            for hop in self.hops
+        ]
+        cited = any(c.chunk_id in gone for c in self.citations)
+        return self.model_copy(
+            update={
+                "hops": hops,
+                "evidence": [e for e in self.evidence if e.chunk_id not in gone],
+                "citations": [c for c in self.citations if c.chunk_id not in gone],
+                "answer": notice
+                if cited or any(e.chunk_id in gone for e in self.evidence)
+                else self.answer,
+            }
+        )

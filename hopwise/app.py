@@ -20,12 +20,14 @@ from graph.context import EventCallback, GraphContext, TokenCallback
 from graph.protocols import Reasoner, Retriever, WebSearch
 from graph.result import QuestionResult
 from graph.runner import ThreadIndex, build_result, open_checkpointer
-from graph.state import question_input
+from graph.state import MAX_MESSAGES, question_input
+from graph.text import language_of
 from graph.web import DdgsWebSearch
 from hopwise.settings import Settings, load_settings
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
-from ingest.store import MilvusStore, slow_engine_warning
+from ingest.protocols import KnowledgeBase
+from ingest.store import MilvusStore, slow_engine_warning, validate_groups
 
 
 def open_store(settings: Settings, *, embedder: Embedder | None = None) -> MilvusStore:
@@ -135,6 +137,16 @@ class Hopwise:
         thread_id = thread_id or uuid.uuid4().hex
         self.threads.check(thread_id, owner, may_create=True)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+        if history is None and owner is not None and self.threads.owner_of(thread_id) is not None:
+            # the conversation as this reader may see it today (withdrawn answers stay out)
+            history = [
+                turn
+                for saved in self.thread_answers(thread_id, owner, groups)
+                for turn in (
+                    {"role": "user", "content": saved.question},
+                    {"role": "assistant", "content": saved.answer},
+                )
+            ][-MAX_MESSAGES:]
         if history is None:
             history = self.graph.get_state(config).values.get("messages", [])
         budgets = self.settings.graph
@@ -171,17 +183,49 @@ class Hopwise:
         the owner's threads when an owner is given."""
         return self.threads.list(owner)
 
-    def thread_answers(self, thread_id: str, owner: str | None = None) -> list[QuestionResult]:
+    def thread_answers(
+        self, thread_id: str, owner: str | None = None, groups: Sequence[str] | None = None
+    ) -> list[QuestionResult]:
         """Every saved result of a thread, oldest first; ThreadAccessError when the thread does
-        not exist or belongs to someone other than `owner`."""
+        not exist or belongs to someone other than `owner`. With the reader's `groups`, what a
+        result shows of a document deleted since, or one the reader may no longer read, is
+        removed (retention: see README)."""
         self.threads.check(thread_id, owner)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         saved = self.checkpointer.list(config, filter={"source": "update"})
-        results = [c.checkpoint["channel_values"].get("result") for c in saved]
-        return [QuestionResult.model_validate(r) for r in reversed(results) if r]
+        results = [
+            QuestionResult.model_validate(r)
+            for r in reversed([c.checkpoint["channel_values"].get("result") for c in saved])
+            if r
+        ]
+        if groups is None:
+            return results
+        return [self._for_reader(r, groups) for r in results]
+
+    def _for_reader(self, result: QuestionResult, groups: Sequence[str]) -> QuestionResult:
+        """The result minus every document the reader cannot read today."""
+        if not isinstance(self.retriever, KnowledgeBase):
+            return result
+        readers = set(validate_groups(groups))
+        gone = set()
+        for doc_id in result.doc_ids():
+            doc = self.retriever.get_document(doc_id)
+            if doc is None or not readers & set(doc.groups):
+                gone.add(doc_id)
+        return result.without_documents(gone, withdrawn_notice(result.question))
 
     def close(self) -> None:
         for thing in (self.retriever, getattr(self.checkpointer, "conn", None)):
             closer = getattr(thing, "close", None)
             if callable(closer):
                 closer()
+
+
+def withdrawn_notice(question: str) -> str:
+    """What a saved answer says once a document it used is deleted or no longer readable."""
+    if language_of(question) == "zh":
+        return "（此回答引用的文档已被删除，或您已无权阅读，因此不再显示。）"
+    return (
+        "(This answer used a document that has since been deleted or that you may no longer "
+        "read, so it is no longer shown.)"
+    )

@@ -145,7 +145,7 @@ def may_open(runner: Hopwise, thread_id: str, user: User) -> bool:
 def user_answers(runner: Hopwise, thread_id: str, user: User) -> list[QuestionResult]:
     """The saved answers of the user's own thread; [] for a new thread or anyone else's."""
     try:
-        return runner.thread_answers(thread_id, owner=user.name)
+        return runner.thread_answers(thread_id, owner=user.name, groups=user.groups)
     except ThreadAccessError:
         return []
 

@@ -126,3 +126,29 @@ def test_a_reload_does_not_reset_the_sign_in_back_off(kb: Path) -> None:
     fresh.sidebar.button[0].click().run()
     assert "Too many failed attempts" in texts(fresh)
     assert "Signed in as" not in texts(fresh)
+
+
+def test_answers_using_a_withdrawn_document_are_hidden_from_the_reader(kb: Path) -> None:
+    from ingest.pipeline import ingest_bytes
+    from ui.services import get_runner, get_settings, get_store
+
+    store, settings = get_store(), get_settings()
+    memo = b"# Offsite memo\n\n## Venue\nThe offsite takes place at the Quarry Lodge in Lisbon.\n"
+    done = ingest_bytes(memo, "offsite.md", store, groups=["finance"], config=settings.ingest)
+    runner = get_runner()
+    asked = runner.ask(
+        "Where does the offsite take place?", groups=("all", "finance"), owner="ana"
+    )
+    assert "Quarry Lodge" in asked.answer
+    [kept] = runner.thread_answers(asked.thread_id, owner="ana", groups=("all", "finance"))
+    assert "Quarry Lodge" in kept.answer  # still readable: shown as it was
+
+    [as_public] = runner.thread_answers(asked.thread_id, owner="ana", groups=("all",))
+    assert "Quarry Lodge" not in as_public.to_json().__repr__()  # ana lost the group
+    assert "no longer" in as_public.answer
+    follow = runner.ask("And when?", thread_id=asked.thread_id, groups=("all",), owner="ana")
+    assert "Quarry Lodge" not in follow.to_json().__repr__()  # not even through the history
+
+    store.delete_document(str(done.doc_id))
+    for saved in runner.thread_answers(asked.thread_id, owner="ana", groups=("all", "finance")):
+        assert "Quarry Lodge" not in saved.to_json().__repr__()  # deleted: gone for everyone

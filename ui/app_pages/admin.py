@@ -182,7 +182,11 @@ else:
     pending = st.session_state.get(PENDING_DELETE_KEY)
     if pending in by_id:
         doc = by_id[pending]
-        st.warning(f"Delete **{doc.source}** and its {doc.chunks} chunks? This cannot be undone.")
+        st.warning(
+            f"Delete **{doc.source}** and its {doc.chunks} chunks? This cannot be undone. "
+            "Past answers that used it are hidden from their readers from then on (the "
+            "conversation file keeps them until the chat itself is deleted)."
+        )
         yes, no = st.columns(2)
         if yes.button("Yes, delete", type="primary", key="admin_delete_confirm"):
             st.session_state.pop(PENDING_DELETE_KEY, None)
