@@ -16,6 +16,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any, Literal, TypeVar, cast
 
 import openai
@@ -27,6 +28,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from graph import prompts as P
 from graph import text as tx
 from graph.config import LLMConfig
+from graph.deadline import WallClockTimeout, deadline_passed, iterate_bounded, run_bounded, stop_at
 from graph.protocols import EvidenceItem, HopView, Reasoner, Usage
 from graph.schemas import (
     BridgeQuery,
@@ -50,8 +52,9 @@ T = TypeVar("T")
 
 DUMMY_API_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) accept any key
 _SWITCH_STATUSES = {400, 415, 422}  # a request shape the endpoint refuses: try the next method
+WALL_CLOCK_MARGIN_S = 1.0
 _RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again after a wait
-_OUTAGE_KINDS = _RETRY_KINDS | {"auth", "refused"}  # the endpoint, not the reply, failed
+_OUTAGE_KINDS = _RETRY_KINDS | {"auth", "refused", "deadline"}  # the endpoint failed
 _THINK = re.compile(r"<think>.*?</think>", re.S)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
@@ -95,6 +98,8 @@ def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
     kinds: transient (timeout, connection), server (5xx), rate (429), rejected (a request shape the
     endpoint refuses: worth trying another method), auth, refused (other 4xx), malformed, error.
     """
+    if isinstance(exc, WallClockTimeout):  # the reply trickled past the call's wall clock
+        return "transient", "timeout", None
     if isinstance(exc, openai.APITimeoutError):
         return "transient", "timeout", None
     if isinstance(exc, openai.APIConnectionError):
@@ -203,6 +208,7 @@ class LLMReasoner:
         max_wait_s: float = 8.0,
         circuit_cooldown_s: float = 30.0,
         max_answer_chars: int = 12_000,
+        max_stream_s: float = 300.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """`circuit_cooldown_s`: after a step fails because the endpoint is down (timeouts,
@@ -220,6 +226,7 @@ class LLMReasoner:
         self._sleep = sleep
         self._cooldown_s = circuit_cooldown_s
         self._max_answer_chars = max_answer_chars
+        self._max_stream_s = max_stream_s  # a streamed answer's limit when no deadline is set
         self._open_until = 0.0
         self._open_reason = ""
         self._bound: dict[tuple[int, str, str], Any] = {}
@@ -527,11 +534,18 @@ class LLMReasoner:
         attempt = 0
         while True:
             attempt += 1
+            # a wall clock beyond the read timeout (which a trickling reply never trips), and
+            # never past the question's deadline
+            until = stop_at(self._config.timeout_s + WALL_CLOCK_MARGIN_S)
+            if until <= time.monotonic():
+                raise StepFailure("late", "the question's deadline had passed")
             usage.llm_calls += 1
             try:
-                reply = bound.invoke(messages)
+                reply = run_bounded(partial(bound.invoke, messages), until, "hopwise-llm")
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, reason, retry_after = classify_error(exc)
+                if isinstance(exc, WallClockTimeout) and deadline_passed():
+                    kind, reason = "deadline", "no reply before the question's deadline"
                 if kind == "server" and may_switch:
                     raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
                 if kind in _RETRY_KINDS and retries_left > 0:
@@ -600,8 +614,13 @@ class LLMReasoner:
             kind, retry_after = "", None
             think = _ThinkFilter()
             sent = 0
+            until = stop_at(self._max_stream_s)
+            if until <= time.monotonic():
+                kind, reason = "late", "the question's deadline had passed"
+                break
             try:
-                for chunk in self._main.stream(messages, stream_usage=True):
+                stream = partial(self._main.stream, messages, stream_usage=True)
+                for chunk in iterate_bounded(stream, until):
                     _add_tokens(usage, chunk)
                     text = think.feed(chunk.text)[: self._max_answer_chars - sent]
                     if text:
@@ -620,6 +639,8 @@ class LLMReasoner:
                     yield usage
                     return
                 kind, reason = "malformed", "empty reply"
+            except WallClockTimeout:
+                kind, reason = "deadline", "the answer did not finish before the deadline"
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, reason, retry_after = classify_error(exc)
             if emitted:

@@ -17,6 +17,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import compile_graph
 from graph.context import EventCallback, GraphContext, TokenCallback
+from graph.deadline import question_deadline
 from graph.protocols import Reasoner, Retriever, WebSearch
 from graph.result import QuestionResult
 from graph.runner import ThreadIndex, build_result, open_checkpointer
@@ -164,7 +165,8 @@ class Hopwise:
         inputs = question_input(
             question, [dict(m) for m in history], budgets.max_web_searches if allowed else 0
         )
-        final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
+        with question_deadline(ctx.deadline):  # a hard wall for every model call of it
+            final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
         result = build_result(final, self.reasoner.name, thread_id, ctx, list(groups))
         turns = [
             {"role": "user", "content": question},

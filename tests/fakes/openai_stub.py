@@ -31,7 +31,11 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = {"slow", "http500", "http429", "malformed", "truncated", "empty", "drop", "drop_midstream"}
+FAULTS = {
+    "slow", "http500", "http429", "malformed", "truncated", "empty", "drop", "drop_midstream",
+    "endless", "think_forever", "trickle",
+}  # fmt: skip
+HANG_LIMIT_S = 60.0  # the hanging faults still end by themselves (bounded loops)
 DEFAULT_EMBEDDING_DIM = 256
 
 
@@ -290,6 +294,7 @@ class StubOpenAIServer:
         fault: str | None = None,
         reject_json_schema: bool = False,
         slow_s: float = 5.0,
+        trickle_s: float = 2.0,
         latency_s: float = 0.0,
         retry_after: float = 1.0,
         models: tuple[str, ...] = ("stub-model",),
@@ -302,6 +307,7 @@ class StubOpenAIServer:
         self.fault = fault  # sticky fault for every chat request
         self.reject_json_schema = reject_json_schema
         self.slow_s = slow_s
+        self.trickle_s = trickle_s
         self.latency_s = 0.0 if zero_latency else latency_s
         self.retry_after = retry_after
         self.models = models
@@ -509,6 +515,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status and reply.status >= 400:
             self._error(reply.status, "request rejected")
             return
+        if fault in ("endless", "think_forever", "trickle"):
+            self._hang(body, fault)
+            return
         content, tool_args = _render(body, reply, fault)
         if body.get("stream"):
             self._stream(body, content, tool_args, fault)
@@ -547,6 +556,38 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": self._usage(body, content, tool_args),
         }
         self._send_json(200, payload)
+
+    def _hang(self, body: dict[str, Any], fault: str) -> None:
+        """A reply that never finishes (within HANG_LIMIT_S): empty stream pieces forever, an
+        unclosed <think> block, or one byte every trickle_s (the read timeout never fires)."""
+        self.send_response(200)
+        streaming = bool(body.get("stream"))
+        self.send_header("Content-Type", "text/event-stream" if streaming else "application/json")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        started = time.monotonic()
+        base = {"id": "chatcmpl-hang", "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model") or "stub-model"}  # fmt: skip
+        first = True
+        try:
+            while time.monotonic() - started < HANG_LIMIT_S:
+                if fault == "trickle":
+                    self.wfile.write(b"d" if streaming else b" ")
+                    self.wfile.flush()
+                    time.sleep(self.stub.trickle_s)
+                    continue
+                piece = "<think>" if fault == "think_forever" and first else ""
+                if fault == "think_forever" and not first:
+                    piece = "still thinking "
+                first = False
+                event = {**base, "choices": [{"index": 0, "delta": {"content": piece},
+                                              "finish_reason": None}]}  # fmt: skip
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:  # the client gave up and closed the connection: the goal
+            return
 
     def _stream(
         self, body: dict[str, Any], content: str, tool_args: str | None, fault: str | None

@@ -63,3 +63,28 @@ def test_failing_endpoint_shows_degraded(stub: StubOpenAIServer) -> None:
         assert "mode: degraded" in answer and "two years" in answer
     finally:
         stub.fault = None
+
+
+def test_a_model_that_never_finishes_still_gives_an_answer(
+    stub: StubOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import streamlit as st
+
+    monkeypatch.setenv("HOPWISE_QUESTION_DEADLINE_S", "4")
+    monkeypatch.setenv("HOPWISE_LLM_TIMEOUT_S", "2")
+    st.cache_resource.clear()  # the runner picks up the deadline
+    stub.fault = "think_forever"
+    try:
+        at = new_app().run()
+        started = time.monotonic()
+        at.chat_input[0].set_value("How long is the turbine warranty?").run(timeout=30)
+        assert time.monotonic() - started < 10
+        assert_no_exception(at)
+        answer = answer_of(at)
+        assert "mode: degraded" in answer and "two years" in answer
+        assert "<think>" not in answer
+    finally:
+        stub.fault = None
+        st.cache_resource.clear()
