@@ -5,15 +5,36 @@ Field descriptions are part of the LLM prompt: keep them precise.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
+
+# Caps on everything a model returns (a hostile or broken endpoint may send megabytes): text is
+# cut, lists are shortened, so one answer never stores more than a bounded amount.
+MAX_QUESTION_CHARS = 1_000
+MAX_SHORT_CHARS = 500  # reasons, queries, entities, one missing point
+MAX_SENTENCE_CHARS = 2_000
+MAX_LIST_ITEMS = 8
+MAX_SENTENCES = 40
+
+
+def _clip(limit: int) -> BeforeValidator:
+    return BeforeValidator(lambda v: v[:limit] if isinstance(v, str) else v)
+
+
+def _first(limit: int) -> BeforeValidator:
+    return BeforeValidator(lambda v: v[:limit] if isinstance(v, list) else v)
+
+
+Question = Annotated[str, _clip(MAX_QUESTION_CHARS)]
+Short = Annotated[str, _clip(MAX_SHORT_CHARS)]
+Sentence = Annotated[str, _clip(MAX_SENTENCE_CHARS)]
 
 
 class RouteDecision(BaseModel):
     """Whether a question needs the knowledge base."""
 
-    standalone_question: str = Field(
+    standalone_question: Question = Field(
         description="The user's question rewritten to stand alone, resolving pronouns and "
         "references from the conversation; identical to the question if it already stands alone."
     )
@@ -21,14 +42,14 @@ class RouteDecision(BaseModel):
         description="simple: greeting, chit-chat or general knowledge needing no documents. "
         "complex: needs facts from the knowledge base."
     )
-    reason: str = Field(description="One short sentence explaining the choice.")
+    reason: Short = Field(description="One short sentence explaining the choice.")
 
 
 class SubQuestion(BaseModel):
     """One step of the reasoning chain."""
 
     id: int = Field(description="1-based position in reasoning order.")
-    question: str = Field(
+    question: Question = Field(
         description="A self-contained question with no pronouns; when it depends on an earlier "
         "step, it names what that step finds in a placeholder like #1."
     )
@@ -40,7 +61,7 @@ class SubQuestion(BaseModel):
 class Decomposition(BaseModel):
     """Ordered sub-questions answering the original question together."""
 
-    sub_questions: list[SubQuestion] = Field(
+    sub_questions: Annotated[list[SubQuestion], _first(MAX_LIST_ITEMS)] = Field(
         description="1 to 8 sub-questions in reasoning order; one if the question is single-hop."
     )
 
@@ -52,8 +73,8 @@ class PlanDecision(BaseModel):
         description="retrieve: search again for the next or a new sub-question. "
         "evaluate: the evidence may be enough to judge."
     )
-    reason: str = Field(description="One short sentence.")
-    follow_up: str | None = Field(
+    reason: Short = Field(description="One short sentence.")
+    follow_up: Question | None = Field(
         None,
         description="Optional ONE new self-contained sub-question aimed at a named gap, anchored "
         "on an entity already found in the evidence; null if the plan needs no change.",
@@ -66,10 +87,10 @@ class EvidenceVerdict(BaseModel):
     enough: bool = Field(
         description="True only if the evidence states every fact the question needs."
     )
-    missing: list[str] = Field(
+    missing: Annotated[list[Short], _first(MAX_LIST_ITEMS)] = Field(
         default_factory=list, description="The specific facts still missing; empty when enough."
     )
-    web_query: str | None = Field(
+    web_query: Short | None = Field(
         None, description="One web search query that would find the missing facts; null if enough."
     )
 
@@ -77,20 +98,20 @@ class EvidenceVerdict(BaseModel):
 class BridgeQuery(BaseModel):
     """A dependent sub-question with the earlier step's answer filled in."""
 
-    entity: str = Field(description="The entity the earlier step found (a name, date, title...).")
-    query: str = Field(description="The sub-question rewritten with that entity in place.")
+    entity: Short = Field(description="The entity the earlier step found (a name, date, title...).")
+    query: Short = Field(description="The sub-question rewritten with that entity in place.")
 
 
 class EvidenceSentence(BaseModel):
     """A sentence extracted verbatim from a chunk."""
 
-    chunk_id: str = Field(description="The chunk the sentence was copied from.")
-    text: str = Field(description="The sentence, copied exactly, not summarised.")
+    chunk_id: Short = Field(description="The chunk the sentence was copied from.")
+    text: Sentence = Field(description="The sentence, copied exactly, not summarised.")
 
 
 class ExtractedEvidence(BaseModel):
     """Sentences that bear on a sub-question."""
 
-    sentences: list[EvidenceSentence] = Field(
+    sentences: Annotated[list[EvidenceSentence], _first(MAX_SENTENCES)] = Field(
         default_factory=list, description="Verbatim sentences relevant to the sub-question."
     )

@@ -99,3 +99,49 @@ def test_the_cli_answers_within_the_deadline(stub: StubOpenAIServer, tmp_path: P
     answer = json.loads(result.stdout)
     assert answer["mode"] == "degraded" and "London" in answer["answer"]
     assert elapsed < DEADLINE_S + SLACK_S + 4, elapsed  # + the CLI's own start-up
+
+
+def _inflate(value: Any, size: int) -> Any:
+    """Every string of a reply padded to `size` characters, every list repeated 10 times."""
+    if isinstance(value, str):
+        return value + " pad" * (size // 4)
+    if isinstance(value, list):
+        return [_inflate(v, size) for v in value] * 10
+    if isinstance(value, dict):
+        return {k: v if k in ("id", "depends_on", "route", "action", "enough") else
+                _inflate(v, size) for k, v in value.items()}  # fmt: skip
+    return value
+
+
+@pytest.mark.slow  # ~20 s: megabytes through the real client
+def test_a_hostile_ten_megabyte_reply_stores_under_a_megabyte(
+    stub: StubOpenAIServer, tmp_path: Path
+) -> None:
+    from hopwise.app import open_checkpointer
+
+    size = 1024 * 1024  # ~10 MB per structured reply once lists are repeated; 10 MB answers
+
+    def huge(request: dict[str, Any]) -> Reply:
+        reply = plausible_responder(request)
+        if reply.data is not None:
+            return Reply(data=_inflate(reply.data, size))
+        return Reply(content=(reply.content or "") + " more" * (10 * size // 5))
+
+    stub.responder = huge
+    settings = Settings(
+        _env_file=None, llm_base_url=stub.url, llm_model="stub", llm_timeout_s=20,
+        question_deadline_s=60, web_search=False, llm_economy=False, data_dir=tmp_path,
+    )  # type: ignore[call-arg]  # fmt: skip
+    assert settings.llm is not None
+    db = tmp_path / "conversations.sqlite"
+    app = Hopwise(
+        settings, KeywordRetriever(sample_chunks()),
+        LLMReasoner(settings.llm, OfflineReasoner(), backoff_s=0.0), None, open_checkpointer(db),
+    )  # fmt: skip
+    before = db.stat().st_size
+    result = app.ask(QUESTION)
+    app.close()
+    assert len(json.dumps(result.to_json())) < 1_000_000
+    assert all(len(s.question) <= 1_000 for s in result.sub_questions)
+    assert len(result.sub_questions) <= 8 and len(result.evaluation.missing) <= 8
+    assert db.stat().st_size - before < 1_000_000
