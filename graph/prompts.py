@@ -10,7 +10,6 @@ the data, so no passage can close its fence and speak as the prompt.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 
 from graph import text as tx
@@ -185,9 +184,6 @@ Latest user message: {question}"""
 
 # ------------------------------------------------------------------------ fences
 
-_RUN_OPEN = re.compile(r"<{3,}")
-_RUN_CLOSE = re.compile(r">{3,}")
-
 EVIDENCE_CHARS = 2400  # per evidence item in the answer prompt
 COMPACT_CHARS = 600  # per item where only compact evidence is needed
 CHUNK_CHARS = 3000  # per chunk in the extract prompt
@@ -196,9 +192,19 @@ MAX_TURNS = 6
 
 
 def neutralise(text: str) -> str:
-    """Make fence markers inert inside data: runs of 3+ angle brackets become look-alikes."""
-    text = _RUN_OPEN.sub(lambda m: "‹" * len(m.group()), text)
-    return _RUN_CLOSE.sub(lambda m: "›" * len(m.group()), text)
+    """Make fence markers inert inside data. A run of 3+ angle brackets is found the way a reader
+    sees it (graph.text.angle_runs: look-alikes such as ＜ ‹ « count, zero-width and bidi
+    characters and spaces between them do not) and becomes `<·<·<`, which reads as no marker;
+    every other character is kept."""
+    runs = tx.angle_runs(text)
+    if not runs:
+        return text
+    parts, start = [], 0
+    for begin, end, direction, count in runs:
+        parts += [text[start:begin], "·".join(direction * count)]
+        start = end
+    parts.append(text[start:])
+    return "".join(parts)
 
 
 def _attr(value: object, limit: int = 160) -> str:

@@ -139,6 +139,9 @@ class QuestionResult(_Record):
     trace: list[TraceEvent] = Field(default_factory=list)
     groups: list[str] = Field(default_factory=list)
     created_at: float = 0.0
+    notices: list[str] = Field(
+        default_factory=list, description="What the reader should know beyond the mode."
+    )
 
     def to_json(self) -> dict[str, Any]:
         """The `hopwise ask --json` object."""

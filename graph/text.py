@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 import warnings
 from collections.abc import Iterable
 from functools import lru_cache
@@ -469,3 +470,76 @@ def term_in(term: str, text: str, terms: set[str]) -> bool:
     if _is_cjk_token(term):
         return term in text or term in terms or (len(term) >= 3 and term[:-1] in text)
     return term in terms
+
+
+# ----------------------------------------------------- invisible and look-alike characters
+
+# Blank by design though their category says letter or symbol (Hangul and braille fillers).
+_BLANK_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u17b4\u17b5")
+_INVISIBLE_CATEGORIES = frozenset({"Cf", "Mn", "Me", "Cc"})  # format (zero-width, bidi), marks
+
+
+def is_invisible(ch: str) -> bool:
+    """Shows nothing on its own: zero-width, bidi control, joiner, variation selector, combining
+    mark, control character (the line break excepted) or blank filler."""
+    if ch in _BLANK_FILLERS:
+        return True
+    return ch != "\n" and unicodedata.category(ch) in _INVISIBLE_CATEGORIES
+
+
+def _angles(chars: str, direction: str, count: int) -> dict[str, tuple[str, int]]:
+    return dict.fromkeys(chars, (direction, count))
+
+
+# What reads as '<' or '>', and as how many: '«' looks like '<<'. Covers every character whose
+# NFKC form is listed (full-width, small and vertical forms; tests/graph/test_fences.py checks).
+ANGLE_LOOKALIKES: dict[str, tuple[str, int]] = {
+    **_angles("<＜﹤‹〈\u2329︿⟨❮❬❰˂ᐸ≺⧼⦑⋖⊲◁", "<", 1),
+    **_angles("«《︽⟪≪", "<", 2),
+    **_angles("⋘", "<", 3),
+    **_angles(">＞﹥›〉\u232a﹀⟩❯❭❱˃ᐳ≻⧽⦒⋗⊳▷", ">", 1),
+    **_angles("»》︾⟫≫", ">", 2),
+    **_angles("⋙", ">", 3),
+}
+
+
+def angle_runs(text: str, minimum: int = 3) -> list[tuple[int, int, str, int]]:
+    """(start, end, '<' or '>', count) of each run of same-direction angle brackets worth at least
+    `minimum`, look-alikes included, with invisible characters and spaces (not line breaks)
+    between them ignored: `<\u200b<<`, `＜＜＜` and `‹ « ` each read as `<<<`."""
+    runs, i, n = [], 0, len(text)
+    while i < n:
+        angle = ANGLE_LOOKALIKES.get(text[i])
+        if angle is None:
+            i += 1
+            continue
+        direction, count = angle
+        end = k = i + 1
+        while k < n:
+            ch = text[k]
+            more = ANGLE_LOOKALIKES.get(ch)
+            if more is not None and more[0] == direction:
+                count += more[1]
+                end = k = k + 1
+            elif more is None and (is_invisible(ch) or (ch.isspace() and ch != "\n")):
+                k += 1
+            else:
+                break
+        if count >= minimum:
+            runs.append((i, end, direction, count))
+        i = end
+    return runs
+
+
+def fold_for_markers(text: str) -> str:
+    """The text as a marker check should read it: NFKC, invisible characters dropped, angle
+    look-alikes as ASCII ('«' -> '<<'). For checking only; what is sent keeps its own text."""
+    visible = "".join(ch for ch in text if not is_invisible(ch))  # before NFKC composes marks
+    out = []
+    for ch in unicodedata.normalize("NFKC", visible):
+        angle = ANGLE_LOOKALIKES.get(ch)
+        if angle is not None:
+            out.append(angle[0] * angle[1])
+        elif not is_invisible(ch):
+            out.append(ch)
+    return "".join(out)

@@ -8,6 +8,8 @@ so any past answer can be reopened. The libraries (graph/, ingest/) get narrow c
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +22,14 @@ from graph.context import EventCallback, GraphContext, TokenCallback
 from graph.deadline import question_deadline
 from graph.protocols import Reasoner, Retriever, WebSearch
 from graph.result import QuestionResult
-from graph.runner import ThreadIndex, build_result, open_checkpointer
+from graph.runner import (
+    ConversationStoreError,
+    ResilientSqliteSaver,
+    ThreadIndex,
+    build_result,
+    conversation_store_problem,
+    open_checkpointer,
+)
 from graph.state import MAX_MESSAGES, question_input
 from graph.text import language_of
 from graph.web import DdgsWebSearch
@@ -29,6 +38,8 @@ from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
 from ingest.protocols import KnowledgeBase
 from ingest.store import MilvusStore, slow_engine_warning, validate_groups
+
+logger = logging.getLogger(__name__)
 
 
 def open_store(settings: Settings, *, embedder: Embedder | None = None) -> MilvusStore:
@@ -101,19 +112,29 @@ class Hopwise:
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = compile_graph(self.checkpointer)
         self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
+        self.history_problem = ""  # why conversations are not being saved, if they are not
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Hopwise:
         """Production wiring: Milvus store, LLM (or offline) reasoner, ddgs, SQLite threads."""
         settings = settings or load_settings()
         settings.ensure_data_dir()
-        return cls(
-            settings,
-            open_store(settings),
-            build_reasoner(settings),
-            build_web_search(settings),
-            open_checkpointer(settings.checkpoint_path),
-        )
+        store = open_store(settings)
+        try:
+            try:
+                checkpointer: Any = open_checkpointer(settings.checkpoint_path)
+                problem = ""
+            except ConversationStoreError as exc:  # answer anyway, without saved history
+                checkpointer, problem = InMemorySaver(), str(exc)
+                logger.warning("%s", problem)
+            app = cls(
+                settings, store, build_reasoner(settings), build_web_search(settings), checkpointer
+            )
+        except BaseException:
+            store.close()  # a failed start leaks no open store
+            raise
+        app.history_problem = problem
+        return app
 
     def ask(
         self,
@@ -165,6 +186,8 @@ class Hopwise:
         inputs = question_input(
             question, [dict(m) for m in history], budgets.max_web_searches if allowed else 0
         )
+        if isinstance(self.checkpointer, ResilientSqliteSaver):
+            self.checkpointer.problem = ""
         with question_deadline(ctx.deadline):  # a hard wall for every model call of it
             final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
         result = build_result(final, self.reasoner.name, thread_id, ctx, list(groups))
@@ -172,12 +195,20 @@ class Hopwise:
             {"role": "user", "content": question},
             {"role": "assistant", "content": result.answer},
         ]
-        self.graph.update_state(
-            config,
-            {"messages": turns, "result": result.to_json()},
-            as_node=result.trace[-1].node,
-        )
-        self.threads.touch(thread_id, question, owner)
+        problem = getattr(self.checkpointer, "problem", "") or self.history_problem
+        if not getattr(self.checkpointer, "problem", ""):
+            try:
+                self.graph.update_state(
+                    config,
+                    {"messages": turns, "result": result.to_json()},
+                    as_node=result.trace[-1].node,
+                )
+                self.threads.touch(thread_id, question, owner)
+            except sqlite3.Error as exc:  # the answer is given; only saving it failed
+                problem = conversation_store_problem(self.settings.checkpoint_path, exc)
+            problem = problem or getattr(self.checkpointer, "problem", "")
+        if problem:
+            result.notices.append(f"This answer was not saved: {problem}")
         return result
 
     def list_threads(self, owner: str | None = None) -> list[dict[str, Any]]:

@@ -161,6 +161,7 @@ def chunk_document(
                     parser_version=doc.parser,
                     chunker_version=CHUNKER_VERSION,
                     embedding_version="",  # set by the store, which knows the embedder
+                    hidden_removed=doc.hidden_removed,
                 )
             )
     return chunks

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-PARSER_VERSION = "parse-1"
+PARSER_VERSION = "parse-2"  # 2: hidden text (ingest/hidden) is dropped
 CHUNKER_VERSION = "chunk-1"
 DEFAULT_GROUP = "all"
 
@@ -30,6 +30,12 @@ class ParsedDocument(BaseModel):
     text: str
     blocks: list[Block]
     parser: str = PARSER_VERSION
+    hidden_removed: int = Field(
+        0, description="Characters of text a reader never sees (ingest/hidden) left out of it."
+    )
+    hidden_kinds: list[str] = Field(
+        default_factory=list, description="What that hidden text was, e.g. 'tiny text'."
+    )
 
 
 class Chunk(BaseModel):
@@ -51,6 +57,11 @@ class Chunk(BaseModel):
     parser_version: str = PARSER_VERSION
     chunker_version: str = CHUNKER_VERSION
     embedding_version: str = Field("", description="Embedding model id, empty when BM25-only.")
+    hidden_removed: int = Field(
+        0,
+        description="ParsedDocument.hidden_removed of the whole document (document-level, "
+        "like checksum), for the document list.",
+    )
     metadata: dict[str, Any] = Field(
         default_factory=dict,
         description="Caller metadata kept as given (documents written through the LangChain "
@@ -91,6 +102,11 @@ class DocumentInfo(BaseModel):
     groups: list[str]
     checksum: str = ""
     created_at: float = 0.0
+    hidden_removed: int = Field(
+        0,
+        description="Characters of hidden text dropped at parse (0 where the store does not "
+        "record it).",
+    )
 
 
 class IngestResult(BaseModel):
@@ -103,3 +119,5 @@ class IngestResult(BaseModel):
     version: int | None = None
     chunks: int = 0
     reason: str | None = None
+    hidden_removed: int = Field(0, description="Characters of hidden text dropped at parse.")
+    hidden_kinds: list[str] = Field(default_factory=list, description="What that text was.")

@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ingest.errors import IngestError
+from ingest.hidden import Tally, strip_invisible
 from ingest.lang import CJK, CJK_RE
 from ingest.models import Block, ParsedDocument
 
@@ -62,7 +63,11 @@ def join_lines(text: str) -> str:
 
 
 class _Builder:
-    """Accumulates blocks and the document text, tracking the heading stack."""
+    """Accumulates blocks and the document text, tracking the heading stack.
+
+    Every text passes `strip_invisible` here; the parsers add what their format hides to
+    `hidden` (see ingest/hidden), and the document reports the total.
+    """
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -70,13 +75,17 @@ class _Builder:
         self.blocks: list[Block] = []
         self._stack: list[tuple[int, str]] = []
         self.first_h1: str | None = None
+        self.hidden: Tally = Tally()
+
+    def _visible(self, text: str) -> str:
+        return strip_invisible(text, self.hidden)
 
     @property
     def path(self) -> list[str]:
         return [title for _, title in self._stack]
 
     def heading(self, level: int, text: str, page: int | None = None) -> None:
-        text = join_lines(text)
+        text = join_lines(self._visible(text))
         if not text:
             return
         while self._stack and self._stack[-1][0] >= level:
@@ -88,26 +97,26 @@ class _Builder:
 
     def set_path(self, path: list[str]) -> None:
         """Enter a section known from outside the text (a PDF bookmark) without adding text."""
-        self._stack = list(enumerate(path, start=1))
+        self._stack = list(enumerate((self._visible(title) for title in path), start=1))
 
     def add_heading_block(self, text: str, page: int | None = None) -> None:
         """A heading line whose section was already entered with `set_path`."""
-        self._append(join_lines(text), "heading", page, tight=False)
+        self._append(join_lines(self._visible(text)), "heading", page, tight=False)
 
     def text(self, text: str, page: int | None = None) -> None:
         """A paragraph or list item; soft line breaks are unwrapped."""
-        self._append(join_lines(text), "text", page, tight=False)
+        self._append(join_lines(self._visible(text)), "text", page, tight=False)
 
     def code(self, text: str, page: int | None = None) -> None:
         """Preformatted text: line breaks kept, trailing blanks trimmed."""
-        lines = [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+        lines = [line.rstrip() for line in self._visible(text).replace("\r\n", "\n").split("\n")]
         self._append("\n".join(lines).strip("\n"), "code", page, tight=False)
 
     def table(self, rows: list[list[str]], page: int | None = None) -> None:
         """A table, one block per row, cells joined with ' | ', rows one line each."""
         first = True
         for cells in rows:
-            clean = [join_lines(cell) for cell in cells]
+            clean = [join_lines(self._visible(cell)) for cell in cells]
             if not any(clean):
                 continue
             self._append(" | ".join(clean), "table", page, tight=not first)
@@ -139,11 +148,14 @@ class _Builder:
         if not text.strip():
             raise IngestError("empty file (no text found)")
         stem = PurePosixPath(source).stem or source
+        title = join_lines(self._visible(title or "")) or self.first_h1 or stem
         return ParsedDocument(
             source=source,
-            title=(title or self.first_h1 or stem).strip(),
+            title=title.strip(),
             text=text,
             blocks=self.blocks,
+            hidden_removed=sum(n for n in self.hidden.values() if n > 0),
+            hidden_kinds=sorted(kind for kind, n in self.hidden.items() if n > 0),
         )
 
 
@@ -185,6 +197,8 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
+    from ingest.hidden.pdf import PageInk
+
     if b"%PDF-" not in data[:1024]:
         raise IngestError("corrupt PDF (no PDF header)")
     try:
@@ -205,7 +219,13 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
     outline = _pdf_outline(reader)
     for number, page in enumerate(pages, start=1):
         try:
-            page_text = page.extract_text() or ""
+            ink = PageInk(page, builder.hidden)  # blanks text nobody sees before pypdf reads it
+            page_text = (
+                page.extract_text(
+                    visitor_operand_before=ink.before, visitor_operand_after=ink.after
+                )
+                or ""
+            )
         except Exception as exc:  # pypdf raises many types on damaged content streams
             raise IngestError(f"corrupt PDF (page {number}: {exc})") from exc
         _pdf_page(builder, page_text, number, outline.get(number, []))
@@ -323,12 +343,15 @@ def _parse_docx(data: bytes, source: str) -> ParsedDocument:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    from ingest.hidden.word import WordRuns
+
     _check_zip(data, "DOCX")
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises KeyError/ValueError/lxml errors on damage
         raise IngestError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
     builder = _Builder()
+    runs = WordRuns(document, builder.hidden)
     styled_title: str | None = None
     # Paragraph.style resolves the default style on every call (slow); map ids to names once.
     names = {style.style_id: style.name or "" for style in document.styles}
@@ -337,21 +360,24 @@ def _parse_docx(data: bytes, source: str) -> ParsedDocument:
             style_id = item._p.style
             style = names.get(style_id, style_id or "") if style_id else ""
             match = _HEADING_STYLE.match(style.strip())
+            text = runs.paragraph_text(item._p)
             if match:
-                builder.heading(int(match.group(1)), item.text)
-            elif style.strip().lower() == "title" and item.text.strip():
-                styled_title = styled_title or join_lines(item.text)
-                builder.heading(1, item.text)
+                builder.heading(int(match.group(1)), text)
+            elif style.strip().lower() == "title" and text.strip():
+                styled_title = styled_title or join_lines(text)
+                builder.heading(1, text)
             else:
-                builder.text(item.text)
+                builder.text(text)
         elif isinstance(item, Table):
-            builder.table(_docx_rows(item))
+            builder.table(_docx_rows(item, runs))
     core = (document.core_properties.title or "").strip()
     return builder.build(source, core or styled_title)
 
 
-def _docx_rows(table: Any) -> list[list[str]]:
-    """Rows of cell texts, a merged cell counted once per row."""
+def _docx_rows(table: Any, runs: Any) -> list[list[str]]:
+    """Rows of visible cell texts, a merged cell counted once per row."""
+    from ingest.hidden.word import cell_background
+
     rows = []
     for row in table.rows:
         seen: set[int] = set()
@@ -360,7 +386,8 @@ def _docx_rows(table: Any) -> list[list[str]]:
             if id(cell._tc) in seen:
                 continue
             seen.add(id(cell._tc))
-            cells.append(cell.text)
+            shade = cell_background(cell._tc)
+            cells.append("\n".join(runs.paragraph_text(p._p, shade) for p in cell.paragraphs))
         rows.append(cells)
     return rows
 
@@ -448,10 +475,51 @@ def _md_cells(line: str) -> list[str]:
     return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line)]
 
 
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+_STYLE_BLOCK = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def _md_pieces(lines: list[str]) -> list[tuple[bool, str]]:
+    """The file as (is_code, text) pieces in order: fenced blocks and code spans are code."""
+    pieces: list[tuple[bool, str]] = []
+    marker: str | None = None
+    for number, line in enumerate(lines):
+        end = "\n" if number < len(lines) - 1 else ""
+        fence = _FENCE.match(line)
+        if marker is not None or fence:
+            if marker is not None and line.strip().startswith(marker):
+                marker = None
+            elif marker is None and fence:
+                marker = fence.group(1)
+            pieces.append((True, line + end))
+            continue
+        pos = 0
+        for span in _CODE_SPAN.finditer(line):
+            pieces += [(False, line[pos : span.start()]), (True, span.group())]
+            pos = span.end()
+        pieces.append((False, line[pos:] + end))
+    return pieces
+
+
+def _md_visible(lines: list[str], tally: Tally) -> list[str]:
+    """What a Markdown viewer shows: raw HTML comments, <script>/<style> bodies and elements
+    hidden by the HTML rules (ingest.hidden.css) are dropped; code stays as written."""
+    pieces = _md_pieces(lines)
+    if not any("<" in text for code, text in pieces if not code):
+        return lines
+    from ingest.hidden.css import MarkupFilter
+
+    markup = "".join(text for code, text in pieces if not code)
+    shown = MarkupFilter("\n".join(_STYLE_BLOCK.findall(markup)), tally)
+    text = "".join(shown.literal(t) if code else shown.markup(t) for code, t in pieces)
+    return text.split("\n")
+
+
 def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
     lines = decode_text(data).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     lines, front_title = _front_matter(lines)
     builder = _Builder()
+    lines = _md_visible(lines, builder.hidden)
     para: list[str] = []
 
     def flush() -> None:
@@ -560,23 +628,14 @@ _BLOCK_TAGS = {
     "summary",
     "ul",
 }
-_HIDDEN_STYLE = re.compile(r"(display\s*:\s*none|visibility\s*:\s*hidden)", re.IGNORECASE)
-
-
-def _is_hidden(tag: Any) -> bool:
-    attrs = tag.attrs or {}
-    if "hidden" in attrs:
-        return True
-    if str(attrs.get("aria-hidden", "")).strip().lower() == "true":
-        return True
-    return bool(_HIDDEN_STYLE.search(str(attrs.get("style", ""))))
 
 
 class _HtmlWalker:
-    """Depth-first walk that turns visible HTML into builder blocks."""
+    """Depth-first walk that turns HTML into builder blocks; run it on a tree whose hidden
+    elements `strip_hidden_html` has already removed."""
 
-    def __init__(self) -> None:
-        self.builder = _Builder()
+    def __init__(self, builder: _Builder) -> None:
+        self.builder = builder
         self.buffer: list[str] = []
 
     def flush(self) -> None:
@@ -591,7 +650,7 @@ class _HtmlWalker:
         for child in node.children:
             if type(child) is NavigableString:
                 out.append(str(child))
-            elif isinstance(child, Tag) and child.name not in _DROP_TAGS and not _is_hidden(child):
+            elif isinstance(child, Tag) and child.name not in _DROP_TAGS:
                 out.append(" " if child.name in ("br", "td", "th") else "")
                 out.append(self.visible_text(child))
         return " ".join("".join(out).split())
@@ -603,7 +662,7 @@ class _HtmlWalker:
             if type(child) is NavigableString:
                 self.buffer.append(str(child))
                 continue
-            if not isinstance(child, Tag) or child.name in _DROP_TAGS or _is_hidden(child):
+            if not isinstance(child, Tag) or child.name in _DROP_TAGS:
                 continue
             name = child.name
             if re.fullmatch(r"h[1-6]", name):
@@ -628,10 +687,10 @@ class _HtmlWalker:
     def _rows(self, table: Any) -> list[list[str]]:
         rows = []
         for tr in table.find_all("tr"):
-            if _is_hidden(tr) or tr.find_parent("table") is not table:
+            if tr.find_parent("table") is not table:
                 continue
             cells = tr.find_all(["td", "th"], recursive=False)
-            rows.append([self.visible_text(cell) for cell in cells if not _is_hidden(cell)])
+            rows.append([self.visible_text(cell) for cell in cells])
         return rows
 
 
@@ -654,12 +713,16 @@ def _decode_html(data: bytes) -> str:
 def _parse_html(data: bytes, source: str) -> ParsedDocument:
     from bs4 import BeautifulSoup
 
+    from ingest.hidden.css import strip_hidden_html
+
     markup = _decode_html(data)
     try:
         soup = BeautifulSoup(markup, "lxml")
     except Exception as exc:
         raise IngestError(f"corrupt HTML ({exc})") from exc
-    walker = _HtmlWalker()
+    builder = _Builder()
+    strip_hidden_html(soup, builder.hidden, skip=_DROP_TAGS)
+    walker = _HtmlWalker(builder)
     try:
         walker.walk(soup)
     except RecursionError as exc:

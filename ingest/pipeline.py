@@ -96,7 +96,7 @@ def ingest_bytes(
         )
     return IngestResult(
         path=shown, source=source, status="ingested", doc_id=doc_id, version=version,
-        chunks=len(chunks),
+        chunks=len(chunks), hidden_removed=doc.hidden_removed, hidden_kinds=doc.hidden_kinds,
     )  # fmt: skip
 
 

@@ -449,6 +449,11 @@ class MilvusStore:
             self._check_chunk_collection()
         if self.manifest not in existing:
             self._create_manifest_collection()
+        fields = self._client.describe_collection(self.manifest).get("fields") or []
+        names = {f.get("name") for f in fields}
+        # a manifest written before hidden_removed existed keeps working without it
+        self._manifest_fields = [*MANIFEST_FIELDS, *(["hidden_removed"] if "hidden_removed"
+                                                     in names else [])]  # fmt: skip
         for name in (self.collection, self.manifest):
             self._client.load_collection(name)
 
@@ -543,6 +548,7 @@ class MilvusStore:
         schema.add_field("created_at", dt.DOUBLE)
         schema.add_field("chunks", dt.INT64)
         schema.add_field("updated_at", dt.DOUBLE)
+        schema.add_field("hidden_removed", dt.INT64)
         schema.add_field("unused", dt.FLOAT_VECTOR, dim=2)  # Milvus needs a vector per collection
         index = self._client.prepare_index_params()
         index.add_index("unused", index_type="FLAT", metric_type="L2")
@@ -559,7 +565,10 @@ class MilvusStore:
     def _manifest_rows(self, expr: str) -> list[dict[str, Any]]:
         return list(
             self._client.query(
-                self.manifest, filter=expr, output_fields=MANIFEST_FIELDS, limit=QUERY_LIMIT
+                self.manifest,
+                filter=expr,
+                output_fields=self._manifest_fields,
+                limit=QUERY_LIMIT,
             )
         )
 
@@ -568,7 +577,9 @@ class MilvusStore:
         return rows[0] if rows else None
 
     def _put_manifest(self, row: dict[str, Any]) -> None:
-        row = {k: row[k] for k in MANIFEST_FIELDS if k in row}
+        row = {k: row[k] for k in self._manifest_fields if k in row}
+        if "hidden_removed" in self._manifest_fields:
+            row.setdefault("hidden_removed", 0)
         row.update(updated_at=time.time(), unused=[0.0, 0.0])
         self._client.upsert(self.manifest, [row])
 
@@ -649,6 +660,7 @@ class MilvusStore:
             "source": _clip(first.source, 2048),
             "groups_json": json.dumps(validate_chunk_groups(first.groups), ensure_ascii=False),
             "checksum": first.checksum, "created_at": first.created_at, "chunks": len(chunks),
+            "hidden_removed": first.hidden_removed,
             "fresh": old is None,  # no other version of this document exists anywhere
         }  # fmt: skip
         previous = {**old, "active_version": active} if old else {**record, "active_version": 0}
@@ -997,6 +1009,7 @@ def _doc_info(row: dict[str, Any]) -> DocumentInfo:
         version=int(row["active_version"]), chunks=int(row.get("chunks", 0)),
         groups=json.loads(row.get("groups_json") or "[]"), checksum=row.get("checksum", ""),
         created_at=float(row.get("created_at", 0.0)),
+        hidden_removed=int(row.get("hidden_removed") or 0),
     )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
-from graph.result import HopRecord, QuestionResult, TraceEvent
+from graph.result import HopRecord, QuestionResult, TraceEvent, WebResultRecord
 from ui import safe
 
 START, END = "__start__", "__end__"
@@ -269,9 +269,19 @@ def hit_rows(hop: HopRecord) -> list[dict[str, Any]]:
 def hop_evidence(hop: HopRecord) -> list[str]:
     """The evidence sentences a hop kept, as Markdown that shows them literally."""
     return [
-        f"{safe.escape_inline(kept.text)}  \n{safe.code_span(kept.chunk_id)}"
+        f"{safe.escape_inline(kept.text)}  \nchunk {safe.escape_inline(kept.chunk_id)}"
         for kept in hop.evidence
     ]
+
+
+def web_result_line(item: WebResultRecord) -> str:
+    """A web result as one Markdown line: title and snippet as text, one link we rebuilt from
+    the parsed http(s) URL and labelled with its domain (or the URL as text when it is not one)."""
+    web = safe.web_link(item.url)
+    where = safe.link_markdown(web) if web is not None else safe.escape_inline(item.url)
+    title = safe.escape_inline(item.title or item.url)
+    snippet = f" — {safe.escape_inline(item.snippet)}" if item.snippet else ""
+    return f"{title} ({where}){snippet}"
 
 
 def trace_json(result: QuestionResult) -> str:

@@ -57,7 +57,7 @@ def _escape_line(line: str, citations: Collection[int]) -> str:
     for match in _CITATION.finditer(line):
         if int(match.group(1)) in citations:
             parts.append(_escape_span(line[start : match.start()], line_start=start == 0))
-            parts.append(f"**[{int(match.group(1))}]**")  # our one construct: bold, no link
+            parts.append(f"\\[**{int(match.group(1))}**\\]")  # bold number: no flanking trap
             start = match.end()
     parts.append(_escape_span(line[start:], line_start=start == 0))
     return "".join(parts)
@@ -89,18 +89,11 @@ def quote_block(value: object) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
 
 
-def code_span(value: object) -> str:
-    """Untrusted text as one inline code span: shown verbatim, monospace, never parsed."""
-    content = " ".join(str(value).split())
-    longest = max((len(run) for run in re.findall(r"`+", content)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if content.startswith("`") or content.endswith("`") else ""
-    return f"{fence}{pad}{content}{pad}{fence}" if content else ""
-
-
 def answer_markdown(value: str, citations: Collection[int]) -> str:
     """An answer (model or offline text) as literal Markdown; `[n]` markers whose n is one of
-    the answer's citations become bold `[n]`, every other bracket stays text."""
+    the answer's citations get a bold number (`[**n**]`: bold inside the brackets opens and closes
+    whatever is next to it, `**[n]**` does not after a letter), every other bracket stays text.
+    No link: Streamlit gives no element an id we choose, so there is no anchor to point at."""
     return _blocks(value, frozenset(citations))
 
 

@@ -67,7 +67,7 @@ def read_secrets() -> dict[str, Any]:
         return {}
 
 
-def error_text(exc: BaseException) -> str:
+def error_text(exc: BaseException | str) -> str:
     """An error for a banner: one line, every configured secret and URI credential redacted."""
     text = " ".join(str(exc).split()) or type(exc).__name__
     try:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hopwise.settings import Settings
+from ingest.hidden import hidden_note
 from ingest.models import DEFAULT_GROUP, IngestResult
 from ingest.parsers import SUPPORTED_EXTENSIONS
 from ingest.protocols import KnowledgeBase
@@ -92,7 +93,7 @@ def parse_groups(text: str) -> list[str]:
 
 
 def result_rows(results: Sequence[IngestResult]) -> list[dict[str, Any]]:
-    """The result table: file, status, chunks, version, reason."""
+    """The result table: file, status, chunks, version, reason, hidden text removed."""
     return [
         {
             "file": r.source,
@@ -100,6 +101,7 @@ def result_rows(results: Sequence[IngestResult]) -> list[dict[str, Any]]:
             "chunks": r.chunks,
             "version": r.version,
             "reason": r.reason or "",
+            "hidden text": hidden_note(r.hidden_removed, r.hidden_kinds),
         }
         for r in results
     ]

@@ -42,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         app.close()
+    for notice in result.notices:
+        print(f"hopwise: warning: {notice}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     else:

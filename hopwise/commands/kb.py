@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from hopwise.app import open_store
+from ingest.hidden import hidden_note
 from ingest.models import IngestResult
 
 
@@ -57,6 +58,8 @@ def format_result(result: IngestResult) -> str:
     """One line per file: ingested / skipped / failed with its detail in parentheses."""
     if result.status == "ingested":
         detail = f"{result.chunks} chunks, v{result.version}"
+        if note := hidden_note(result.hidden_removed, result.hidden_kinds):
+            detail += f"; {note}"
     elif result.status == "skipped":
         detail = result.reason or "unchanged"
     else:
@@ -106,8 +109,10 @@ def run_docs_list(args: argparse.Namespace) -> int:
     print(f"{'DOC_ID':<22}  {'VER':>3}  {'CHUNKS':>6}  {'GROUPS':<16}  SOURCE  (TITLE)")
     for d in documents:
         groups = ",".join(d.groups)
+        note = hidden_note(d.hidden_removed)
         print(
             f"{d.doc_id:<22}  {d.version:>3}  {d.chunks:>6}  {groups:<16}  {d.source}  ({d.title})"
+            + (f"  [{note}]" if note else "")
         )
     return 0
 

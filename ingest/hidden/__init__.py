@@ -33,6 +33,16 @@ WHITE: RGB = (1.0, 1.0, 1.0)
 BLACK: RGBA = (0.0, 0.0, 0.0, 1.0)
 
 
+def hidden_note(count: int, kinds: list[str] | None = None) -> str:
+    """How the ingest result and the document list flag a document ("" when nothing was
+    dropped): `hidden text removed: 42 [tiny text]`, or `hidden text removed (42)`."""
+    if count <= 0:
+        return ""
+    if kinds is None:
+        return f"hidden text removed ({count})"
+    return f"hidden text removed: {count}" + (f" [{', '.join(kinds)}]" if kinds else "")
+
+
 def visible_len(text: str) -> int:
     """What a removal counts: the characters that are not whitespace."""
     return sum(not ch.isspace() for ch in text)

@@ -5,7 +5,6 @@ highlight colours (ECMA-376 Part 1, 17.18.40 ST_HighlightColor)."""
 from __future__ import annotations
 
 CSS_NAMED = {
-148
     "aliceblue": "f0f8ff", "antiquewhite": "faebd7", "aqua": "00ffff", "aquamarine": "7fffd4",
     "azure": "f0ffff", "beige": "f5f5dc", "bisque": "ffe4c4", "black": "000000",
     "blanchedalmond": "ffebcd", "blue": "0000ff", "blueviolet": "8a2be2", "brown": "a52a2a",

@@ -80,6 +80,14 @@ def test_metadata_round_trips_through_writes_and_reads(store) -> None:
     assert store.get_chunks("runbook")[0].metadata == hit.metadata
 
 
+def test_the_document_list_records_hidden_text_removed(store) -> None:
+    chunks = make_chunks("policy", ["Remote work needs manager approval."])
+    chunks[0].hidden_removed = 42
+    store.replace_document(chunks)
+    assert store.get_document("policy").hidden_removed == 42
+    assert [d.hidden_removed for d in store.list_documents()] == [42]
+
+
 def test_chinese_bm25_finds_the_clause(filled) -> None:
     hits = filled.search("违约金怎么计算", ["all"], k=5)
     assert hits and hits[0].chunk_id == "contract-v1-1"

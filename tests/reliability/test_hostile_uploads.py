@@ -31,7 +31,9 @@ SLACK_S = 5.0  # worker start-up after a kill, IPC
 def _seed_files() -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        makers = [docs.make_pdf, docs.make_docx, docs.make_html, docs.make_markdown, docs.make_txt]
+        makers = [docs.make_pdf, docs.make_docx, docs.make_html, docs.make_markdown, docs.make_txt,
+                  docs.make_pdf_with_hidden_text, docs.make_docx_with_hidden_text,
+                  docs.make_html_with_hidden_text, docs.make_markdown_with_hidden_text]  # fmt: skip
         return {(path := make(root)).name: path.read_bytes() for make in makers}
 
 

@@ -136,9 +136,7 @@ def test_answers_using_a_withdrawn_document_are_hidden_from_the_reader(kb: Path)
     memo = b"# Offsite memo\n\n## Venue\nThe offsite takes place at the Quarry Lodge in Lisbon.\n"
     done = ingest_bytes(memo, "offsite.md", store, groups=["finance"], config=settings.ingest)
     runner = get_runner()
-    asked = runner.ask(
-        "Where does the offsite take place?", groups=("all", "finance"), owner="ana"
-    )
+    asked = runner.ask("Where does the offsite take place?", groups=("all", "finance"), owner="ana")
     assert "Quarry Lodge" in asked.answer
     [kept] = runner.thread_answers(asked.thread_id, owner="ana", groups=("all", "finance"))
     assert "Quarry Lodge" in kept.answer  # still readable: shown as it was

@@ -7,6 +7,7 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
+from ingest.hidden import hidden_note
 from ui.auth import admin_password, attempt, passwords_match
 from ui.services import error_text, get_settings, get_store, read_secrets, sign_in_guard
 from ui.uploads import UPLOAD_TYPES, access_changes, ingest_uploads, parse_groups, result_rows
@@ -163,6 +164,7 @@ else:
                 "ingested at": datetime.fromtimestamp(d.created_at).strftime("%Y-%m-%d %H:%M")
                 if d.created_at
                 else "",
+                "hidden text": hidden_note(d.hidden_removed),
                 "doc_id": d.doc_id,
             }
             for d in documents

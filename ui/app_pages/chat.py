@@ -24,6 +24,8 @@ THREAD_KEY = "hopwise_thread"
 st.title("Chat")
 user, runner = page_session("Sign in with the form in the sidebar to chat with the knowledge base.")
 settings = get_settings()
+if runner.history_problem:
+    st.warning(f"Conversations are not being saved: {error_text(runner.history_problem)}")
 
 owner = runner.threads.owner_of(st.session_state.get(THREAD_KEY) or "")
 if THREAD_KEY not in st.session_state or owner not in (None, user.name):

@@ -6,15 +6,17 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from ui import safe
 from ui.formatting import (
     badges,
     hit_rows,
     hop_evidence,
     state_machine_dot,
     step_rows,
-    thread_label,
+    thread_title,
     timeline_rows,
     trace_json,
+    web_result_line,
 )
 from ui.services import TRACE_KEY, error_text, may_open, page_session, user_answers, visible_threads
 
@@ -40,7 +42,7 @@ except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
     st.stop()
 want_thread, want_index = wanted_answer()
 thread_ids = [str(t.get("thread_id")) for t in threads]
-labels = {str(t.get("thread_id")): thread_label(t) for t in threads}
+labels = {str(t.get("thread_id")): thread_title(t) for t in threads}  # selectbox: plain text
 if want_thread and want_thread not in thread_ids:
     if may_open(runner, want_thread, user):
         thread_ids.insert(0, want_thread)
@@ -80,10 +82,10 @@ st.query_params.update({"thread": thread_id, "answer": str(index + 1)})
 result = answers[index]
 events = result.trace
 
-st.subheader(questions[index])
+st.subheader(safe.escape_inline(questions[index]))
 st.markdown(badges(result))
 if result.standalone_question and result.standalone_question != questions[index]:
-    st.caption(f"Standalone question: {result.standalone_question}")
+    st.caption(f"Standalone question: {safe.escape_inline(result.standalone_question)}")
 
 graph_col, time_col = st.columns([1, 1])
 with graph_col:
@@ -115,19 +117,23 @@ with time_col:
 with st.expander("Steps: mode, cost and notes per node"):
     st.dataframe(pd.DataFrame(step_rows(events)), hide_index=True, width="stretch")
 if result.route_reason:
-    st.caption(f"Route: {result.route} — {result.route_reason}")
+    st.caption(
+        f"Route: {safe.escape_inline(result.route)} — {safe.escape_inline(result.route_reason)}"
+    )
 
 if result.sub_questions:
     st.markdown("**Sub-questions**")
     for i, sub in enumerate(result.sub_questions, start=1):
         dep = sub.depends_on
-        st.markdown(f"{i}. {sub.question}" + (f"  _(uses #{dep})_" if dep else ""))
+        uses = f"  _(uses #{int(dep)})_" if dep else ""
+        st.markdown(f"{i}. {safe.escape_inline(sub.question)}{uses}")
 
 hops = result.hops
 st.markdown(f"**Hops ({len(hops)})**")
 for number, hop in enumerate(hops, start=1):
-    with st.expander(f"Hop {number}: {hop.sub_question}", expanded=number == 1):
-        st.markdown(f"Query sent: `{hop.query}`")
+    label = f"Hop {number}: {safe.escape_inline(hop.sub_question)}"  # labels render Markdown
+    with st.expander(label, expanded=number == 1):
+        st.markdown(f"Query sent: “{safe.escape_inline(hop.query)}”")
         table = hit_rows(hop)
         if table:
             st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
@@ -144,21 +150,21 @@ if result.route == "complex":
     verdict = "enough evidence" if evaluation.enough else "evidence incomplete"
     (st.success if evaluation.enough else st.warning)(f"Evaluation: {verdict}")
     for point in evaluation.missing:
-        st.markdown(f"- missing: {point}")
-st.markdown(f"**Stop reason:** {result.stop_reason or '—'}")
+        st.markdown(f"- missing: {safe.escape_inline(point)}")
+st.markdown(f"**Stop reason:** {safe.escape_inline(result.stop_reason or '—')}")
 
 if result.web_query:
-    st.markdown(f"**Web search:** `{result.web_query}`")
+    st.markdown(f"**Web search:** “{safe.escape_inline(result.web_query)}”")
     for item in result.web_results:
-        st.markdown(f"- [{item.title or item.url}]({item.url}) — {item.snippet}")
+        st.markdown(f"- {web_result_line(item)}")
     if result.web_error:
-        st.warning(f"The web search failed: {result.web_error}")
+        st.warning(f"The web search failed: {safe.escape_inline(result.web_error)}")
     elif not result.web_results:
         st.caption("The web search returned nothing.")
 elif evaluation.web_query and not evaluation.enough:
     st.caption(
         f"Web search not run (disabled or budget used); it would have asked: "
-        f"`{evaluation.web_query}`"
+        f"“{safe.escape_inline(evaluation.web_query)}”"
     )
 
 st.download_button(
