@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from ingest.hidden import hidden_note
+from ui import safe
 from ui.auth import admin_password, attempt, passwords_match
 from ui.services import error_text, get_settings, get_store, read_secrets, sign_in_guard
 from ui.uploads import UPLOAD_TYPES, access_changes, ingest_uploads, parse_groups, result_rows
@@ -89,7 +90,7 @@ changes = access_changes([f.name for f in files], store, groups) if files else [
 for change in changes:
     if change.before:
         st.caption(
-            f"{change.name}: readable by {', '.join(change.before)} now"
+            f"{safe.escape_inline(change.name)}: readable by {', '.join(change.before)} now"
             + ("" if change.after == change.before else f" → {', '.join(change.after)}")
         )
 widening = [c for c in changes if c.widens]
@@ -102,13 +103,15 @@ ready = bool(files) and groups_error is None and confirmed
 if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
     names = [f.name for f in files]
     overall = st.progress(0.0, text=f"0 of {len(names)} files")
-    bars = [st.progress(0.0, text=f"{name}: waiting") for name in names]
+    bars = [st.progress(0.0, text=f"{safe.escape_inline(name)}: waiting") for name in names]
 
     def on_progress(index: int, name: str, phase: str) -> None:
         if phase == "start":
-            bars[index].progress(0.3, text=f"{name}: parsing, chunking, indexing…")
+            bars[index].progress(
+                0.3, text=f"{safe.escape_inline(name)}: parsing, chunking, indexing…"
+            )
             return
-        bars[index].progress(1.0, text=f"{name}: done")
+        bars[index].progress(1.0, text=f"{safe.escape_inline(name)}: done")
         overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
 
     results = ingest_uploads(
@@ -119,7 +122,7 @@ if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
         on_progress=on_progress,
     )
     for bar, result in zip(bars, results, strict=True):
-        bar.progress(1.0, text=f"{result.source}: {result.status}")
+        bar.progress(1.0, text=f"{safe.escape_inline(result.source)}: {result.status}")
     st.session_state[RESULTS_KEY] = result_rows(results)
 
 if st.session_state.get(RESULTS_KEY):
