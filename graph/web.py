@@ -5,9 +5,10 @@ Results are untrusted data; the answer prompt labels them as such.
 
 from __future__ import annotations
 
-import threading
+import time
 from typing import Any
 
+from graph.deadline import WallClockTimeout, run_bounded
 from graph.protocols import WebResult, WebSearch, WebSearchError
 
 
@@ -53,25 +54,14 @@ def to_result(row: dict[str, Any]) -> WebResult:
 
 def call_with_timeout(fn: Any, timeout_s: float) -> Any:
     """Run fn in a daemon thread; a hung search never blocks the answer or interpreter exit."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the caller's thread below
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name="hopwise-web", daemon=True)
-    worker.start()
-    worker.join(timeout_s)
-    if worker.is_alive():
-        raise WebSearchError(f"web search timed out after {timeout_s:.1f}s")
-    if "error" in box:
-        error = box["error"]
-        if isinstance(error, WebSearchError):
-            raise error
-        raise WebSearchError(f"web search failed: {error}") from error
-    return box["value"]
+    try:
+        return run_bounded(fn, time.monotonic() + timeout_s, "hopwise-web")
+    except WallClockTimeout:
+        raise WebSearchError(f"web search timed out after {timeout_s:.1f}s") from None
+    except WebSearchError:
+        raise
+    except Exception as exc:
+        raise WebSearchError(f"web search failed: {exc}") from exc
 
 
 def search_with_timeout(

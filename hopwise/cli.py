@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def quiet_pymilvus() -> None:
     """Failures reach the user as one line (below), not as pymilvus's own log dumps or import
     warnings. pymilvus configures its loggers when imported, so it is imported first."""
-    with warnings.catch_warnings():  # milvus-lite imports the deprecated pkg_resources
+    with warnings.catch_warnings():  # older milvus-lite builds import pkg_resources
         warnings.simplefilter("ignore")
         import pymilvus  # noqa: F401
 

@@ -178,13 +178,18 @@ class Settings(BaseSettings):
 
     def redact(self, text: str) -> str:
         """The text with every configured secret and every URI credential replaced by ***."""
-        for secret in self.secret_values():
-            text = text.replace(secret, "***")
-        return redact_uri_secrets(text)
+        return redact_secrets(text, self.secret_values())
 
     def ensure_data_dir(self) -> Path:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return self.data_dir
+
+
+def redact_secrets(text: str, secrets: list[str]) -> str:
+    """`text` with each secret (longest first) and every URI credential replaced by ***."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return redact_uri_secrets(text)
 
 
 def _secret(value: SecretStr | None) -> str | None:
@@ -201,11 +206,11 @@ class RedactingFilter(logging.Filter):
 
     def __init__(self, settings: Settings) -> None:
         super().__init__()
-        self._settings = settings
+        self._secrets = settings.secret_values()  # once, not per record
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        clean = self._settings.redact(message)
+        clean = redact_secrets(message, self._secrets)
         if clean != message:
             record.msg, record.args = clean, None
         return True

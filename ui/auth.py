@@ -6,13 +6,14 @@ Pure functions over plain mappings so they are testable without Streamlit; the p
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,9 +132,15 @@ class SignInGuard:
             )
             conn.execute("CREATE TABLE IF NOT EXISTS sign_in_failures (at REAL NOT NULL)")
 
-    def _connect(self) -> sqlite3.Connection:
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A short-lived connection, closed afterwards (sign-ins are rare)."""
         self._path.parent.mkdir(parents=True, exist_ok=True)
-        return sqlite3.connect(str(self._path), timeout=10, isolation_level=None)
+        conn = sqlite3.connect(str(self._path), timeout=10, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
 
     def wait_s(self, account: str) -> float:
         """How long until `account` may try again (0 when it may try now)."""
