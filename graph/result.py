@@ -40,7 +40,9 @@ class HitRecord(_Record):
     page: int | None = None
     bm25: float | None = None
     dense: float | None = None
-    fused: float = 0.0
+    fused: float | None = Field(
+        0.0, description="The fused score; None where scores are hidden from the reader."
+    )
     rank: int = 0
     new: bool = False
     snippet: str = ""
@@ -150,6 +152,18 @@ class QuestionResult(_Record):
     def doc_ids(self) -> set[str]:
         """Every knowledge-base document the result shows anything of."""
         return {hit.doc_id for hop in self.hops for hit in hop.hits if hit.doc_id}
+
+    def without_scores(self) -> QuestionResult:
+        """A copy with every hit's BM25, dense and fused score removed; ranks, order and the
+        new/duplicate flag stay. BM25 scores depend on statistics over the whole collection,
+        documents the reader cannot see included, so raw scores would let a reader count
+        restricted documents that contain a word (the IDF side channel)."""
+        hidden = {"bm25": None, "dense": None, "fused": None}
+        hops = [
+            hop.model_copy(update={"hits": [h.model_copy(update=hidden) for h in hop.hits]})
+            for hop in self.hops
+        ]
+        return self.model_copy(update={"hops": hops})
 
     def without_documents(self, doc_ids: set[str], notice: str) -> QuestionResult:
         """A copy that shows nothing of these documents: their hits, kept sentences, evidence

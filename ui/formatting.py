@@ -248,22 +248,27 @@ def _score(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def hit_rows(hop: HopRecord) -> list[dict[str, Any]]:
-    """The hits table of one hop: doc, section, page, BM25 / dense / fused, new or duplicate."""
-    return [
-        {
+def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The hits table of one hop: rank, doc, section, page, BM25 / dense / fused, new or
+    duplicate, and a note per document from `notes` (doc id → e.g. "hidden text removed (3)").
+    Where the scores were withheld from the reader (QuestionResult.without_scores), the score
+    columns are left out rather than shown empty."""
+    rows = []
+    for hit in hop.hits:
+        row: dict[str, Any] = {
+            "rank": hit.rank,
             "doc": hit.doc or hit.source or hit.doc_id,
             "source": hit.source,
             "section": hit.section,
             "page": hit.page,
-            "bm25": _score(hit.bm25),
-            "dense": _score(hit.dense),
-            "fused": _score(hit.fused),
-            "status": "new" if hit.new else "duplicate",
-            "chunk_id": hit.chunk_id,
         }
-        for hit in hop.hits
-    ]
+        if hit.fused is not None:
+            row |= {"bm25": _score(hit.bm25), "dense": _score(hit.dense), "fused": _score(hit.fused)}
+        row |= {"status": "new" if hit.new else "duplicate", "chunk_id": hit.chunk_id}
+        if notes:
+            row["note"] = notes.get(hit.doc_id, "")
+        rows.append(row)
+    return rows
 
 
 def hop_evidence(hop: HopRecord) -> list[str]:

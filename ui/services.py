@@ -15,6 +15,7 @@ from graph.result import QuestionResult
 from graph.runner import ThreadAccessError
 from hopwise.settings import Settings, load_settings
 from ingest.protocols import KnowledgeBase
+from ingest.hidden import hidden_note
 from ui.auth import AuthConfigError, SignInGuard, User, load_users, local_user
 
 if TYPE_CHECKING:
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 USER_KEY = "hopwise_user"
 TRACE_KEY = "hopwise_trace_selection"
+ADMIN_KEY = "hopwise_admin"  # set once the admin password was given in this session
 
 
 @st.cache_resource(show_spinner=False)
@@ -142,12 +144,39 @@ def may_open(runner: Hopwise, thread_id: str, user: User) -> bool:
     return runner.threads.owner_of(thread_id) == user.name
 
 
+def sees_scores() -> bool:
+    """Raw BM25 / dense / fused scores are shown to the local single user and to an unlocked
+    admin only. Other readers get ranks: BM25 statistics span the whole collection, restricted
+    documents included, so a score would let a reader count documents they cannot see."""
+    return not configured_users() or bool(st.session_state.get(ADMIN_KEY))
+
+
 def user_answers(runner: Hopwise, thread_id: str, user: User) -> list[QuestionResult]:
-    """The saved answers of the user's own thread; [] for a new thread or anyone else's."""
+    """The saved answers of the user's own thread; [] for a new thread or anyone else's. What
+    the reader may not see (documents, raw scores) is removed here, before any page gets it."""
     try:
-        return runner.thread_answers(thread_id, owner=user.name, groups=user.groups)
+        answers = runner.thread_answers(thread_id, owner=user.name, groups=user.groups)
     except ThreadAccessError:
         return []
+    return answers if sees_scores() else [answer.without_scores() for answer in answers]
+
+
+def document_notes(runner: Hopwise, result: QuestionResult) -> dict[str, str]:
+    """Doc id → what the trace should flag about a cited document ("hidden text removed (n)"),
+    for the documents of a result the reader was already allowed to see; {} if unknown."""
+    store = runner.retriever
+    if not isinstance(store, KnowledgeBase):
+        return {}
+    notes: dict[str, str] = {}
+    try:
+        for doc_id in result.doc_ids():
+            doc = store.get_document(doc_id)
+            note = hidden_note(doc.hidden_removed) if doc is not None else ""
+            if note:
+                notes[doc_id] = note
+    except Exception:  # noqa: BLE001 - a flag only; the trace stays readable without it
+        return {}
+    return notes
 
 
 def sign_out() -> None:

@@ -10,10 +10,9 @@ import streamlit as st
 from ingest.hidden import hidden_note
 from ui import safe
 from ui.auth import admin_password, attempt, passwords_match
-from ui.services import error_text, get_settings, get_store, read_secrets, sign_in_guard
+from ui.services import ADMIN_KEY, error_text, get_settings, get_store, read_secrets, sign_in_guard
 from ui.uploads import UPLOAD_TYPES, access_changes, ingest_uploads, parse_groups, result_rows
 
-ADMIN_KEY = "hopwise_admin"
 RESULTS_KEY = "hopwise_ingest_results"
 PENDING_DELETE_KEY = "hopwise_pending_delete"
 FLASH_KEY = "hopwise_admin_flash"

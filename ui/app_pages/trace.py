@@ -18,7 +18,15 @@ from ui.formatting import (
     trace_json,
     web_result_line,
 )
-from ui.services import TRACE_KEY, error_text, may_open, page_session, user_answers, visible_threads
+from ui.services import (
+    TRACE_KEY,
+    document_notes,
+    error_text,
+    may_open,
+    page_session,
+    user_answers,
+    visible_threads,
+)
 
 st.title("Hop trace")
 user, runner = page_session("Sign in with the form in the sidebar to see your answers' traces.")
@@ -129,12 +137,13 @@ if result.sub_questions:
         st.markdown(f"{i}. {safe.escape_inline(sub.question)}{uses}")
 
 hops = result.hops
+notes = document_notes(runner, result)
 st.markdown(f"**Hops ({len(hops)})**")
 for number, hop in enumerate(hops, start=1):
     label = f"Hop {number}: {safe.escape_inline(hop.sub_question)}"  # labels render Markdown
     with st.expander(label, expanded=number == 1):
         st.markdown(f"Query sent: “{safe.escape_inline(hop.query)}”")
-        table = hit_rows(hop)
+        table = hit_rows(hop, notes)
         if table:
             st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
         else:
