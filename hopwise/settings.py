@@ -148,6 +148,7 @@ class Settings(BaseSettings):
         return StoreConfig(
             uri=self.resolved_milvus_uri, token=_secret(self.milvus_token),
             collection=self.collection, timeout_s=self.milvus_timeout_s,
+            lock_dir=str((self.data_dir / "locks").resolve()),
         )  # fmt: skip
 
     @property

@@ -30,6 +30,7 @@ class StoreConfig:
     token: str | None = None
     collection: str = "hopwise_chunks"
     timeout_s: float = 10.0
+    lock_dir: str | None = None  # per-document write locks (default: beside the embedded file)
 
     def __repr__(self) -> str:  # never print the token
         return f"StoreConfig(uri={self.uri!r}, collection={self.collection!r}, token=***)"

@@ -16,7 +16,7 @@ from pathlib import Path
 from ingest.chunker import chunk_document
 from ingest.config import IngestConfig
 from ingest.errors import IngestError
-from ingest.models import IngestResult
+from ingest.models import DocumentInfo, IngestResult
 from ingest.parsers import SUPPORTED_EXTENSIONS, check_size, parse_bytes, safe_source
 from ingest.protocols import KnowledgeBase
 from ingest.store import validate_chunk_groups
@@ -51,6 +51,21 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _unchanged(old: DocumentInfo, checksum: str, groups: list[str] | None) -> bool:
+    """The stored document has these bytes and (when given) these readers. A document whose
+    write did not complete has no checksum (see MilvusStore.check_consistency)."""
+    if not old.checksum or old.checksum != checksum:
+        return False
+    return groups is None or sorted(old.groups) == sorted(groups)
+
+
+def _skipped(shown: str, source: str, old: DocumentInfo) -> IngestResult:
+    return IngestResult(
+        path=shown, source=source, status="skipped", doc_id=old.doc_id,
+        version=old.version, chunks=old.chunks, reason="unchanged",
+    )  # fmt: skip
+
+
 def ingest_bytes(
     data: bytes,
     filename: str,
@@ -68,27 +83,30 @@ def ingest_bytes(
         return IngestResult(path=shown, source=str(filename), status="failed", reason=str(exc))
     doc_id = doc_id_for(source)
     try:
-        readers = document_groups(groups) if groups else None
+        given = document_groups(groups) if groups else None
         check_size(len(data), config.max_bytes)
         checksum = hashlib.sha256(data).hexdigest()
         old = store.get_document(doc_id)
-        if readers is None:  # no groups given: an existing document keeps its readers
-            readers = list(old.groups) if old else document_groups(None)
-        if old and old.checksum == checksum and sorted(old.groups) == sorted(readers):
-            return IngestResult(
-                path=shown, source=source, status="skipped", doc_id=doc_id,
-                version=old.version, chunks=old.chunks, reason="unchanged",
-            )  # fmt: skip
+        if old and _unchanged(old, checksum, given):
+            return _skipped(shown, source, old)
         timeout = config.parse_timeout_s if config.parse_timeout_s > 0 else None
         doc = parse_bytes(data, source, max_bytes=config.max_bytes, timeout_s=timeout)
-        version = old.version + 1 if old else 1
-        chunks = chunk_document(
-            doc, doc_id=doc_id, doc_version=version, groups=readers, checksum=checksum,
-            chunk_tokens=config.chunk_tokens, overlap_tokens=config.chunk_overlap_tokens,
-        )  # fmt: skip
-        if not chunks:
-            raise IngestError("empty file (no text found)")
-        store.replace_document(chunks)
+        # Parsing ran unlocked; from here on this document is ours alone. Another admin may
+        # have changed or deleted it meanwhile: version and readers come from what they left.
+        with store.document_lock(doc_id, source):
+            old = store.get_document(doc_id)
+            if old and _unchanged(old, checksum, given):
+                return _skipped(shown, source, old)
+            # no groups given: an existing document keeps its readers
+            readers = given or (list(old.groups) if old else document_groups(None))
+            version = old.version + 1 if old else 1
+            chunks = chunk_document(
+                doc, doc_id=doc_id, doc_version=version, groups=readers, checksum=checksum,
+                chunk_tokens=config.chunk_tokens, overlap_tokens=config.chunk_overlap_tokens,
+            )  # fmt: skip
+            if not chunks:
+                raise IngestError("empty file (no text found)")
+            store.replace_document(chunks)
     except Exception as exc:  # the contract: one line per failed file, store untouched
         log.info("ingest failed for %s: %s", shown, exc, exc_info=not isinstance(exc, IngestError))
         return IngestResult(

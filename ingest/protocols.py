@@ -7,6 +7,7 @@ one contract suite (tests/ingest/test_store_contract.py) runs against every impl
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from ingest.models import Chunk, DocumentInfo, Hit
@@ -32,6 +33,11 @@ class KnowledgeBase(Searcher, Protocol):
         ...
 
     def delete_document(self, doc_id: str) -> int: ...
+
+    def document_lock(self, doc_id: str, what: str = "") -> AbstractContextManager[None]:
+        """Held while a document is read and rewritten: writes to one document are serialised
+        across threads (and processes, for MilvusStore); re-entrant."""
+        ...
 
     def list_documents(self) -> list[DocumentInfo]: ...
 

@@ -12,11 +12,16 @@ this sits inside each search request, next to the ACL filter.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
+import hashlib
 import json
 import logging
 import math
 import re
+import shutil
+import tempfile
 import threading
 import time
 import uuid
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ingest.lang import CJK
+from ingest.locks import DocumentLocks
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
 
 if TYPE_CHECKING:
@@ -42,6 +48,14 @@ INSERT_BATCH = 500
 MAX_TEXT_BYTES = 65_535
 MAX_GROUPS = 64  # the ARRAY field's capacity
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
+# Embedded Milvus Lite answers a write it cannot persist (a full disk) with "Unexpected error
+# in RPC handling", which pymilvus retries 75 times (3.5 minutes); a local engine that failed
+# three times will not succeed on the fourth.
+EMBEDDED_RETRIES = 3
+# Disk space an embedded write must leave free, and what a write needs per byte of chunk text:
+# measured 1.7 bytes of milvus.db per byte of text (text, BM25 index, fields), plus a margin.
+MIN_FREE_BYTES = 4 * 1024 * 1024
+DISK_BYTES_PER_TEXT_BYTE = 2.5
 # jieba for Chinese and English alike; lower-cased so "Battle" matches "battle"; English stop
 # words and the space/punctuation tokens jieba emits are dropped so they do not score.
 PUNCTUATION_TOKENS = list(" ?？!！,，.。:：;；、'\"“”‘’()（）[]【】《》-–—/")
@@ -66,6 +80,13 @@ MANIFEST_FIELDS = [
     "doc_id", "active_version", "pending_version", "in_transition", "title", "source",
     "groups_json", "checksum", "created_at", "chunks", "updated_at",
 ]  # fmt: skip
+
+
+class DiskFullError(OSError):
+    """The disk holding an embedded knowledge base has too little free space to write."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class StoreError(RuntimeError):
@@ -188,7 +209,14 @@ def _milvus_errors(method: Callable[..., T]) -> Callable[..., T]:
     def wrapper(self: MilvusStore, *args: Any, **kwargs: Any) -> T:
         try:
             return method(self, *args, **kwargs)
-        except self._pm.MilvusException as exc:
+        except DiskFullError as exc:
+            raise StoreError(str(exc)) from None
+        except (self._pm.MilvusException, OSError) as exc:
+            if isinstance(exc, OSError) and exc.errno != errno.ENOSPC:
+                raise
+            full = self.disk_problem()  # the engine's own message never names the disk
+            if full or isinstance(exc, OSError):
+                raise StoreError(full or self._disk_full_message(0)) from exc
             reason = getattr(exc, "message", None) or str(exc)
             reason = redact_uri_secrets(str(reason))
             raise StoreError(
@@ -306,6 +334,8 @@ class _GuardedClient:
             client = self._current()
             if self._store.remote:
                 kwargs.setdefault("timeout", self._deadline)
+            else:
+                kwargs.setdefault("retry_times", EMBEDDED_RETRIES)
             if name in ("query", "search") and self._rowless(client, args[0]):
                 return self._empty_answer(name, kwargs)
             if name in ("delete", "drop_collection", "create_collection"):
@@ -331,7 +361,11 @@ class _GuardedClient:
         key = (alias, name)
         collection = self._orm.get(key)
         try:
-            kwargs = {"timeout": self._deadline} if self._store.remote else {}
+            kwargs: dict[str, Any] = (
+                {"timeout": self._deadline}
+                if self._store.remote
+                else {"retry_times": EMBEDDED_RETRIES}
+            )
             if collection is None:
                 collection = self._store._pm.Collection(name, using=alias)
                 self._orm[key] = collection
@@ -370,6 +404,8 @@ class MilvusStore:
         embedder: Embedder | None = None,
         repair_after_s: float | None = None,
         timeout_s: float = 10.0,
+        lock_dir: Path | str | None = None,
+        lock_timeout_s: float = 600.0,
     ) -> None:
         if not _COLLECTION_RE.match(collection):
             raise ValueError(f"invalid collection name {collection!r}")
@@ -379,6 +415,8 @@ class MilvusStore:
         self.shown_uri = redact_uri_secrets(self.uri)  # for every message: no password in it
         self.collection = collection if embedder is None else f"{collection}_dense{embedder.dim}"
         self.manifest = f"{self.collection}_docs"
+        self.locks = DocumentLocks(self._lock_dir(lock_dir), timeout_s=lock_timeout_s)
+        self.repairs: list[str] = []  # what the consistency check on open found and did
         self._timeout = timeout_s
         self._maybe_empty = True
         self.index_format = INDEX_FORMAT  # of the opened collection (set when it is checked)
@@ -390,7 +428,13 @@ class MilvusStore:
             # Embedded: this process holds the file lock, so every transition is a crash leftover.
             # Remote: another process may be mid-write; only repair transitions older than this.
             default_after = 600.0 if self.remote else 0.0
-            self.repair(repair_after_s if repair_after_s is not None else default_after)
+            postponed = "repairs wait until there is space (reads still work)"
+            low = self.disk_problem(consequence=postponed)
+            if low:  # cleanup writes; documents in transition stay hidden meanwhile
+                log.warning("%s", low)
+            else:
+                self.repair(repair_after_s if repair_after_s is not None else default_after)
+                self.check_consistency()
         except Exception:
             self.close()
             raise
@@ -404,7 +448,52 @@ class MilvusStore:
             collection=config.collection,
             embedder=embedder,
             timeout_s=config.timeout_s,
+            lock_dir=config.lock_dir,
         )
+
+    def _lock_dir(self, configured: Path | str | None) -> Path:
+        """Per-document write locks: next to the embedded file, else in a folder per server URI
+        under the temp dir (every process on this machine finds the same one)."""
+        if configured:
+            return Path(configured)
+        if not self.remote:
+            return Path(self.uri).parent / "locks"
+        digest = hashlib.sha256(f"{self.uri}|{self.collection}".encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / "hopwise-locks" / digest
+
+    def document_lock(self, doc_id: str, what: str = "") -> contextlib.AbstractContextManager[None]:
+        """Hold while reading and rewriting one document (re-entrant; threads and processes)."""
+        return self.locks.hold(doc_id, what)
+
+    # ---- disk space (embedded) -------------------------------------------------------------
+
+    def _disk_full_message(self, needed: int, consequence: str = "") -> str:
+        folder = Path(self.uri).parent
+        free = shutil.disk_usage(folder).free if folder.exists() else 0
+        need = f"; this write needs about {_mb(needed)}" if needed else ""
+        consequence = consequence or "the knowledge base was not changed"
+        return (
+            f"disk full: {_mb(free)} free on {_mount_point(folder)} (holding {self.uri}){need}. "
+            f"Free some space or move HOPWISE_DATA_DIR; {consequence}"
+        )
+
+    def disk_problem(self, needed: int = 0, consequence: str = "") -> str:
+        """'' when an embedded write of about `needed` bytes fits, else the one-line reason
+        naming the disk and the path. Always '' for a server (its disk is not ours to see)."""
+        if self.remote:
+            return ""
+        try:
+            free = shutil.disk_usage(Path(self.uri).parent).free
+        except OSError:
+            return ""
+        if free >= needed + MIN_FREE_BYTES:
+            return ""
+        return self._disk_full_message(needed, consequence)
+
+    def _check_disk(self, needed: int) -> None:
+        problem = self.disk_problem(needed)
+        if problem:
+            raise DiskFullError(errno.ENOSPC, problem)
 
     # ---- connection and schema -------------------------------------------------------------
 
@@ -604,11 +693,78 @@ class MilvusStore:
         for row in self._manifest_rows("in_transition == true"):
             if float(row.get("updated_at") or 0.0) > cutoff:
                 continue
-            self._settle(row)
+            with self.document_lock(str(row["doc_id"]), str(row.get("source") or "")):
+                self._settle(self._checked_active(row))
             repaired += 1
         if repaired:
             log.warning("repaired %d interrupted document write(s) in %s", repaired, self.shown_uri)
         return repaired
+
+    def _stored_versions(self, doc_id: str) -> set[int]:
+        expr = f"doc_id == {_quote(doc_id)}"
+        if not self._count(expr):
+            return set()
+        rows = self._client.query(
+            self.collection, filter=expr, output_fields=["doc_version"], limit=QUERY_LIMIT
+        )
+        return {int(r["doc_version"]) for r in rows}
+
+    def _checked_active(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The manifest row to keep, after checking that its active version is all there.
+
+        An engine that accepted writes it could not persist (a full disk) can leave a manifest
+        that names a version with fewer chunks than it lists. Then the newest other stored
+        version is restored if there is one; otherwise the entry is corrected to what is
+        stored, with no checksum (so uploading the same file again re-ingests it), or dropped
+        when nothing is stored. Each repair is logged and kept in `self.repairs`.
+        """
+        doc_id, active = str(row["doc_id"]), int(row["active_version"])
+        listed = int(row.get("chunks") or 0)
+        if active <= 0:
+            return row
+        have = self._count(f"doc_id == {_quote(doc_id)} and doc_version == {active}")
+        if have >= listed:
+            return row
+        name = row.get("source") or doc_id
+        others = sorted(self._stored_versions(doc_id) - {active})
+        if others:
+            version = others[-1]
+            expr = f"doc_id == {_quote(doc_id)} and doc_version == {version}"
+            sample = self._client.query(
+                self.collection, filter=expr, output_fields=self._fields, limit=1
+            )[0]
+            fixed = {
+                **row, "active_version": version, "chunks": self._count(expr),
+                "checksum": sample.get("checksum", ""), "title": sample.get("title", ""),
+                "source": sample.get("source", ""), "groups_json": sample.get("groups_json"),
+                "created_at": sample.get("created_at", 0.0), "hidden_removed": 0,
+            }  # fmt: skip
+            note = f"version {version} restored"
+        else:
+            fixed = {**row, "chunks": have, "checksum": "", "active_version": active if have else 0}
+            note = f"kept as {have} chunks; upload it again" if have else "removed from the list"
+        message = (
+            f"{name}: version {active} was incomplete ({have} of {listed} chunks stored); {note}"
+        )
+        log.warning("consistency check of %s: %s", self.shown_uri, message)
+        self.repairs.append(message)
+        return {**fixed, "in_transition": True}
+
+    @_milvus_errors
+    def check_consistency(self) -> list[str]:
+        """Check that every listed document is stored exactly as listed; repair what is not
+        (see `_checked_active`). One count query when all is well. Returns the repairs."""
+        rows = self._manifest_rows("active_version > 0 and in_transition == false")
+        listed = sum(int(r.get("chunks") or 0) for r in rows)
+        if self._count(self._visibility_filter()) == listed:
+            return []
+        before = len(self.repairs)
+        for row in rows:
+            with self.document_lock(str(row["doc_id"]), str(row.get("source") or "")):
+                checked = self._checked_active(row)
+                if checked is not row:
+                    self._settle(checked)
+        return self.repairs[before:]
 
     def _settle(self, row: dict[str, Any]) -> None:
         """Delete every chunk version but the active one, then end the transition."""
@@ -637,9 +793,14 @@ class MilvusStore:
         """Write a complete new version of one document, then drop the old one.
 
         Until the new version is fully written it is invisible; afterwards the old one is. A
-        crash at any point leaves exactly one complete version visible (see `repair`).
+        crash at any point leaves exactly one complete version visible (see `repair`). Writes
+        to one document are serialised (`document_lock`); an embedded write that would not fit
+        on the disk is refused before anything changes.
         """
-        self._activate(self._write_pending(chunks))
+        if not chunks:
+            raise ValueError("replace_document needs at least one chunk")
+        with self.document_lock(chunks[0].doc_id, chunks[0].source):
+            self._activate(self._write_pending(chunks))
 
     def _write_pending(self, chunks: Sequence[Chunk]) -> dict[str, Any]:
         """Steps 1-2: mark the new version pending, insert all its chunks (still invisible)."""
@@ -649,6 +810,7 @@ class MilvusStore:
         doc_id, version = first.doc_id, first.doc_version
         self._check_chunks(chunks, doc_id, version)
         rows = self._rows(chunks)  # embeds first: a failing embedder changes nothing
+        self._check_disk(_disk_need(rows))
         old = self._manifest_row(doc_id)
         active = int(old["active_version"]) if old else 0
         if version == active:
@@ -673,8 +835,15 @@ class MilvusStore:
                     filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
                 )
             for start in range(0, len(rows), INSERT_BATCH):
+                self._check_disk(_disk_need(rows[start : start + INSERT_BATCH]))
                 self._client.insert_columns(self.collection, rows[start : start + INSERT_BATCH])
             self._flush(self.collection)
+            stored = self._count(f"doc_id == {_quote(doc_id)} and doc_version == {version}")
+            if stored != len(chunks):  # never switch to a version that is not all there
+                raise StoreError(
+                    f"only {stored} of {len(chunks)} chunks of {first.source} were stored "
+                    f"at {self.shown_uri}; the previous version was kept"
+                )
         except Exception:
             self._settle(previous)  # roll back: the previous version stays as it was
             raise
@@ -691,7 +860,13 @@ class MilvusStore:
             return
         self._put_manifest({**record, "active_version": version})
         self._flush(self.manifest)
-        self._settle({**record, "active_version": version})
+        try:
+            self._settle({**record, "active_version": version})
+        except Exception as exc:  # noqa: BLE001 - the new version is live; the old is hidden
+            log.warning(
+                "removing the old version of %s failed (%s); it stays hidden and is removed "
+                "when the knowledge base is next opened", record.get("source"), exc,
+            )  # fmt: skip
 
     def _check_chunks(self, chunks: Sequence[Chunk], doc_id: str, version: int) -> None:
         ids: set[str] = set()
@@ -759,16 +934,20 @@ class MilvusStore:
 
     @_milvus_errors
     def delete_document(self, doc_id: str) -> int:
-        """Remove a document's chunks and manifest entry; returns the number of chunks removed."""
-        row = self._manifest_row(doc_id)
-        if row is None:
-            return 0
-        expr = f"doc_id == {_quote(doc_id)}"
-        count = self._count(expr)
-        self._put_manifest({**row, "active_version": 0, "in_transition": True})
-        self._flush(self.manifest)
-        self._settle({**row, "active_version": 0})
-        return count
+        """Remove a document's chunks and manifest entry; returns the number of chunks removed
+        (0 when it is not there, e.g. another admin deleted it first). Waits for a write of the
+        same document in progress (`document_lock`) and then deletes what that write left."""
+        with self.document_lock(doc_id):
+            row = self._manifest_row(doc_id)
+            if row is None:
+                return 0
+            self._check_disk(0)
+            expr = f"doc_id == {_quote(doc_id)}"
+            count = self._count(expr)
+            self._put_manifest({**row, "active_version": 0, "in_transition": True})
+            self._flush(self.manifest)
+            self._settle({**row, "active_version": 0})
+            return count
 
     # ---- reads ----------------------------------------------------------------------------
 
@@ -1027,6 +1206,24 @@ def _chunk(row: dict[str, Any]) -> Chunk:
         embedding_version=row.get("embedding_version", ""),
         metadata=json.loads(row.get("metadata_json") or "{}"),
     )  # fmt: skip
+
+
+def _disk_need(rows: Sequence[dict[str, Any]]) -> int:
+    """About how many bytes of milvus.db these rows will take (see DISK_BYTES_PER_TEXT_BYTE)."""
+    text = sum(len(row["text"].encode("utf-8")) + len(row["section_path"]) for row in rows)
+    dense = sum(4 * len(row["dense"]) for row in rows if "dense" in row)
+    return int((text + 2 * dense + 512 * len(rows)) * DISK_BYTES_PER_TEXT_BYTE)
+
+
+def _mb(count: int) -> str:
+    return f"{count / 1024 / 1024:.1f} MB" if count >= 1024 * 1024 else f"{count // 1024} KB"
+
+
+def _mount_point(path: Path) -> str:
+    path = path.resolve()
+    while not path.is_mount() and path != path.parent:
+        path = path.parent
+    return f"the disk mounted at {path}"
 
 
 def _lock_path(db: Path) -> Path:

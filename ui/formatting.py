@@ -263,7 +263,11 @@ def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dic
             "page": hit.page,
         }
         if hit.fused is not None:
-            row |= {"bm25": _score(hit.bm25), "dense": _score(hit.dense), "fused": _score(hit.fused)}
+            row |= {
+                "bm25": _score(hit.bm25),
+                "dense": _score(hit.dense),
+                "fused": _score(hit.fused),
+            }
         row |= {"status": "new" if hit.new else "duplicate", "chunk_id": hit.chunk_id}
         if notes:
             row["note"] = notes.get(hit.doc_id, "")

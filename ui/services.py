@@ -14,8 +14,8 @@ import streamlit as st
 from graph.result import QuestionResult
 from graph.runner import ThreadAccessError
 from hopwise.settings import Settings, load_settings
-from ingest.protocols import KnowledgeBase
 from ingest.hidden import hidden_note
+from ingest.protocols import KnowledgeBase
 from ui.auth import AuthConfigError, SignInGuard, User, load_users, local_user
 
 if TYPE_CHECKING:

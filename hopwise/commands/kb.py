@@ -47,7 +47,10 @@ def register(subparsers: Any) -> None:
 def _store() -> Any:
     from hopwise.settings import load_settings
 
-    return open_store(load_settings())
+    store = open_store(load_settings())
+    for note in store.repairs:  # what the consistency check on open found and repaired
+        print(f"hopwise: repaired: {note}", file=sys.stderr)
+    return store
 
 
 def _groups(raw: str) -> list[str]:
@@ -118,12 +121,12 @@ def run_docs_list(args: argparse.Namespace) -> int:
 
 
 def run_docs_delete(args: argparse.Namespace) -> int:
-    with _store() as store:
+    with _store() as store, store.document_lock(args.doc_id):  # waits for a write of it
         if store.get_document(args.doc_id) is None:
             print(f"hopwise: error: no document with id {args.doc_id!r}", file=sys.stderr)
             return 1
         removed = store.delete_document(args.doc_id)
-    print(f"deleted  {args.doc_id}  ({removed} chunks)")
+    print(f"deleted  {args.doc_id}  ({removed} {'chunk' if removed == 1 else 'chunks'})")
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ class MemoryBacking:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     manifest: dict[str, dict[str, Any]] = field(default_factory=dict)
     vectors: dict[str, list[float]] = field(default_factory=dict)
+    locks: dict[str, threading.RLock] = field(default_factory=dict)
 
 
 def _terms(text: str) -> list[str]:
@@ -45,8 +47,15 @@ class MemoryStore:
 
     # ---- writes ---------------------------------------------------------------------------
 
+    def document_lock(self, doc_id: str, what: str = "") -> threading.RLock:
+        """Writes to one document are serialised across the threads sharing the backing."""
+        return self.backing.locks.setdefault(doc_id, threading.RLock())
+
     def replace_document(self, chunks: Sequence[Chunk]) -> None:
-        self._activate(self._write_pending(chunks))
+        if not chunks:
+            raise ValueError("replace_document needs at least one chunk")
+        with self.document_lock(chunks[0].doc_id):
+            self._activate(self._write_pending(chunks))
 
     def _write_pending(self, chunks: Sequence[Chunk]) -> dict[str, Any]:
         if not chunks:
@@ -102,11 +111,12 @@ class MemoryStore:
         return len(stale)
 
     def delete_document(self, doc_id: str) -> int:
-        if doc_id not in self.backing.manifest:
-            return 0
-        count = sum(1 for c in self.backing.chunks.values() if c.doc_id == doc_id)
-        self._settle({**self.backing.manifest[doc_id], "active_version": 0})
-        return count
+        with self.document_lock(doc_id):
+            if doc_id not in self.backing.manifest:
+                return 0
+            count = sum(1 for c in self.backing.chunks.values() if c.doc_id == doc_id)
+            self._settle({**self.backing.manifest[doc_id], "active_version": 0})
+            return count
 
     # ---- reads ----------------------------------------------------------------------------
 

@@ -111,7 +111,7 @@ def test_docs_delete(
     doc_id = doc_id_for("extra.md")
     deleted = hopwise(kb.home, "docs", "delete", doc_id)
     assert deleted.returncode == 0, deleted.stderr
-    assert deleted.stdout.startswith(f"deleted  {doc_id}  (1 chunks)")
+    assert deleted.stdout.startswith(f"deleted  {doc_id}  (1 chunk)")
     # an unknown id is a clear error (in-process: the entry point is covered above)
     monkeypatch.setenv("HOPWISE_DATA_DIR", str(kb.home / "data"))
     assert main(["docs", "delete", doc_id]) == 1

@@ -55,6 +55,11 @@ except Exception as exc:  # noqa: BLE001 - e.g. Milvus server unreachable: a mes
 flash = st.session_state.pop(FLASH_KEY, None)
 if flash:
     st.success(flash)
+for note in getattr(store, "repairs", []):  # the consistency check when the store was opened
+    st.warning(f"Repaired when the knowledge base was opened: {safe.escape_inline(note)}")
+low_disk = getattr(store, "disk_problem", lambda: "")()
+if low_disk:
+    st.error(safe.escape_inline(low_disk))
 
 # ---------------------------------------------------------------- upload
 st.subheader("Upload documents")
@@ -199,7 +204,11 @@ else:
             except Exception as exc:  # noqa: BLE001
                 st.error(f"Delete failed: {error_text(exc)}")
             else:
-                st.session_state[FLASH_KEY] = f"Deleted {doc.source} ({removed} chunks)."
+                st.session_state[FLASH_KEY] = (
+                    f"Deleted {doc.source} ({removed} {'chunk' if removed == 1 else 'chunks'})."
+                    if removed
+                    else f"{doc.source} was already deleted (by another admin)."
+                )
                 st.rerun()
         if no.button("Cancel", key="admin_delete_cancel"):
             st.session_state.pop(PENDING_DELETE_KEY, None)

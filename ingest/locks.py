@@ -1,0 +1,99 @@
+"""Per-document write locks shared by every thread and every process on this machine.
+
+Two admins (two browser sessions in one Streamlit process, or the CLI beside the app against
+a Milvus server) writing the same document must not interleave: a delete in the middle of a
+re-ingest, or two uploads of one file name, would otherwise leave a mixture of versions. Each
+document's writes run under one lock: a reentrant thread lock (threads of this process) plus an
+`fcntl.flock` on a small file in the lock directory (other processes). The second writer waits
+for the first, then works on the state the first left, so both are told the truth.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+POLL_S = 0.05
+
+
+class LockTimeout(RuntimeError):
+    """Another writer held the document longer than the wait allows."""
+
+
+@dataclass
+class _Entry:
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    depth: int = 0
+    fd: int = -1
+
+
+_ENTRIES: dict[str, _Entry] = {}
+_ENTRIES_LOCK = threading.Lock()
+
+
+def _entry(path: str) -> _Entry:
+    with _ENTRIES_LOCK:
+        return _ENTRIES.setdefault(path, _Entry())
+
+
+class DocumentLocks:
+    """`hold(doc_id)` serialises writes to one document across threads and processes."""
+
+    def __init__(self, directory: Path | str, *, timeout_s: float = 600.0) -> None:
+        self.directory = Path(directory)
+        self.timeout_s = timeout_s
+
+    def path_for(self, doc_id: str) -> Path:
+        digest = hashlib.sha256(doc_id.encode("utf-8")).hexdigest()[:24]
+        return self.directory / f"doc-{digest}.lock"
+
+    @contextlib.contextmanager
+    def hold(self, doc_id: str, what: str = "") -> Iterator[None]:
+        """Wait (up to timeout_s) until no other thread or process writes `doc_id`."""
+        path = self.path_for(doc_id)
+        entry = _entry(str(path))
+        deadline = time.monotonic() + self.timeout_s
+        if not entry.lock.acquire(timeout=max(self.timeout_s, 0.0)):
+            raise LockTimeout(_busy(what or doc_id, self.timeout_s))
+        try:
+            if entry.depth == 0:
+                entry.fd = _flock(path, deadline, what or doc_id, self.timeout_s)
+            entry.depth += 1
+            try:
+                yield
+            finally:
+                entry.depth -= 1
+                if entry.depth == 0:
+                    fcntl.flock(entry.fd, fcntl.LOCK_UN)
+                    os.close(entry.fd)
+                    entry.fd = -1
+        finally:
+            entry.lock.release()
+
+
+def _flock(path: Path, deadline: float, what: str, timeout_s: float) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise LockTimeout(_busy(what, timeout_s)) from None
+            time.sleep(POLL_S)
+
+
+def _busy(what: str, timeout_s: float) -> str:
+    return (
+        f"{what} is being written by another admin or process (waited {timeout_s:.0f} s); "
+        "try again when that upload or delete has finished"
+    )
