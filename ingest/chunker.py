@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -118,6 +118,41 @@ def _pieces(
         yield found, text[found:end]
     if carry is not None:
         yield carry, text[carry:heading_end]
+
+
+def chunk_windows(
+    windows: Iterable[tuple[int, ParsedDocument]],
+    *,
+    doc_id: str,
+    doc_version: int,
+    groups: list[str],
+    checksum: str,
+    chunk_tokens: int = 500,
+    overlap_tokens: int = 50,
+) -> Iterator[Chunk]:
+    """Chunks of a document that arrives in windows (ingest.parsers.iter_text_windows), one
+    window in memory at a time: offsets are into the whole text, ids numbered throughout, the
+    title and hidden-text count are the first window's. A window break is a section break."""
+    number = 0
+    title: str | None = None
+    hidden = 0
+    for offset, window in windows:
+        if title is None:
+            title, hidden = window.title, window.hidden_removed
+        for chunk in chunk_document(
+            window, doc_id=doc_id, doc_version=doc_version, groups=groups, checksum=checksum,
+            chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
+        ):  # fmt: skip
+            yield chunk.model_copy(
+                update={
+                    "chunk_id": f"{doc_id}-v{doc_version}-{number:05d}",
+                    "start_char": chunk.start_char + offset,
+                    "end_char": chunk.end_char + offset,
+                    "title": title,
+                    "hidden_removed": hidden,
+                }
+            )
+            number += 1
 
 
 def chunk_document(

@@ -22,7 +22,7 @@ import threading
 import time
 import unicodedata
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -450,12 +450,49 @@ def decode_text(data: bytes) -> str:
     raise IngestError("cannot decode text (unknown encoding; save it as UTF-8)")
 
 
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+TEXT_WINDOW_CHARS = 256 * 1024  # how much plain text is parsed and chunked at a time
+
+
 def _parse_txt(data: bytes, source: str) -> ParsedDocument:
-    text = decode_text(data).replace("\r\n", "\n").replace("\r", "\n")
-    builder = _Builder()
-    for para in re.split(r"\n\s*\n", text):
-        builder.text(para)
-    return builder.build(source, None)
+    windows = list(iter_text_windows(data, source, window_chars=len(data) + 1))
+    if not windows:
+        raise IngestError("empty file (no text found)")
+    return windows[0][1]
+
+
+def iter_text_windows(
+    data: bytes, source: str, *, window_chars: int = TEXT_WINDOW_CHARS
+) -> Iterator[tuple[int, ParsedDocument]]:
+    """A plain-text file as consecutive documents of about `window_chars`, each cut at a
+    paragraph break and paired with its offset in the whole text, so a big file is parsed
+    and chunked a window at a time in bounded memory. Invisible characters are counted
+    once over the whole text and reported by the first window."""
+    text = decode_text(data)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    hidden = Tally()
+    text = strip_invisible(text, hidden)
+    offset = 0
+    position = 0
+    first = True
+    while position < len(text):
+        end = min(len(text), position + window_chars)
+        if end < len(text):
+            cut = _PARAGRAPH_BREAK.search(text, end)
+            end = cut.end() if cut else len(text)
+        builder = _Builder()
+        for para in _PARAGRAPH_BREAK.split(text[position:end]):
+            builder.text(para)
+        position = end
+        if not builder.parts:
+            continue
+        if first:
+            builder.hidden = hidden
+        doc = builder.build(source, None)
+        yield offset, doc
+        offset += len(doc.text) + 2  # the paragraph break between two windows
+        first = False
 
 
 # --------------------------------------------------------------------------- Markdown

@@ -8,16 +8,25 @@ completely before the old one is removed).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
+import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from ingest.chunker import chunk_document
+from ingest.chunker import chunk_document, chunk_windows
 from ingest.config import IngestConfig
 from ingest.errors import IngestError
-from ingest.models import DocumentInfo, IngestResult
-from ingest.parsers import SUPPORTED_EXTENSIONS, check_size, parse_bytes, safe_source
+from ingest.models import Chunk, DocumentInfo, IngestResult, ParsedDocument
+from ingest.parsers import (
+    SUPPORTED_EXTENSIONS,
+    check_size,
+    iter_text_windows,
+    parse_bytes,
+    safe_source,
+)
 from ingest.protocols import KnowledgeBase
 from ingest.store import validate_chunk_groups
 
@@ -90,7 +99,12 @@ def ingest_bytes(
         if old and _unchanged(old, checksum, given):
             return _skipped(shown, source, old)
         timeout = config.parse_timeout_s if config.parse_timeout_s > 0 else None
-        doc = parse_bytes(data, source, max_bytes=config.max_bytes, timeout_s=timeout)
+        streamed = source.lower().endswith(".txt")  # plain text: read as it is written
+        doc = (
+            None
+            if streamed
+            else parse_bytes(data, source, max_bytes=config.max_bytes, timeout_s=timeout)
+        )
         # Parsing ran unlocked; from here on this document is ours alone. Another admin may
         # have changed or deleted it meanwhile: version and readers come from what they left.
         with store.document_lock(doc_id, source):
@@ -100,13 +114,23 @@ def ingest_bytes(
             # no groups given: an existing document keeps its readers
             readers = given or (list(old.groups) if old else document_groups(None))
             version = old.version + 1 if old else 1
-            chunks = chunk_document(
-                doc, doc_id=doc_id, doc_version=version, groups=readers, checksum=checksum,
-                chunk_tokens=config.chunk_tokens, overlap_tokens=config.chunk_overlap_tokens,
-            )  # fmt: skip
-            if not chunks:
+            record: dict[str, Any] = {
+                "doc_id": doc_id, "doc_version": version, "groups": readers,
+                "checksum": checksum, "chunk_tokens": config.chunk_tokens,
+                "overlap_tokens": config.chunk_overlap_tokens,
+            }  # fmt: skip
+            seen = _Seen()
+            if doc is not None:
+                seen.hidden_kinds = doc.hidden_kinds
+            chunks = (
+                seen.count(chunk_document(doc, **record))
+                if doc is not None
+                else seen.count(chunk_windows(seen.windows(data, source, timeout), **record))
+            )
+            first = next(chunks, None)
+            if first is None:
                 raise IngestError("empty file (no text found)")
-            store.replace_document(chunks)
+            store.replace_document(itertools.chain([first], chunks))
     except Exception as exc:  # the contract: one line per failed file, store untouched
         log.info("ingest failed for %s: %s", shown, exc, exc_info=not isinstance(exc, IngestError))
         return IngestResult(
@@ -114,8 +138,37 @@ def ingest_bytes(
         )
     return IngestResult(
         path=shown, source=source, status="ingested", doc_id=doc_id, version=version,
-        chunks=len(chunks), hidden_removed=doc.hidden_removed, hidden_kinds=doc.hidden_kinds,
+        chunks=seen.chunks, hidden_removed=seen.hidden_removed, hidden_kinds=seen.hidden_kinds,
     )  # fmt: skip
+
+
+class _Seen:
+    """What the store consumed of a (possibly streamed) document: chunks, hidden text."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.hidden_removed = 0
+        self.hidden_kinds: list[str] = []
+
+    def count(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
+        for chunk in chunks:
+            if not self.chunks:
+                self.hidden_removed = chunk.hidden_removed
+            self.chunks += 1
+            yield chunk
+
+    def windows(
+        self, data: bytes, source: str, timeout_s: float | None
+    ) -> Iterator[tuple[int, ParsedDocument]]:
+        """A text file's windows (ingest.parsers.iter_text_windows) under the parse deadline;
+        a file over it is refused and the store rolls the partial write back."""
+        deadline = time.monotonic() + timeout_s if timeout_s else None
+        for offset, window in iter_text_windows(data, source):
+            if not self.hidden_kinds:
+                self.hidden_kinds = window.hidden_kinds
+            if deadline is not None and time.monotonic() > deadline:
+                raise IngestError(f"parsing took longer than {timeout_s:g} s; file refused")
+            yield offset, window
 
 
 def ingest_file(

@@ -6,7 +6,7 @@ one contract suite (tests/ingest/test_store_contract.py) runs against every impl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -28,8 +28,9 @@ class KnowledgeBase(Searcher, Protocol):
 
     def get_chunks(self, doc_id: str) -> list[Chunk]: ...
 
-    def replace_document(self, chunks: Sequence[Chunk]) -> None:
-        """Write a complete new version of one document, then drop the old one (atomic)."""
+    def replace_document(self, chunks: Iterable[Chunk]) -> None:
+        """Write a complete new version of one document, then drop the old one (atomic).
+        `chunks` may be a generator; it is consumed once."""
         ...
 
     def delete_document(self, doc_id: str) -> int: ...

@@ -16,6 +16,7 @@ import contextlib
 import errno
 import functools
 import hashlib
+import itertools
 import json
 import logging
 import math
@@ -26,7 +27,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -789,39 +790,49 @@ class MilvusStore:
     # ---- writes ---------------------------------------------------------------------------
 
     @_milvus_errors
-    def replace_document(self, chunks: Sequence[Chunk]) -> None:
+    def replace_document(self, chunks: Iterable[Chunk]) -> None:
         """Write a complete new version of one document, then drop the old one.
 
         Until the new version is fully written it is invisible; afterwards the old one is. A
         crash at any point leaves exactly one complete version visible (see `repair`). Writes
         to one document are serialised (`document_lock`); an embedded write that would not fit
-        on the disk is refused before anything changes.
+        on the disk is refused before anything changes. `chunks` may be a generator (a big
+        file chunked as it is read): it is embedded and written a batch at a time.
         """
-        if not chunks:
+        stream = iter(chunks)
+        first = next(stream, None)
+        if first is None:
             raise ValueError("replace_document needs at least one chunk")
-        with self.document_lock(chunks[0].doc_id, chunks[0].source):
-            self._activate(self._write_pending(chunks))
+        if isinstance(chunks, Sequence):  # the whole size is known: check the disk first
+            self._check_disk(_disk_need_texts(chunks, self.embedder.dim if self.embedder else 0))
+        with self.document_lock(first.doc_id, first.source):
+            self._activate(self._write_pending(itertools.chain([first], stream)))
 
-    def _write_pending(self, chunks: Sequence[Chunk]) -> dict[str, Any]:
+    def _write_pending(self, chunks: Iterable[Chunk]) -> dict[str, Any]:
         """Steps 1-2: mark the new version pending, insert all its chunks (still invisible)."""
-        if not chunks:
+        stream = iter(chunks)
+        first = next(stream, None)
+        if first is None:
             raise ValueError("replace_document needs at least one chunk")
-        first = chunks[0]
+        chunks = itertools.chain([first], stream)
         doc_id, version = first.doc_id, first.doc_version
-        self._check_chunks(chunks, doc_id, version)
-        rows = self._rows(chunks)  # embeds first: a failing embedder changes nothing
+        ids: set[str] = set()
+        batches = _batches(chunks, INSERT_BATCH)
+        batch = next(batches)
+        self._check_chunks(batch, doc_id, version, ids)
+        rows = self._rows(batch)  # embeds first: a failing embedder changes nothing
         self._check_disk(_disk_need(rows))
         old = self._manifest_row(doc_id)
         active = int(old["active_version"]) if old else 0
         if version == active:
             raise ValueError(f"version {version} of {doc_id} is already stored")
-        self._check_ids_free(doc_id, version, [c.chunk_id for c in chunks])
+        self._check_ids_free(doc_id, version, [c.chunk_id for c in batch])
         record = {
             "doc_id": doc_id, "active_version": active, "pending_version": version,
             "in_transition": True, "title": _clip(first.title, 2048),
             "source": _clip(first.source, 2048),
             "groups_json": json.dumps(validate_chunk_groups(first.groups), ensure_ascii=False),
-            "checksum": first.checksum, "created_at": first.created_at, "chunks": len(chunks),
+            "checksum": first.checksum, "created_at": first.created_at, "chunks": 0,
             "hidden_removed": first.hidden_removed,
             "fresh": old is None,  # no other version of this document exists anywhere
         }  # fmt: skip
@@ -834,19 +845,28 @@ class MilvusStore:
                     self.collection,
                     filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
                 )
-            for start in range(0, len(rows), INSERT_BATCH):
-                self._check_disk(_disk_need(rows[start : start + INSERT_BATCH]))
-                self._client.insert_columns(self.collection, rows[start : start + INSERT_BATCH])
+            written = 0
+            while True:
+                self._client.insert_columns(self.collection, rows)
+                written += len(rows)
+                batch = next(batches, [])
+                if not batch:
+                    break
+                self._check_chunks(batch, doc_id, version, ids)
+                rows = self._rows(batch)
+                self._check_ids_free(doc_id, version, [c.chunk_id for c in batch])
+                self._check_disk(_disk_need(rows))
             self._flush(self.collection)
             stored = self._count(f"doc_id == {_quote(doc_id)} and doc_version == {version}")
-            if stored != len(chunks):  # never switch to a version that is not all there
+            if stored != written:  # never switch to a version that is not all there
                 raise StoreError(
-                    f"only {stored} of {len(chunks)} chunks of {first.source} were stored "
+                    f"only {stored} of {written} chunks of {first.source} were stored "
                     f"at {self.shown_uri}; the previous version was kept"
                 )
-        except Exception:
+        except BaseException:
             self._settle(previous)  # roll back: the previous version stays as it was
             raise
+        record["chunks"] = written
         return record
 
     def _activate(self, record: dict[str, Any]) -> None:
@@ -868,8 +888,9 @@ class MilvusStore:
                 "when the knowledge base is next opened", record.get("source"), exc,
             )  # fmt: skip
 
-    def _check_chunks(self, chunks: Sequence[Chunk], doc_id: str, version: int) -> None:
-        ids: set[str] = set()
+    def _check_chunks(
+        self, chunks: Sequence[Chunk], doc_id: str, version: int, ids: set[str]
+    ) -> None:
         for chunk in chunks:
             if chunk.doc_id != doc_id or chunk.doc_version != version:
                 raise ValueError("all chunks of replace_document must share doc_id and version")
@@ -1206,6 +1227,17 @@ def _chunk(row: dict[str, Any]) -> Chunk:
         embedding_version=row.get("embedding_version", ""),
         metadata=json.loads(row.get("metadata_json") or "{}"),
     )  # fmt: skip
+
+
+def _batches(chunks: Iterator[Chunk], size: int) -> Iterator[list[Chunk]]:
+    while batch := list(itertools.islice(chunks, size)):
+        yield batch
+
+
+def _disk_need_texts(chunks: Sequence[Chunk], dim: int) -> int:
+    """`_disk_need` estimated from the chunks, before any row is built."""
+    text = sum(len(c.text.encode("utf-8")) + len(c.section_path) for c in chunks)
+    return int((text + 8 * dim * len(chunks) + 512 * len(chunks)) * DISK_BYTES_PER_TEXT_BYTE)
 
 
 def _disk_need(rows: Sequence[dict[str, Any]]) -> int:

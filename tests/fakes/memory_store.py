@@ -10,7 +10,7 @@ import math
 import re
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,7 +51,8 @@ class MemoryStore:
         """Writes to one document are serialised across the threads sharing the backing."""
         return self.backing.locks.setdefault(doc_id, threading.RLock())
 
-    def replace_document(self, chunks: Sequence[Chunk]) -> None:
+    def replace_document(self, chunks: Iterable[Chunk]) -> None:
+        chunks = list(chunks)
         if not chunks:
             raise ValueError("replace_document needs at least one chunk")
         with self.document_lock(chunks[0].doc_id):
