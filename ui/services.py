@@ -44,7 +44,9 @@ def get_runner() -> Hopwise:
     """The graph runner with its store, reasoner, web search and checkpointer."""
     from hopwise.app import Hopwise
 
-    return Hopwise.from_settings(get_settings())
+    runner = Hopwise.from_settings(get_settings())
+    runner.start_background_work()  # vectors of the documents that lack them, off the request path
+    return runner
 
 
 def get_store() -> KnowledgeBase:

@@ -38,6 +38,14 @@ def register(subparsers: Any) -> None:
     _output_flags(graph)
     graph.set_defaults(handler=run_one("graph"))
 
+    crosslingual = sub.add_parser(
+        "crosslingual", help="hit@5/10 of questions about passages in the other language"
+    )
+    crosslingual.add_argument("--probe", default=None, help="probe JSONL (the bundled one)")
+    crosslingual.add_argument("--dev-dir", dest="dev_dir", default=None, help="dev sets folder")
+    _output_flags(crosslingual)
+    crosslingual.set_defaults(handler=run_one("crosslingual"))
+
     everything = sub.add_parser("all", help="every benchmark; JSON files in --out")
     everything.add_argument(
         "--sizes", default="10000,50000", help="retrieval sizes in chunks (10000,50000)"

@@ -8,9 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
-from hopwise.app import open_store
+from hopwise.app import open_store, semantic_search_note
 from ingest.hidden import hidden_note
 from ingest.models import IngestResult
 
@@ -26,6 +27,16 @@ def register(subparsers: Any) -> None:
     )
     ingest.add_argument("--json", action="store_true", help="print a JSON list of results")
     ingest.set_defaults(handler=run_ingest)
+
+    reindex = subparsers.add_parser(
+        "reindex", help="bring an existing knowledge base up to date (vectors)"
+    )
+    reindex.add_argument(
+        "--embeddings", action="store_true",
+        help="embed every chunk that has no vector of the current model, in the foreground",
+    )  # fmt: skip
+    reindex.add_argument("--json", action="store_true", help="print a JSON summary")
+    reindex.set_defaults(handler=run_reindex)
 
     docs = subparsers.add_parser("docs", help="list or delete documents")
     docs_sub = docs.add_subparsers(dest="docs_command", required=True)
@@ -50,6 +61,8 @@ def _store() -> Any:
     store = open_store(load_settings())
     for note in store.repairs:  # what the consistency check on open found and repaired
         print(f"hopwise: repaired: {note}", file=sys.stderr)
+    if store.embedding_problem:  # the built-in embedder could not load: said once, here
+        print(f"hopwise: {store.embedding_problem}", file=sys.stderr)
     return store
 
 
@@ -84,11 +97,20 @@ def run_ingest(args: argparse.Namespace) -> int:
         if not args.json:
             print(format_result(result), flush=True)
 
-    with open_store(settings) as store:
+    with _store() as store:
         results = ingest_paths(
             args.paths, store, groups=groups, config=settings.ingest,
             on_progress=progress,
         )  # fmt: skip
+        pending = (
+            semantic_search_note(store) if any(r.status == "ingested" for r in results) else ""
+        )
+    if pending:
+        print(
+            f"hopwise: {pending}. The app fills them in the background, or run "
+            "`hopwise reindex --embeddings`",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps([r.model_dump() for r in results], ensure_ascii=False, indent=2))
     elif not results:
@@ -147,3 +169,39 @@ def run_search(args: argparse.Namespace) -> int:
         snippet = " ".join(h.text.split())[:160]
         print(f"{h.rank:>2}. {h.score:.4f}  {where}{page}  [{h.chunk_id}]\n    {snippet}")
     return 0
+
+
+def run_reindex(args: argparse.Namespace) -> int:
+    """`hopwise reindex --embeddings`: fill missing vectors now, with progress on stderr."""
+    if not args.embeddings:
+        print("hopwise: error: nothing to reindex; say what: --embeddings", file=sys.stderr)
+        return 2
+    with _store() as store:
+        if store.vectors is None:
+            reason = store.embedding_problem or (
+                "embeddings are off or written inline by an endpoint (HOPWISE_EMBEDDINGS)"
+            )
+            print(f"hopwise: error: no background embeddings to fill: {reason}", file=sys.stderr)
+            return 1
+        index = store.vectors
+        before = index.coverage()
+        started = time.monotonic()
+        for doc_id, version in index.missing():
+            with store.document_lock(doc_id):
+                doc = store.get_document(doc_id)
+                if doc is None or doc.version != version:
+                    continue
+                added = index.fill_document(doc_id, version)
+            if not args.json:
+                print(f"embedded  {doc.source}  ({added} chunks)", file=sys.stderr, flush=True)
+        after = index.coverage()
+    summary = {
+        "model": index.embedder.name, "embedded": after.embedded - before.embedded,
+        "with_vectors": after.embedded, "chunks": after.total, "complete": after.complete,
+        "seconds": round(time.monotonic() - started, 1),
+    }  # fmt: skip
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False, indent=2))
+    else:
+        print(after.line(index.embedder.name))
+    return 0 if after.complete else 1

@@ -66,7 +66,16 @@ def open_index(dataset: Dataset, settings: Settings, *, excluded: set[str] | Non
 
     excluded = excluded or set()
     embedder = build_embedder(settings)
-    key = index_key(dataset, excluded, embedder.name if embedder else "bm25")
+    background = None
+    if embedder is None and settings.embedding_mode == "builtin":
+        from hopwise.app import builtin_embedder
+
+        try:  # the product's own path: vectors beside the chunks, filled here up front
+            background = builtin_embedder()
+        except Exception as exc:  # noqa: BLE001 - evaluate BM25-only, and say so
+            log.warning("BM25-only: %s", exc)
+    model = embedder.name if embedder else (f"side:{background.name}" if background else "bm25")
+    key = index_key(dataset, excluded, model)
     folder = settings.data_dir / "eval"
     folder.mkdir(parents=True, exist_ok=True)
     db = folder / f"{dataset.name}-{key}.db"
@@ -74,11 +83,19 @@ def open_index(dataset: Dataset, settings: Settings, *, excluded: set[str] | Non
     if not marker.exists():
         _remove_db(db)
     store = MilvusStore(str(db), collection=COLLECTION, embedder=embedder)
+    if background is not None:
+        store.attach_vectors(background)
     if marker.exists():
         log.info("eval index %s is cached (%s)", dataset.name, db)
         return store
     try:
         _ingest(store, dataset, excluded)
+        if store.vectors is not None:
+            from ingest.vectors import EmbeddingWorker, wait_until_complete
+
+            started = time.perf_counter()
+            wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=4 * 3600)
+            log.info("embedded %s in %.1fs", dataset.name, time.perf_counter() - started)
     except BaseException:
         store.close()
         _remove_db(db)

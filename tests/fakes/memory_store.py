@@ -16,8 +16,9 @@ from typing import Any
 
 import jieba
 
+from ingest.config import FusionConfig
 from ingest.models import Chunk, DocumentInfo, Hit
-from ingest.store import RRF_K, validate_chunk_groups, validate_groups
+from ingest.store import validate_chunk_groups, validate_groups
 
 jieba.setLogLevel(60)
 _WORD = re.compile(r"\w", re.UNICODE)
@@ -152,9 +153,11 @@ class MemoryStore:
         )
         fused: dict[str, float] = {}
         per: dict[str, dict[str, float]] = {}
+        fusion = FusionConfig()  # the same weights as MilvusStore (same language here)
         for name, results in (("bm25", bm25), ("dense", dense)):
+            weight = fusion.dense_weight if name == "dense" else fusion.lexical_weight
             for rank, (score, c) in enumerate(results, 1):
-                fused[c.chunk_id] = fused.get(c.chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+                fused[c.chunk_id] = fused.get(c.chunk_id, 0.0) + weight / (fusion.rrf_k + rank)
                 per.setdefault(c.chunk_id, {})[name] = score
         order = sorted(fused, key=lambda cid: (-fused[cid], cid))[:k]
         return [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ingest.config import FusionConfig
 from ingest.models import Chunk
 from ingest.protocols import KnowledgeBase
 from ingest.store import group_filter, validate_chunk_groups, validate_groups
@@ -123,8 +124,9 @@ def test_hybrid_fuses_both_channels_with_rrf(filled) -> None:
     assert hits[0].chunk_id == "runbook-v1-0"
     top = hits[0]
     assert top.bm25_score is not None and top.dense_score is not None
-    # ranked first in both channels: 2 / (60 + 1)
-    assert top.score == pytest.approx(2 / 61)
+    # ranked first in both channels: (BM25 weight + dense weight) / (60 + 1)
+    fusion = FusionConfig()
+    assert top.score == pytest.approx((fusion.lexical_weight + fusion.dense_weight) / 61)
     assert any(h.bm25_score is None for h in hits)  # dense-only candidates are fused in
 
 
@@ -135,8 +137,8 @@ def test_hybrid_fuses_both_channels_with_rrf(filled) -> None:
 )
 def test_hybrid_falls_back_to_bm25_when_embeddings_fail(filled) -> None:
     filled.embedder.fail_queries = True
-    try:
-        hits = filled.search("restart the payment gateway", ["all"], k=5)
+    try:  # a question not asked before: its vector is not cached
+        hits = filled.search("the payment gateway restart procedure", ["all"], k=5)
     finally:
         filled.embedder.fail_queries = False
     assert hits[0].chunk_id == "runbook-v1-0"

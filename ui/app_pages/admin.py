@@ -156,6 +156,18 @@ st.caption(
     f"Engine: {engine} · collection `{stats.get('collection', settings.collection)}` · "
     + (f"hybrid BM25 + dense ({stats.get('embedding_model')})" if dense else "BM25 only")
 )
+problem = getattr(store, "embedding_problem", "")
+if problem:  # the built-in model could not load here: keyword search only, said once
+    st.warning(safe.escape_inline(problem))
+if "embedded_chunks" in stats:  # background embedding (built-in model)
+    total = max(int(stats.get("chunks") or 0), 1)
+    done = int(stats["embedded_chunks"])
+    st.progress(min(done / total, 1.0), text=safe.escape_inline(str(stats["embedding_note"])))
+    if not stats.get("embedding_complete"):
+        st.caption(
+            "Vectors are added in the background, a few chunks a second; questions are "
+            "answered meanwhile, by keywords for the chunks not yet embedded. Reload to update."
+        )
 
 if not documents:
     st.caption("_No documents yet. Upload some above._")

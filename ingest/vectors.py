@@ -1,0 +1,300 @@
+"""Dense vectors beside a knowledge base, filled in the background.
+
+A document is searchable by BM25 the moment it is ingested; its vectors are added later by an
+`EmbeddingWorker`, off the request path. They live in a side collection of the same Milvus,
+one per embedding model (its name and dimension in the collection name), so vectors of two
+models are never mixed: a model change starts an empty side collection, search fuses the
+dense channel for the chunks that have vectors, and `coverage()` says how far it got. Each
+vector row carries the chunk's doc id, version and reader groups, so the dense request
+carries the same ACL and visibility filter as the BM25 one (inside the request, never after).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ingest.embeddings import Embedder
+    from ingest.store import MilvusStore
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 32  # chunks written at a time by the worker
+EMBED_CALL = 4  # chunks per embedder call: a question's query waits at most for one call
+ID_PAGE = 16_384  # Milvus caps offset + limit of one query
+
+
+def side_collection(chunks_collection: str, embedder: Embedder) -> str:
+    """`<chunks>_vec_<model slug>_<dim>`: one side collection per model and dimension."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", embedder.name).strip("_")[:40] or "model"
+    digest = hashlib.sha256(embedder.name.encode("utf-8")).hexdigest()[:8]
+    return f"{chunks_collection}_vec_{slug}_{digest}_{embedder.dim}"
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How many visible chunks have a vector of the current model."""
+
+    embedded: int
+    total: int
+
+    @property
+    def complete(self) -> bool:
+        return self.embedded >= self.total
+
+    @property
+    def percent(self) -> float:
+        return 100.0 if not self.total else 100.0 * self.embedded / self.total
+
+    def line(self, model: str) -> str:
+        if self.complete:
+            if self.total == 1:
+                return f"semantic search: {model}, the 1 chunk is embedded"
+            return f"semantic search: {model}, all {self.total} chunks embedded"
+        return (
+            f"semantic search: {model}, {self.embedded} of {self.total} chunks embedded "
+            f"({self.percent:.0f}%); the rest are found by keywords until they are done"
+        )
+
+
+class VectorIndex:
+    """The side collection of one embedding model for one MilvusStore."""
+
+    def __init__(
+        self, store: MilvusStore, embedder: Embedder, document_embedder: Embedder | None = None
+    ) -> None:
+        if document_embedder is not None and document_embedder.name != embedder.name:
+            raise ValueError("documents and queries must be embedded by the same model")
+        self.store = store
+        self.embedder = embedder  # queries
+        self.document_embedder = document_embedder or embedder  # the worker (e.g. fewer threads)
+        self.name = side_collection(store.collection, embedder)
+        client = store._client
+        if self.name not in set(client.list_collections()):
+            self._create()
+        client.load_collection(self.name)
+
+    def _create(self) -> None:
+        from ingest.store import MAX_GROUPS
+
+        pm, client = self.store._pm, self.store._client
+        dt = pm.DataType
+        schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
+        schema.add_field("doc_id", dt.VARCHAR, max_length=512)
+        schema.add_field("doc_version", dt.INT64)
+        schema.add_field(
+            "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
+        )
+        schema.add_field("dense", dt.FLOAT_VECTOR, dim=self.embedder.dim)
+        index = client.prepare_index_params()
+        index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")
+        client.create_collection(self.name, schema=schema, consistency_level="Strong")
+        client.create_index(self.name, index, sync=False)
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def search(self, vector: Sequence[float], expr: str, limit: int) -> list[tuple[float, str]]:
+        """(cosine, chunk id) of the nearest vectors the filter allows, best first."""
+        result = self.store._client.search(
+            self.name, [list(vector)], anns_field="dense", limit=limit, filter=expr,
+            output_fields=["chunk_id"], search_params={"metric_type": "COSINE"},
+        )  # fmt: skip
+        return [
+            (float(item["distance"]), str(item["entity"]["chunk_id"]))
+            for item in (result[0] if result else [])
+        ]
+
+    def count(self, expr: str = "") -> int:
+        rows = self.store._client.query(self.name, filter=expr, output_fields=["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def coverage(self) -> Coverage:
+        """Vectors of the chunks searches see, against those chunks (two count queries: the
+        worker embeds only listed versions, and a replaced version's vectors go with it)."""
+        total = self.store.count_chunks()
+        embedded = self.count(self.store._visibility_filter())
+        return Coverage(min(embedded, total), total)
+
+    def missing(self) -> list[tuple[str, int]]:
+        """Listed document versions whose chunks lack vectors: (doc id, version)."""
+        return [
+            (doc.doc_id, doc.version)
+            for doc in self.store.list_documents()
+            if self.count(_version_expr(doc.doc_id, doc.version)) < doc.chunks
+        ]
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def fill_document(self, doc_id: str, version: int, stop: threading.Event | None = None) -> int:
+        """Embed and store the vectors one document version lacks; returns how many were
+        added. Chunks written while it runs (a new version) are left for the next pass."""
+        store = self.store
+        expr = _version_expr(doc_id, version)
+        have = set(self._ids(self.name, expr))
+        todo = [cid for cid in self._ids(store.collection, expr) if cid not in have]
+        added = 0
+        for start in range(0, len(todo), EMBED_BATCH):
+            if stop is not None and stop.is_set():
+                break
+            batch = todo[start : start + EMBED_BATCH]
+            quoted = ", ".join(_quote(c) for c in batch)
+            rows = store._client.query(
+                store.collection, filter=f"chunk_id in [{quoted}]",
+                output_fields=["chunk_id", "doc_id", "doc_version", "groups_json", "text"],
+            )  # fmt: skip
+            if not rows:
+                continue  # the version was replaced or deleted meanwhile
+            texts = [r["text"] for r in rows]
+            vectors: list[list[float]] = []
+            for first in range(0, len(texts), EMBED_CALL):
+                vectors.extend(
+                    self.document_embedder.embed_documents(texts[first : first + EMBED_CALL])
+                )
+            if len(vectors) != len(rows):
+                raise RuntimeError("the embedder returned a different number of vectors")
+            store._client.upsert(  # upsert: a retried batch never duplicates a vector
+                self.name,
+                [
+                    {
+                        "chunk_id": r["chunk_id"],
+                        "doc_id": r["doc_id"],
+                        "doc_version": int(r["doc_version"]),
+                        "groups": json.loads(r.get("groups_json") or "[]"),
+                        "dense": v,
+                    }  # fmt: skip
+                    for r, v in zip(rows, vectors, strict=True)
+                ],
+            )
+            added += len(rows)
+        return added
+
+    def forget(self, doc_id: str, keep_version: int = 0) -> None:
+        """Remove a document's vectors except those of `keep_version` (0: all of them)."""
+        expr = f"doc_id == {_quote(doc_id)}"
+        if keep_version:
+            expr += f" and doc_version != {int(keep_version)}"
+        if self.count(expr):
+            self.store._client.delete(self.name, filter=expr)
+
+    def _ids(self, collection: str, expr: str) -> list[str]:
+        """Every chunk id matching `expr`, paged by character offset under Milvus's cap."""
+        return self._ids_between(collection, expr, 0, 1 << 62)
+
+    def _ids_between(self, collection: str, expr: str, low: int, high: int) -> list[str]:
+        client = self.store._client
+        if collection == self.name:  # Milvus Lite 2.5 cannot decode an empty result here
+            if not self.count(expr):
+                return []
+            rows = client.query(collection, filter=expr, output_fields=["chunk_id"], limit=ID_PAGE)
+            return [str(r["chunk_id"]) for r in rows]
+        ranged = f"{expr} and start_char >= {low} and start_char < {high}"
+        if not self.store._count(ranged):
+            return []
+        rows = client.query(collection, filter=ranged, output_fields=["chunk_id"], limit=ID_PAGE)
+        if len(rows) < ID_PAGE or high - low <= 1:
+            return [str(r["chunk_id"]) for r in rows]
+        middle = (low + min(high, 1 << 40)) // 2
+        return self._ids_between(collection, expr, low, middle) + self._ids_between(
+            collection, expr, middle, high
+        )
+
+
+class EmbeddingWorker:
+    """A background thread that fills the vectors a knowledge base lacks, a document at a
+    time, at low CPU priority; `wake()` after an ingest, `stop()` at shutdown. Resumable:
+    each pass starts from what is stored, so a restart continues where it stopped."""
+
+    def __init__(
+        self,
+        index: VectorIndex,
+        *,
+        idle_s: float = 30.0,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
+        self.index = index
+        self.idle_s = idle_s
+        self.on_error = on_error
+        self.error = ""
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.passes = 0
+
+    def start(self) -> EmbeddingWorker:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="hopwise-embeddings", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
+    def run_once(self) -> int:
+        """One pass over every document lacking vectors; returns vectors added."""
+        added = 0
+        for doc_id, version in self.index.missing():
+            if self._stop.is_set():
+                break
+            with self.index.store.document_lock(doc_id):  # the version cannot change under it
+                doc = self.index.store.get_document(doc_id)
+                if doc is not None and doc.version == version:
+                    added += self.index.fill_document(doc_id, version, self._stop)
+        self.passes += 1
+        return added
+
+    def _run(self) -> None:
+        _lower_priority()
+        while not self._stop.is_set():
+            try:
+                self.run_once()
+                self.error = ""
+            except Exception as exc:  # noqa: BLE001 - keep serving BM25; say why once
+                self.error = " ".join(str(exc).split()) or type(exc).__name__
+                log.warning("background embedding paused: %s", self.error)
+                if self.on_error is not None:
+                    self.on_error(exc)
+            self._wake.wait(self.idle_s)
+            self._wake.clear()
+
+
+def _lower_priority() -> None:
+    """Nice this thread (Linux: per thread) so questions keep the CPU."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+
+
+def _version_expr(doc_id: str, version: int) -> str:
+    return f"doc_id == {_quote(doc_id)} and doc_version == {int(version)}"
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def wait_until_complete(worker: EmbeddingWorker, timeout_s: float) -> bool:
+    """Run passes in this thread until every listed chunk has a vector (CLI, tests)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        worker.run_once()
+        if worker.index.coverage().complete:
+            return True
+    return worker.index.coverage().complete

