@@ -163,7 +163,8 @@ class QuestionResult(_Record):
             hop.model_copy(update={"hits": [h.model_copy(update=hidden) for h in hop.hits]})
             for hop in self.hops
         ]
-        return self.model_copy(update={"hops": hops})
+        evidence = [e.model_copy(update={"score": 0.0}) for e in self.evidence]  # fused score
+        return self.model_copy(update={"hops": hops, "evidence": evidence})
 
     def without_documents(self, doc_ids: set[str], notice: str) -> QuestionResult:
         """A copy that shows nothing of these documents: their hits, kept sentences, evidence

@@ -42,6 +42,12 @@ class Settings(BaseSettings):
         "OpenAI-compatible embedding endpoint below; off: BM25 only. Unset: the endpoint when "
         "one is configured, else builtin.",
     )
+    fusion_lexical_weight: float = Field(
+        0.5, ge=0, description="BM25's weight in the fusion (dense: 1); see FusionConfig."
+    )
+    fusion_cross_language_lexical_weight: float = Field(
+        0.3, ge=0, description="BM25's weight for a chunk in another language than the question."
+    )
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_model: str | None = None
@@ -163,7 +169,10 @@ class Settings(BaseSettings):
     @property
     def fusion(self) -> FusionConfig:
         """How BM25 and dense results are fused (one parameter object; see ingest/config)."""
-        return FusionConfig()
+        return FusionConfig(
+            lexical_weight=self.fusion_lexical_weight,
+            cross_language_lexical_weight=self.fusion_cross_language_lexical_weight,
+        )
 
     @property
     def store(self) -> StoreConfig:

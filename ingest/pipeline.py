@@ -60,6 +60,17 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _check_room(store: KnowledgeBase, text_bytes: int) -> None:
+    """A streamed file's whole size is not known as chunks: check the disk for its bytes."""
+    problem = getattr(store, "disk_problem", None)
+    if callable(problem):
+        from ingest.store import DISK_BYTES_PER_TEXT_BYTE
+
+        message = problem(int(text_bytes * DISK_BYTES_PER_TEXT_BYTE))
+        if message:
+            raise IngestError(message)
+
+
 def _unchanged(old: DocumentInfo, checksum: str, groups: list[str] | None) -> bool:
     """The stored document has these bytes and (when given) these readers. A document whose
     write did not complete has no checksum (see MilvusStore.check_consistency)."""
@@ -120,17 +131,19 @@ def ingest_bytes(
                 "overlap_tokens": config.chunk_overlap_tokens,
             }  # fmt: skip
             seen = _Seen()
-            if doc is not None:
+            if doc is not None:  # a list: the store checks the disk for all of it up front
                 seen.hidden_kinds = doc.hidden_kinds
-            chunks = (
-                seen.count(chunk_document(doc, **record))
-                if doc is not None
-                else seen.count(chunk_windows(seen.windows(data, source, timeout), **record))
-            )
-            first = next(chunks, None)
-            if first is None:
-                raise IngestError("empty file (no text found)")
-            store.replace_document(itertools.chain([first], chunks))
+                listed = chunk_document(doc, **record)
+                if not listed:
+                    raise IngestError("empty file (no text found)")
+                store.replace_document(list(seen.count(listed)))
+            else:
+                _check_room(store, len(data))
+                stream = seen.count(chunk_windows(seen.windows(data, source, timeout), **record))
+                first = next(stream, None)
+                if first is None:
+                    raise IngestError("empty file (no text found)")
+                store.replace_document(itertools.chain([first], stream))
     except Exception as exc:  # the contract: one line per failed file, store untouched
         log.info("ingest failed for %s: %s", shown, exc, exc_info=not isinstance(exc, IngestError))
         return IngestResult(
@@ -162,13 +175,19 @@ class _Seen:
     ) -> Iterator[tuple[int, ParsedDocument]]:
         """A text file's windows (ingest.parsers.iter_text_windows) under the parse deadline;
         a file over it is refused and the store rolls the partial write back."""
-        deadline = time.monotonic() + timeout_s if timeout_s else None
-        for offset, window in iter_text_windows(data, source):
+        spent = 0.0  # parsing only: chunking, embedding and writes of earlier windows not counted
+        windows = iter_text_windows(data, source)
+        while True:
+            started = time.monotonic()
+            item = next(windows, None)
+            spent += time.monotonic() - started
+            if item is None:
+                return
             if not self.hidden_kinds:
-                self.hidden_kinds = window.hidden_kinds
-            if deadline is not None and time.monotonic() > deadline:
+                self.hidden_kinds = item[1].hidden_kinds
+            if timeout_s and spent > timeout_s:
                 raise IngestError(f"parsing took longer than {timeout_s:g} s; file refused")
-            yield offset, window
+            yield item
 
 
 def ingest_file(

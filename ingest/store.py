@@ -712,7 +712,10 @@ class MilvusStore:
             if float(row.get("updated_at") or 0.0) > cutoff:
                 continue
             with self.document_lock(str(row["doc_id"]), str(row.get("source") or "")):
-                self._settle(self._checked_active(row))
+                current = self._manifest_row(str(row["doc_id"]))  # a writer may have finished
+                if not _same_transition(row, current):
+                    continue
+                self._settle(self._checked_active(current))  # type: ignore[arg-type]
             repaired += 1
         if repaired:
             log.warning("repaired %d interrupted document write(s) in %s", repaired, self.shown_uri)
@@ -779,10 +782,40 @@ class MilvusStore:
         before = len(self.repairs)
         for row in rows:
             with self.document_lock(str(row["doc_id"]), str(row.get("source") or "")):
-                checked = self._checked_active(row)
-                if checked is not row:
+                current = self._manifest_row(str(row["doc_id"]))
+                if current is None or current.get("updated_at") != row.get("updated_at"):
+                    continue  # rewritten meanwhile by a writer, who counted its rows
+                checked = self._checked_active(current)
+                if checked is not current:
                     self._settle(checked)
+        self._drop_unlisted_rows()
         return self.repairs[before:]
+
+    def _drop_unlisted_rows(self) -> None:
+        """Rows no listed version owns (a delete the engine acknowledged but did not keep)
+        would be searchable yet invisible in the document list: remove them."""
+        rows = self._manifest_rows("active_version > 0")
+        listed = sum(int(r.get("chunks") or 0) for r in rows)
+        if self._count(self._visibility_filter()) <= listed:
+            return
+        for row in rows:
+            if row.get("in_transition"):
+                continue
+            expr = (
+                f"doc_id == {_quote(str(row['doc_id']))} "
+                f"and doc_version != {int(row['active_version'])}"
+            )
+            if self._count(expr):
+                self._client.delete(self.collection, filter=expr)
+        known = self._manifest_rows('doc_id != ""')  # writes in progress own their rows too
+        names = ", ".join(_quote(str(r["doc_id"])) for r in known)
+        orphans = f"doc_id not in [{names}]" if known else 'chunk_id != ""'
+        found = self._count(orphans)
+        if found:
+            self._client.delete(self.collection, filter=orphans)
+            message = f"{found} chunks of no listed document removed"
+            log.warning("consistency check of %s: %s", self.shown_uri, message)
+            self.repairs.append(message)
 
     def _settle(self, row: dict[str, Any]) -> None:
         """Delete every chunk version but the active one, then end the transition."""
@@ -1012,14 +1045,14 @@ class MilvusStore:
         weights = self._lexical_weights(query)
         try:
             vector = self._query_vector(embedder, query)
-        except Exception as exc:  # the knowledge base stays searchable while embeddings are down
-            log.warning("dense channel skipped, embedding failed: %s", exc)
-            return _fuse(sparse, [], k, self._hit, self.fusion, weights)
-        if self.vectors is None:
-            dense = self._channel(vector, "dense", expr, depth)
-        else:
-            dense = self._side_dense(vector, expr, depth, sparse)
-        return _fuse(sparse, dense, k, self._hit, self.fusion, weights)
+            if self.vectors is None:
+                dense, has_vector = self._channel(vector, "dense", expr, depth), None
+            else:
+                dense, has_vector = self._side_dense(vector, expr, depth, sparse)
+        except Exception as exc:  # noqa: BLE001 - BM25 results stand while the dense side is down
+            log.warning("dense channel skipped: %s", exc)
+            return _fuse(sparse, [], k, self._hit, self.fusion, weights, lambda _cid: False)
+        return _fuse(sparse, dense, k, self._hit, self.fusion, weights, has_vector)
 
     def attach_vectors(
         self, embedder: Embedder, document_embedder: Embedder | None = None
@@ -1068,9 +1101,10 @@ class MilvusStore:
 
     def _side_dense(
         self, vector: list[float], expr: str, depth: int, sparse: list[tuple[float, dict]]
-    ) -> list[tuple[float, dict]]:
+    ) -> tuple[list[tuple[float, dict]], Callable[[str], bool]]:
         """The dense channel from the side collection, with each hit's chunk row (fetched in
-        one query for the ones BM25 did not return). Vectors of rows gone are dropped."""
+        one query for the ones BM25 did not return; vectors of rows gone are dropped), and
+        which BM25 hits have a vector at all (the others compete on BM25 alone)."""
         assert self.vectors is not None
         found = self.vectors.search(vector, expr, depth)
         entities = {e["chunk_id"]: e for _, e in sparse}
@@ -1079,7 +1113,12 @@ class MilvusStore:
             quoted = ", ".join(_quote(c) for c in need)
             for row in self._query_chunks(f"chunk_id in [{quoted}] and {expr}"):
                 entities[row["chunk_id"]] = row
-        return [(score, entities[cid]) for score, cid in found if cid in entities]
+        dense = [(score, entities[cid]) for score, cid in found if cid in entities]
+        found_ids = {cid for _, cid in found}
+        with_vector = found_ids | self.vectors.have_vectors(
+            [e["chunk_id"] for _, e in sparse if e["chunk_id"] not in found_ids]
+        )
+        return dense, with_vector.__contains__
 
     def search_filter(self, groups: Sequence[str]) -> str:
         """The filter every search request carries: the reader's groups, minus in-flight
@@ -1272,9 +1311,15 @@ def _fuse(
     make: Any,
     fusion: FusionConfig | None = None,
     lexical_weight: Callable[[dict[str, Any]], float] | None = None,
+    has_vector: Callable[[str], bool] | None = None,
 ) -> list[Hit]:
-    """Weighted reciprocal-rank fusion of the two channels, keeping each channel's own score:
-    a chunk gains weight / (rrf_k + rank) from each channel that found it."""
+    """Weighted reciprocal-rank fusion of the two channels, keeping each channel's own score.
+
+    A chunk gains weight / (rrf_k + rank) from each channel that found it, divided by the
+    total weight of the channels that could have found it: a chunk with no vector yet
+    (`has_vector` False; None means every chunk has one) competes on BM25 alone, on the
+    same scale, instead of losing to every dense candidate while the background worker is
+    still on its way."""
     fusion = fusion or FusionConfig()
     fused: dict[str, float] = {}
     entities: dict[str, dict] = {}
@@ -1291,6 +1336,11 @@ def _fuse(
             fused[cid] = fused.get(cid, 0.0) + weight / (fusion.rrf_k + rank)
             entities[cid] = entity
             scores.setdefault(cid, {})[channel] = score
+    for cid in fused:
+        possible = fusion.lexical_weight + (
+            fusion.dense_weight if has_vector is None or has_vector(cid) else 0.0
+        )
+        fused[cid] /= possible or 1.0
     order = sorted(fused, key=lambda c: (-fused[c], c))[:k]
     return [
         make(
@@ -1341,6 +1391,15 @@ def _chunk(row: dict[str, Any]) -> Chunk:
         embedding_version=row.get("embedding_version", ""),
         metadata=json.loads(row.get("metadata_json") or "{}"),
     )  # fmt: skip
+
+
+def _same_transition(seen: dict[str, Any], current: dict[str, Any] | None) -> bool:
+    """The manifest row is still the interrupted write that was seen (not finished since)."""
+    return (
+        current is not None
+        and bool(current.get("in_transition"))
+        and current.get("updated_at") == seen.get("updated_at")
+    )
 
 
 def _batches(chunks: Iterator[Chunk], size: int) -> Iterator[list[Chunk]]:

@@ -93,6 +93,10 @@ class VectorIndex:
         schema.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
         schema.add_field("doc_id", dt.VARCHAR, max_length=512)
         schema.add_field("doc_version", dt.INT64)
+        # the version's file checksum: a vector left from a deleted document whose name comes
+        # back (chunk ids restart at v1) is recognised as stale and replaced
+        schema.add_field("checksum", dt.VARCHAR, max_length=128)
+        schema.add_field("start_char", dt.INT64)  # pages the ids of a big document
         schema.add_field(
             "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
         )
@@ -115,6 +119,19 @@ class VectorIndex:
             for item in (result[0] if result else [])
         ]
 
+    def have_vectors(self, chunk_ids: Sequence[str]) -> set[str]:
+        """Which of these chunks have a vector (one or two small queries)."""
+        if not chunk_ids:
+            return set()
+        expr = f"chunk_id in [{', '.join(_quote(c) for c in chunk_ids)}]"
+        found = self.count(expr)
+        if found == len(set(chunk_ids)):
+            return set(chunk_ids)
+        if not found:
+            return set()
+        rows = self.store._client.query(self.name, filter=expr, output_fields=["chunk_id"])
+        return {str(r["chunk_id"]) for r in rows}
+
     def count(self, expr: str = "") -> int:
         rows = self.store._client.query(self.name, filter=expr, output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
@@ -127,55 +144,84 @@ class VectorIndex:
         return Coverage(min(embedded, total), total)
 
     def missing(self) -> list[tuple[str, int]]:
-        """Listed document versions whose chunks lack vectors: (doc id, version)."""
+        """Listed document versions whose chunks lack current vectors: (doc id, version)."""
         return [
             (doc.doc_id, doc.version)
             for doc in self.store.list_documents()
-            if self.count(_version_expr(doc.doc_id, doc.version)) < doc.chunks
+            if self.count(_current_expr(doc.doc_id, doc.version, doc.checksum)) < doc.chunks
         ]
+
+    def prune(self) -> int:
+        """Drop vectors no listed version owns (left by deletes and replacements made while
+        no index was attached: BM25-only runs, repairs on open); returns how many."""
+        docs = self.store.list_documents()
+        stale = 0
+        for doc in docs:
+            expr = f"doc_id == {_quote(doc.doc_id)} and doc_version != {int(doc.version)}"
+            stale += self._delete(expr)
+        listed = ", ".join(_quote(d.doc_id) for d in docs)
+        stale += self._delete(f"doc_id not in [{listed}]" if docs else "")
+        return stale
+
+    def _delete(self, expr: str) -> int:
+        found = self.count(expr)
+        if found:
+            self.store._client.delete(self.name, filter=expr or 'chunk_id != ""')
+        return found
 
     # ---- writes -----------------------------------------------------------------------------
 
     def fill_document(self, doc_id: str, version: int, stop: threading.Event | None = None) -> int:
         """Embed and store the vectors one document version lacks; returns how many were
-        added. Chunks written while it runs (a new version) are left for the next pass."""
+        added. Each batch is written under the document's lock after checking that the
+        version is still the listed one, so an admin's delete or re-upload waits for one
+        batch at most, and a replaced version's chunks are never embedded."""
         store = self.store
-        expr = _version_expr(doc_id, version)
-        have = set(self._ids(self.name, expr))
-        todo = [cid for cid in self._ids(store.collection, expr) if cid not in have]
+        doc = store.get_document(doc_id)
+        if doc is None or doc.version != version:
+            return 0
+        have = set(self._ids(self.name, _current_expr(doc_id, version, doc.checksum)))
+        todo = [
+            cid for cid in self._ids(store.collection, _version_expr(doc_id, version))
+            if cid not in have
+        ]  # fmt: skip
         added = 0
         for start in range(0, len(todo), EMBED_BATCH):
-            if stop is not None and stop.is_set():
-                break
             batch = todo[start : start + EMBED_BATCH]
             quoted = ", ".join(_quote(c) for c in batch)
+            fields = ["chunk_id", "doc_id", "doc_version", "groups_json", "text", "checksum"]
             rows = store._client.query(
                 store.collection, filter=f"chunk_id in [{quoted}]",
-                output_fields=["chunk_id", "doc_id", "doc_version", "groups_json", "text"],
+                output_fields=[*fields, "start_char"],
             )  # fmt: skip
-            if not rows:
-                continue  # the version was replaced or deleted meanwhile
-            texts = [r["text"] for r in rows]
             vectors: list[list[float]] = []
-            for first in range(0, len(texts), EMBED_CALL):
-                vectors.extend(
-                    self.document_embedder.embed_documents(texts[first : first + EMBED_CALL])
-                )
+            for first in range(0, len(rows), EMBED_CALL):
+                if stop is not None and stop.is_set():
+                    return added
+                texts = [r["text"] for r in rows[first : first + EMBED_CALL]]
+                vectors.extend(self.document_embedder.embed_documents(texts))
             if len(vectors) != len(rows):
                 raise RuntimeError("the embedder returned a different number of vectors")
-            store._client.upsert(  # upsert: a retried batch never duplicates a vector
-                self.name,
-                [
-                    {
-                        "chunk_id": r["chunk_id"],
-                        "doc_id": r["doc_id"],
-                        "doc_version": int(r["doc_version"]),
-                        "groups": json.loads(r.get("groups_json") or "[]"),
-                        "dense": v,
-                    }  # fmt: skip
-                    for r, v in zip(rows, vectors, strict=True)
-                ],
-            )
+            with store.document_lock(doc_id):
+                current = store.get_document(doc_id)
+                if current is None or current.version != version or not rows:
+                    return added  # replaced or deleted meanwhile: its vectors are not wanted
+                store._check_disk(len(rows) * (8 * self.embedder.dim + 512))
+                store._client.upsert(  # upsert: a retried batch never duplicates a vector
+                    self.name,
+                    [
+                        {
+                            "chunk_id": r["chunk_id"],
+                            "doc_id": r["doc_id"],
+                            "doc_version": int(r["doc_version"]),
+                            "checksum": str(r.get("checksum") or ""),
+                            "start_char": int(r.get("start_char") or 0),
+                            "groups": json.loads(r.get("groups_json") or "[]"),
+                            "dense": v,
+                        }  # fmt: skip
+                        for r, v in zip(rows, vectors, strict=True)
+                    ],
+                )
             added += len(rows)
         return added
 
@@ -193,13 +239,10 @@ class VectorIndex:
 
     def _ids_between(self, collection: str, expr: str, low: int, high: int) -> list[str]:
         client = self.store._client
-        if collection == self.name:  # Milvus Lite 2.5 cannot decode an empty result here
-            if not self.count(expr):
-                return []
-            rows = client.query(collection, filter=expr, output_fields=["chunk_id"], limit=ID_PAGE)
-            return [str(r["chunk_id"]) for r in rows]
         ranged = f"{expr} and start_char >= {low} and start_char < {high}"
-        if not self.store._count(ranged):
+        # Milvus Lite 2.5 cannot decode an empty result of a collection with an ARRAY field
+        counted = self.count(ranged) if collection == self.name else self.store._count(ranged)
+        if not counted:
             return []
         rows = client.query(collection, filter=ranged, output_fields=["chunk_id"], limit=ID_PAGE)
         if len(rows) < ID_PAGE or high - low <= 1:
@@ -249,15 +292,25 @@ class EmbeddingWorker:
             self._thread.join(timeout_s)
 
     def run_once(self) -> int:
-        """One pass over every document lacking vectors; returns vectors added."""
-        added = 0
+        """One pass over every document lacking vectors; returns vectors added. The first
+        pass also drops stale vectors and checks every document; later passes skip the scan
+        while every chunk has a vector. A document that fails (the model, the disk) is
+        reported in `error` and the pass goes on with the others."""
+        if self.passes == 0:
+            self.index.prune()
+        elif self.index.coverage().complete:
+            self.passes += 1
+            return 0
+        added, failures = 0, []
         for doc_id, version in self.index.missing():
             if self._stop.is_set():
                 break
-            with self.index.store.document_lock(doc_id):  # the version cannot change under it
-                doc = self.index.store.get_document(doc_id)
-                if doc is not None and doc.version == version:
-                    added += self.index.fill_document(doc_id, version, self._stop)
+            try:
+                added += self.index.fill_document(doc_id, version, self._stop)
+            except Exception as exc:  # noqa: BLE001 - one document must not stall the rest
+                failures.append(f"{doc_id}: {' '.join(str(exc).split()) or type(exc).__name__}")
+                log.warning("embedding %s failed: %s", doc_id, exc)
+        self.error = "; ".join(failures[:3])
         self.passes += 1
         return added
 
@@ -266,7 +319,6 @@ class EmbeddingWorker:
         while not self._stop.is_set():
             try:
                 self.run_once()
-                self.error = ""
             except Exception as exc:  # noqa: BLE001 - keep serving BM25; say why once
                 self.error = " ".join(str(exc).split()) or type(exc).__name__
                 log.warning("background embedding paused: %s", self.error)
@@ -284,6 +336,11 @@ def _lower_priority() -> None:
 
 def _version_expr(doc_id: str, version: int) -> str:
     return f"doc_id == {_quote(doc_id)} and doc_version == {int(version)}"
+
+
+def _current_expr(doc_id: str, version: int, checksum: str) -> str:
+    """The version's vectors made from its current bytes (not a deleted namesake's)."""
+    return f"{_version_expr(doc_id, version)} and checksum == {_quote(checksum)}"
 
 
 def _quote(value: str) -> str:

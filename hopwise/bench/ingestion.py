@@ -99,4 +99,38 @@ def run(args: Any) -> dict[str, Any]:
             seconds = time_files(paths)
             result[f"{kind}_pages_per_s"] = round(files * per_file / seconds, 1)
             result[f"{kind}_seconds"] = round(seconds, 3)
+    result.update(embedding_rates(int(getattr(args, "embed_chunks", None) or 64)))
     return result
+
+
+EN_SENTENCE = "The maintenance team replaces the coolant filter after every 400 hours of use. "
+ZH_SENTENCE = "维护团队每运行四百小时更换一次冷却液过滤器，并记录在设备台账中。"
+
+
+def embedding_rates(count: int) -> dict[str, Any]:
+    """Chunks/s of the built-in embedder on typical chunk sizes, all cores and one thread
+    (the background worker's setting); {} where the model is not available."""
+    try:
+        from ingest.builtin_embedder import load_builtin_embedder
+
+        models = {
+            "all_cores": load_builtin_embedder(),
+            "one_thread": load_builtin_embedder(threads=1),
+        }
+    except Exception as exc:  # noqa: BLE001 - report why instead of a number
+        return {"embedding": f"unavailable: {exc}"}
+    texts = {
+        "en_500_chars": [f"{i}. " + EN_SENTENCE * 6 for i in range(count)],
+        "zh_300_chars": [f"{i}。" + ZH_SENTENCE * 9 for i in range(count)],
+    }
+    out: dict[str, Any] = {"embedding_model": models["all_cores"].name}
+    for label, embedder in models.items():
+        for kind, batch in texts.items():
+            embedder.embed_documents(batch[:2])  # warm-up
+            start = time.perf_counter()
+            for first in range(0, len(batch), 4):  # the worker's call size
+                embedder.embed_documents(batch[first : first + 4])
+            out[f"embed_{kind}_{label}_per_s"] = round(
+                len(batch) / (time.perf_counter() - start), 1
+            )
+    return out

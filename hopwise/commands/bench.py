@@ -67,6 +67,10 @@ def _chunks_flag(parser: argparse.ArgumentParser) -> None:
 
 def _pages_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pages", type=int, default=200, help="pages per format (200)")
+    parser.add_argument(
+        "--embed-chunks", dest="embed_chunks", type=int, default=64,
+        help="chunks per language embedded by the built-in model (64)",
+    )  # fmt: skip
 
 
 def _graph_flags(parser: argparse.ArgumentParser) -> None:

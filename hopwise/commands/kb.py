@@ -184,15 +184,14 @@ def run_reindex(args: argparse.Namespace) -> int:
             print(f"hopwise: error: no background embeddings to fill: {reason}", file=sys.stderr)
             return 1
         index = store.vectors
+        index.document_embedder = index.embedder  # the foreground may use every core
+        index.prune()
         before = index.coverage()
         started = time.monotonic()
         for doc_id, version in index.missing():
-            with store.document_lock(doc_id):
-                doc = store.get_document(doc_id)
-                if doc is None or doc.version != version:
-                    continue
-                added = index.fill_document(doc_id, version)
-            if not args.json:
+            doc = store.get_document(doc_id)
+            added = index.fill_document(doc_id, version)
+            if doc is not None and not args.json:
                 print(f"embedded  {doc.source}  ({added} chunks)", file=sys.stderr, flush=True)
         after = index.coverage()
     summary = {

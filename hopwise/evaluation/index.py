@@ -82,7 +82,7 @@ def open_index(dataset: Dataset, settings: Settings, *, excluded: set[str] | Non
     marker = folder / f"{dataset.name}-{key}.ready"
     if not marker.exists():
         _remove_db(db)
-    store = MilvusStore(str(db), collection=COLLECTION, embedder=embedder)
+    store = MilvusStore(str(db), collection=COLLECTION, embedder=embedder, fusion=settings.fusion)
     if background is not None:
         store.attach_vectors(background)
     if marker.exists():

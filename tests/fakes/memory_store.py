@@ -157,7 +157,8 @@ class MemoryStore:
         for name, results in (("bm25", bm25), ("dense", dense)):
             weight = fusion.dense_weight if name == "dense" else fusion.lexical_weight
             for rank, (score, c) in enumerate(results, 1):
-                fused[c.chunk_id] = fused.get(c.chunk_id, 0.0) + weight / (fusion.rrf_k + rank)
+                share = weight / (fusion.lexical_weight + fusion.dense_weight)  # as MilvusStore
+                fused[c.chunk_id] = fused.get(c.chunk_id, 0.0) + share / (fusion.rrf_k + rank)
                 per.setdefault(c.chunk_id, {})[name] = score
         order = sorted(fused, key=lambda cid: (-fused[cid], cid))[:k]
         return [

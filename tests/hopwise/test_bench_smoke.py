@@ -9,7 +9,10 @@ import pytest
 
 from hopwise.cli import main
 
-RETRIEVAL_KEYS = {"insert_per_s", "bm25_p50_ms", "bm25_p95_ms", "hybrid_p50_ms", "hybrid_p95_ms"}
+RETRIEVAL_KEYS = {
+    "insert_per_s", "bm25_p50_ms", "bm25_p95_ms", "hybrid_p50_ms", "hybrid_p95_ms",
+    "side_hybrid_p50_ms", "side_fill_per_s",
+}  # fmt: skip
 
 
 def test_bench_retrieval_json(capsys: pytest.CaptureFixture[str], data_dir: Path) -> None:
@@ -21,11 +24,13 @@ def test_bench_retrieval_json(capsys: pytest.CaptureFixture[str], data_dir: Path
 
 
 def test_bench_ingestion_table_and_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["bench", "ingestion", "--pages", "4", "--out", str(tmp_path)]) == 0
+    argv = ["bench", "ingestion", "--pages", "4", "--embed-chunks", "4", "--out", str(tmp_path)]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert "== bench ingestion" in out and "pdf_pages_per_s" in out
     saved = json.loads((tmp_path / "ingestion.json").read_text())
     assert saved["pages"] == 4 and saved["pdf_pages_per_s"] > 0 and saved["docx_pages_per_s"] > 0
+    assert saved["embed_zh_300_chars_one_thread_per_s"] > 0  # the built-in model's rate
 
 
 def test_bench_graph_is_registered(capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,6 +47,7 @@ def test_bench_graph_is_registered(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bench_all_writes_every_result(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "results"
     argv = ["bench", "all", "--sizes", "200,300", "--queries", "10", "--pages", "2"]
+    argv += ["--embed-chunks", "2"]
     argv += ["--limit", "1", "--out", str(out_dir)]
     dev = Path(__file__).resolve().parents[3] / "shared" / "eval" / "dev"
     if dev.exists():

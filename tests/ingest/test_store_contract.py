@@ -124,9 +124,9 @@ def test_hybrid_fuses_both_channels_with_rrf(filled) -> None:
     assert hits[0].chunk_id == "runbook-v1-0"
     top = hits[0]
     assert top.bm25_score is not None and top.dense_score is not None
-    # ranked first in both channels: (BM25 weight + dense weight) / (60 + 1)
-    fusion = FusionConfig()
-    assert top.score == pytest.approx((fusion.lexical_weight + fusion.dense_weight) / 61)
+    # ranked first in both channels: the weighted sum over the weights, 1 / (60 + 1)
+    assert FusionConfig().lexical_weight != FusionConfig().dense_weight  # weights matter
+    assert top.score == pytest.approx(1 / 61)
     assert any(h.bm25_score is None for h in hits)  # dense-only candidates are fused in
 
 

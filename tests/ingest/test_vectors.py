@@ -214,3 +214,86 @@ def test_an_english_question_finds_the_chinese_clause(builtin_store: MilvusStore
 def test_a_paraphrase_without_shared_words_is_found(builtin_store: MilvusStore) -> None:
     hits = builtin_store.search("质保多长时间", ["all"], k=3)  # none of its words in the text
     assert hits[0].source == "保修条款.md", [h.source for h in hits]
+
+
+# --------------------------------------------------------------------------- while it runs
+
+
+class SlowEmbedder(HashEmbedder):
+    """A hash embedder that takes its time, like the real model on a busy machine."""
+
+    def embed_documents(self, texts):  # type: ignore[no-untyped-def]
+        time.sleep(0.05 * len(texts))
+        return super().embed_documents(texts)
+
+
+def test_a_new_document_competes_on_keywords_before_its_vectors(store: MilvusStore) -> None:
+    assert store.vectors is not None
+    wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=60)
+    text = "# Valves\n\nThe relief valve on line four is tested at eleven bar every spring.\n"
+    ingest_bytes(text.encode(), "valves.md", store, config=CONFIG)
+    assert not store.vectors.coverage().complete  # valves.md has no vector yet
+    hits = store.search("relief valve tested eleven bar", ["all"], k=2)
+    assert hits[0].source == "valves.md" and hits[0].dense_score is None
+
+
+def test_a_delete_waits_for_one_batch_not_the_whole_fill(tmp_path: Path) -> None:
+    import threading
+
+    with MilvusStore(str(tmp_path / "milvus.db")) as store:
+        body = "\n\n".join(f"## Part {i}\n\nGasket {i} is checked on day {i}." for i in range(80))
+        config = IngestConfig(chunk_tokens=20, chunk_overlap_tokens=0)
+        ingest_bytes(f"# Gaskets\n\n{body}\n".encode(), "gaskets.md", store, config=config)
+        assert store.count_chunks() > 60  # about 0.05 s each: several seconds to embed
+        index = store.attach_vectors(SlowEmbedder(dim=32))
+        doc_id = doc_id_for("gaskets.md")
+        filling = threading.Thread(target=index.fill_document, args=(doc_id, 1))
+        filling.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        assert store.delete_document(doc_id) > 0
+        waited = time.monotonic() - started
+        filling.join(60)
+        assert waited < 3.0, waited  # one batch of 32 is ~1.6 s; the whole fill is ~4 s
+        assert index.count() == 0  # nothing of the deleted document is left or added later
+
+
+def test_vectors_of_a_deleted_namesake_are_not_reused(tmp_path: Path) -> None:
+    path = str(tmp_path / "milvus.db")
+    with MilvusStore(path) as store:  # v1 of pumps.md, embedded
+        index = store.attach_vectors(HashEmbedder(dim=32))
+        ingest_bytes(DOCS["pumps.md"][0].encode(), "pumps.md", store, config=CONFIG)
+        wait_until_complete(EmbeddingWorker(index), timeout_s=60)
+        old = index.store._client.query(
+            index.name, filter='chunk_id != ""', output_fields=["checksum"]
+        )
+    with MilvusStore(path) as store:  # BM25-only meanwhile: delete, upload new bytes (v1 again)
+        store.delete_document(doc_id_for("pumps.md"))
+        text = "# Pumps\n\nThe feed pump seals are replaced after every 900 hours.\n"
+        assert ingest_bytes(text.encode(), "pumps.md", store, config=CONFIG).version == 1
+        ingest_bytes(DOCS["fans.md"][0].encode(), "fans.md", store, config=CONFIG)
+    with MilvusStore(path) as store:
+        index = store.attach_vectors(HashEmbedder(dim=32))
+        assert index.count() == 1  # the stale vector is still there ...
+        worker = EmbeddingWorker(index)
+        worker.run_once()  # ... the first pass replaces it and embeds the new document
+        rows = index.store._client.query(
+            index.name, filter='chunk_id != ""', output_fields=["checksum"]
+        )
+        checksums = {d.checksum for d in store.list_documents()}
+        assert {r["checksum"] for r in rows} == checksums != {r["checksum"] for r in old}
+        assert index.count() == store.count_chunks() == 2
+
+
+def test_chunks_of_no_listed_document_are_removed_on_open(tmp_path: Path) -> None:
+    path = str(tmp_path / "milvus.db")
+    with MilvusStore(path) as store:
+        ingest_bytes(DOCS["fans.md"][0].encode(), "fans.md", store, config=CONFIG)
+        ingest_bytes(DOCS["pumps.md"][0].encode(), "pumps.md", store, config=CONFIG)
+        pumps = doc_id_for("pumps.md")
+        store._client.delete(store.manifest, filter=f'doc_id == "{pumps}"')  # list lost it
+        assert store.count_chunks() == 2 and len(store.list_documents()) == 1
+    with MilvusStore(path) as store:
+        assert any("no listed document" in note for note in store.repairs)
+        assert store.count_chunks() == 1
+        assert all(h.source == "fans.md" for h in store.search("coolant pump", ["all"]))

@@ -251,6 +251,21 @@ def test_hybrid_search_enforces_groups_in_both_channels(corpus: Corpus) -> None:
         sweep(store, corpus, "hybrid-search", readers=[["staff"]])
 
 
+def test_background_vectors_carry_the_acl(corpus: Corpus) -> None:
+    """The built-in model's vectors live beside the chunks; its dense requests are filtered
+    too. The vectors of every document, restricted ones included, are filled first."""
+    from ingest.vectors import EmbeddingWorker, wait_until_complete
+
+    with open_store(settings_for(corpus.data)) as store:
+        assert store.vectors is not None  # the default: built-in embeddings
+        assert wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=300)
+        restricted = store.vectors.count(
+            " or ".join(f'doc_id == "{doc_id}"' for doc_id in sorted(corpus.secret_ids))
+        )
+        assert restricted > 0  # the restricted vectors exist: only the filter keeps them out
+        sweep(store, corpus, "background-vectors-search")
+
+
 def sweep(store: MilvusStore, corpus: Corpus, path: str, readers=READERS) -> None:
     """Every question for every reader, then the positive control for finance."""
     for question in QUESTIONS:

@@ -98,6 +98,8 @@ def test_a_reader_sees_ranks_and_the_json_has_no_scores(kb: Path) -> None:
     shown = json.loads(trace_json(saved.without_scores()))
     hits_json = [h for hop in shown["hops"] for h in hop["hits"]]
     assert hits_json and all(h["bm25"] is None and h["fused"] is None for h in hits_json)
+    assert any(e["score"] for e in saved.to_json()["evidence"])  # the evidence carries scores
+    assert shown["evidence"] and all(e["score"] == 0 for e in shown["evidence"])
     assert [h["rank"] for h in hits_json] == [h.rank for hop in saved.hops for h in hop.hits]
 
 

@@ -100,7 +100,10 @@ for change in changes:
 widening = [c for c in changes if c.widens]
 confirmed = not widening or st.checkbox(
     "Yes, let more people read: "
-    + "; ".join(f"{c.name} ({', '.join(c.before)} → {', '.join(c.after)})" for c in widening),
+    + "; ".join(
+        safe.escape_inline(f"{c.name} ({', '.join(c.before)} → {', '.join(c.after)})")
+        for c in widening
+    ),
     key="admin_confirm_widen",
 )
 ready = bool(files) and groups_error is None and confirmed
@@ -204,7 +207,8 @@ else:
     if pending in by_id:
         doc = by_id[pending]
         st.warning(
-            f"Delete **{doc.source}** and its {doc.chunks} chunks? This cannot be undone. "
+            f"Delete **{safe.escape_inline(doc.source)}** and its {doc.chunks} chunks? "
+            "This cannot be undone. "
             "Past answers that used it are hidden from their readers from then on (the "
             "conversation file keeps them until the chat itself is deleted)."
         )
@@ -217,9 +221,10 @@ else:
                 st.error(f"Delete failed: {error_text(exc)}")
             else:
                 st.session_state[FLASH_KEY] = (
-                    f"Deleted {doc.source} ({removed} {'chunk' if removed == 1 else 'chunks'})."
+                    f"Deleted {safe.escape_inline(doc.source)} "
+                    f"({removed} {'chunk' if removed == 1 else 'chunks'})."
                     if removed
-                    else f"{doc.source} was already deleted (by another admin)."
+                    else f"{safe.escape_inline(doc.source)} was already deleted (by another admin)."
                 )
                 st.rerun()
         if no.button("Cancel", key="admin_delete_cancel"):
