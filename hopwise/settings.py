@@ -43,7 +43,7 @@ class Settings(BaseSettings):
         "one is configured, else builtin.",
     )
     fusion_lexical_weight: float = Field(
-        0.5, ge=0, description="BM25's weight in the fusion (dense: 1); see FusionConfig."
+        1.0, ge=0, description="BM25's weight in the fusion (dense: 1); see FusionConfig."
     )
     fusion_cross_language_lexical_weight: float = Field(
         0.3, ge=0, description="BM25's weight for a chunk in another language than the question."

@@ -46,7 +46,7 @@ class FusionConfig:
     (README, "Semantic search")."""
 
     rrf_k: int = 60
-    lexical_weight: float = 0.5
+    lexical_weight: float = 1.0
     dense_weight: float = 1.0
     cross_language_lexical_weight: float = 0.3
     depth_factor: int = 2  # each channel returns depth_factor * k candidates (at least 20)

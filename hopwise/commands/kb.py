@@ -192,7 +192,8 @@ def run_reindex(args: argparse.Namespace) -> int:
             doc = store.get_document(doc_id)
             added = index.fill_document(doc_id, version)
             if doc is not None and not args.json:
-                print(f"embedded  {doc.source}  ({added} chunks)", file=sys.stderr, flush=True)
+                unit = "chunk" if added == 1 else "chunks"
+                print(f"embedded  {doc.source}  ({added} {unit})", file=sys.stderr, flush=True)
         after = index.coverage()
     summary = {
         "model": index.embedder.name, "embedded": after.embedded - before.embedded,
