@@ -12,6 +12,7 @@ import bisect
 import re
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -133,25 +134,13 @@ def chunk_windows(
     """Chunks of a document that arrives in windows (ingest.parsers.iter_text_windows), one
     window in memory at a time: offsets are into the whole text, ids numbered throughout, the
     title and hidden-text count are the first window's. A window break is a section break."""
+    record = _Record(doc_id, doc_version, groups, checksum, chunk_tokens, overlap_tokens)
     number = 0
-    title: str | None = None
-    hidden = 0
+    first: ParsedDocument | None = None
     for offset, window in windows:
-        if title is None:
-            title, hidden = window.title, window.hidden_removed
-        for chunk in chunk_document(
-            window, doc_id=doc_id, doc_version=doc_version, groups=groups, checksum=checksum,
-            chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
-        ):  # fmt: skip
-            yield chunk.model_copy(
-                update={
-                    "chunk_id": f"{doc_id}-v{doc_version}-{number:05d}",
-                    "start_char": chunk.start_char + offset,
-                    "end_char": chunk.end_char + offset,
-                    "title": title,
-                    "hidden_removed": hidden,
-                }
-            )
+        first = first or window
+        for chunk in _chunks(window, record, offset=offset, number=number, first=first):
+            yield chunk
             number += 1
 
 
@@ -166,37 +155,55 @@ def chunk_document(
     overlap_tokens: int = 50,
 ) -> list[Chunk]:
     """The document's chunks, each with the full record and its offsets into `doc.text`."""
-    splitter = _splitter(chunk_tokens, overlap_tokens)
+    record = _Record(doc_id, doc_version, groups, checksum, chunk_tokens, overlap_tokens)
+    return list(_chunks(doc, record, offset=0, number=0, first=doc))
+
+
+@dataclass(frozen=True)
+class _Record:
+    """What every chunk of one document version carries, and how to cut it."""
+
+    doc_id: str
+    doc_version: int
+    groups: list[str]
+    checksum: str
+    chunk_tokens: int
+    overlap_tokens: int
+
+
+def _chunks(
+    doc: ParsedDocument, record: _Record, *, offset: int, number: int, first: ParsedDocument
+) -> Iterator[Chunk]:
+    """`doc`'s chunks, its offsets shifted by `offset` and ids numbered from `number`; title
+    and hidden-text count from `first` (the document itself, or its first window)."""
+    splitter = _splitter(record.chunk_tokens, record.overlap_tokens)
     starts = [block.start_char for block in doc.blocks]
     created = time.time()
-    chunks: list[Chunk] = []
     for section in _sections(doc.blocks):
         base = section[0].start_char
         body = doc.text[base : section[-1].end_char]
         path = " > ".join(section[-1].section_path)
         heading_end = max((b.end_char - base for b in section if b.kind == "heading"), default=0)
-        for offset, piece in _pieces(body, splitter, heading_end):
-            start = base + offset
+        for at, piece in _pieces(body, splitter, heading_end):
+            start = base + at
             block = doc.blocks[max(0, bisect.bisect_right(starts, start) - 1)]
-            chunks.append(
-                Chunk(
-                    chunk_id=f"{doc_id}-v{doc_version}-{len(chunks):05d}",
-                    doc_id=doc_id,
-                    doc_version=doc_version,
-                    title=doc.title,
-                    source=doc.source,
-                    section_path=path,
-                    page=block.page,
-                    start_char=start,
-                    end_char=start + len(piece),
-                    text=piece,
-                    groups=list(groups),
-                    checksum=checksum,
-                    created_at=created,
-                    parser_version=doc.parser,
-                    chunker_version=CHUNKER_VERSION,
-                    embedding_version="",  # set by the store, which knows the embedder
-                    hidden_removed=doc.hidden_removed,
-                )
+            yield Chunk(
+                chunk_id=f"{record.doc_id}-v{record.doc_version}-{number:05d}",
+                doc_id=record.doc_id,
+                doc_version=record.doc_version,
+                title=first.title,
+                source=doc.source,
+                section_path=path,
+                page=block.page,
+                start_char=offset + start,
+                end_char=offset + start + len(piece),
+                text=piece,
+                groups=list(record.groups),
+                checksum=record.checksum,
+                created_at=created,
+                parser_version=doc.parser,
+                chunker_version=CHUNKER_VERSION,
+                embedding_version="",  # set by the store, which knows the embedder
+                hidden_removed=first.hidden_removed,
             )
-    return chunks
+            number += 1

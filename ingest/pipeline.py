@@ -132,11 +132,12 @@ def ingest_bytes(
             }  # fmt: skip
             seen = _Seen()
             if doc is not None:  # a list: the store checks the disk for all of it up front
-                seen.hidden_kinds = doc.hidden_kinds
                 listed = chunk_document(doc, **record)
                 if not listed:
                     raise IngestError("empty file (no text found)")
-                store.replace_document(list(seen.count(listed)))
+                store.replace_document(listed)
+                seen.chunks, seen.hidden_removed = len(listed), doc.hidden_removed
+                seen.hidden_kinds = doc.hidden_kinds
             else:
                 _check_room(store, len(data))
                 stream = seen.count(chunk_windows(seen.windows(data, source, timeout), **record))

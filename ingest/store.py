@@ -202,7 +202,8 @@ def _clip(value: str, max_bytes: int) -> str:
     return data[:max_bytes].decode("utf-8", errors="ignore")
 
 
-def _quote(value: str) -> str:
+def quote_value(value: str) -> str:
+    """A string as a Milvus expression literal (JSON-quoted: no way out of the quotes)."""
     return json.dumps(value, ensure_ascii=False)
 
 
@@ -508,6 +509,10 @@ class MilvusStore:
             return ""
         return self._disk_full_message(needed, consequence)
 
+    def _dense_dim(self) -> int:
+        """The dimension of the vectors written inline with the chunks (0: none)."""
+        return self.embedder.dim if self.embedder is not None else 0
+
     def _check_disk(self, needed: int) -> None:
         problem = self.disk_problem(needed)
         if problem:
@@ -680,7 +685,7 @@ class MilvusStore:
         )
 
     def _manifest_row(self, doc_id: str) -> dict[str, Any] | None:
-        rows = self._manifest_rows(f"doc_id == {_quote(doc_id)}")
+        rows = self._manifest_rows(f"doc_id == {quote_value(doc_id)}")
         return rows[0] if rows else None
 
     def _put_manifest(self, row: dict[str, Any]) -> None:
@@ -699,7 +704,7 @@ class MilvusStore:
             limit=QUERY_LIMIT,
         )
         return " and ".join(
-            f"(doc_id != {_quote(r['doc_id'])} or doc_version == {int(r['active_version'])})"
+            f"(doc_id != {quote_value(r['doc_id'])} or doc_version == {int(r['active_version'])})"
             for r in rows
         )
 
@@ -722,7 +727,7 @@ class MilvusStore:
         return repaired
 
     def _stored_versions(self, doc_id: str) -> set[int]:
-        expr = f"doc_id == {_quote(doc_id)}"
+        expr = f"doc_id == {quote_value(doc_id)}"
         if not self._count(expr):
             return set()
         rows = self._client.query(
@@ -743,14 +748,14 @@ class MilvusStore:
         listed = int(row.get("chunks") or 0)
         if active <= 0:
             return row
-        have = self._count(f"doc_id == {_quote(doc_id)} and doc_version == {active}")
+        have = self._count(f"doc_id == {quote_value(doc_id)} and doc_version == {active}")
         if have >= listed:
             return row
         name = row.get("source") or doc_id
         others = sorted(self._stored_versions(doc_id) - {active})
         if others:
             version = others[-1]
-            expr = f"doc_id == {_quote(doc_id)} and doc_version == {version}"
+            expr = f"doc_id == {quote_value(doc_id)} and doc_version == {version}"
             sample = self._client.query(
                 self.collection, filter=expr, output_fields=self._fields, limit=1
             )[0]
@@ -802,13 +807,13 @@ class MilvusStore:
             if row.get("in_transition"):
                 continue
             expr = (
-                f"doc_id == {_quote(str(row['doc_id']))} "
+                f"doc_id == {quote_value(str(row['doc_id']))} "
                 f"and doc_version != {int(row['active_version'])}"
             )
             if self._count(expr):
                 self._client.delete(self.collection, filter=expr)
         known = self._manifest_rows('doc_id != ""')  # writes in progress own their rows too
-        names = ", ".join(_quote(str(r["doc_id"])) for r in known)
+        names = ", ".join(quote_value(str(r["doc_id"])) for r in known)
         orphans = f"doc_id not in [{names}]" if known else 'chunk_id != ""'
         found = self._count(orphans)
         if found:
@@ -822,13 +827,13 @@ class MilvusStore:
         doc_id, active = str(row["doc_id"]), int(row["active_version"])
         self._maybe_empty = True
         self._client.delete(
-            self.collection, filter=f"doc_id == {_quote(doc_id)} and doc_version != {active}"
+            self.collection, filter=f"doc_id == {quote_value(doc_id)} and doc_version != {active}"
         )
         self._flush(self.collection)
         if self.vectors is not None:
             self.vectors.forget(doc_id, keep_version=max(active, 0))
         if active <= 0:
-            self._client.delete(self.manifest, filter=f"doc_id == {_quote(doc_id)}")
+            self._client.delete(self.manifest, filter=f"doc_id == {quote_value(doc_id)}")
         else:
             self._put_manifest({**row, "pending_version": 0, "in_transition": False})
         self._flush(self.manifest)
@@ -856,7 +861,7 @@ class MilvusStore:
         if first is None:
             raise ValueError("replace_document needs at least one chunk")
         if isinstance(chunks, Sequence):  # the whole size is known: check the disk first
-            self._check_disk(_disk_need_texts(chunks, self.embedder.dim if self.embedder else 0))
+            self._check_disk(_disk_need(chunks, self._dense_dim()))
         with self.document_lock(first.doc_id, first.source):
             self._activate(self._write_pending(itertools.chain([first], stream)))
         if self.worker is not None:
@@ -875,7 +880,7 @@ class MilvusStore:
         batch = next(batches)
         self._check_chunks(batch, doc_id, version, ids)
         rows = self._rows(batch)  # embeds first: a failing embedder changes nothing
-        self._check_disk(_disk_need(rows))
+        self._check_disk(_disk_need(batch, self._dense_dim()))
         old = self._manifest_row(doc_id)
         active = int(old["active_version"]) if old else 0
         if version == active:
@@ -897,7 +902,7 @@ class MilvusStore:
             if old is not None:  # leftovers of an earlier interrupted write of this version
                 self._client.delete(
                     self.collection,
-                    filter=f"doc_id == {_quote(doc_id)} and doc_version == {version}",
+                    filter=f"doc_id == {quote_value(doc_id)} and doc_version == {version}",
                 )
             written = 0
             while True:
@@ -909,9 +914,9 @@ class MilvusStore:
                 self._check_chunks(batch, doc_id, version, ids)
                 rows = self._rows(batch)
                 self._check_ids_free(doc_id, version, [c.chunk_id for c in batch])
-                self._check_disk(_disk_need(rows))
+                self._check_disk(_disk_need(batch, self._dense_dim()))
             self._flush(self.collection)
-            stored = self._count(f"doc_id == {_quote(doc_id)} and doc_version == {version}")
+            stored = self._count(f"doc_id == {quote_value(doc_id)} and doc_version == {version}")
             if stored != written:  # never switch to a version that is not all there
                 raise StoreError(
                     f"only {stored} of {written} chunks of {first.source} were stored "
@@ -966,9 +971,9 @@ class MilvusStore:
     def _check_ids_free(self, doc_id: str, version: int, chunk_ids: list[str]) -> None:
         """Primary keys must differ between versions, or deleting the old would hit the new."""
         for start in range(0, len(chunk_ids), 1000):
-            batch = ", ".join(_quote(c) for c in chunk_ids[start : start + 1000])
+            batch = ", ".join(quote_value(c) for c in chunk_ids[start : start + 1000])
             expr = (
-                f"chunk_id in [{batch}] and (doc_id != {_quote(doc_id)} "
+                f"chunk_id in [{batch}] and (doc_id != {quote_value(doc_id)} "
                 f"or doc_version != {version})"  # no `not`: Milvus Lite 2.5 rejects it
             )
             if self._count(expr):
@@ -1017,7 +1022,7 @@ class MilvusStore:
             if row is None:
                 return 0
             self._check_disk(0)
-            expr = f"doc_id == {_quote(doc_id)}"
+            expr = f"doc_id == {quote_value(doc_id)}"
             count = self._count(expr)
             self._put_manifest({**row, "active_version": 0, "in_transition": True})
             self._flush(self.manifest)
@@ -1110,7 +1115,7 @@ class MilvusStore:
         entities = {e["chunk_id"]: e for _, e in sparse}
         need = [cid for _, cid in found if cid not in entities]
         if need:
-            quoted = ", ".join(_quote(c) for c in need)
+            quoted = ", ".join(quote_value(c) for c in need)
             for row in self._query_chunks(f"chunk_id in [{quoted}] and {expr}"):
                 entities[row["chunk_id"]] = row
         dense = [(score, entities[cid]) for score, cid in found if cid in entities]
@@ -1181,7 +1186,7 @@ class MilvusStore:
         row = self._manifest_row(doc_id)
         if row is None or int(row["active_version"]) <= 0:
             return []
-        expr = f"doc_id == {_quote(doc_id)} and doc_version == {int(row['active_version'])}"
+        expr = f"doc_id == {quote_value(doc_id)} and doc_version == {int(row['active_version'])}"
         if int(row.get("chunks", 0)) > QUERY_LIMIT:
             log.warning(
                 "%s has %s chunks; only %d are returned", doc_id, row["chunks"], QUERY_LIMIT
@@ -1407,17 +1412,11 @@ def _batches(chunks: Iterator[Chunk], size: int) -> Iterator[list[Chunk]]:
         yield batch
 
 
-def _disk_need_texts(chunks: Sequence[Chunk], dim: int) -> int:
-    """`_disk_need` estimated from the chunks, before any row is built."""
+def _disk_need(chunks: Sequence[Chunk], dim: int) -> int:
+    """About how many bytes of milvus.db these chunks will take, with `dim`-d inline vectors
+    (0: none); see DISK_BYTES_PER_TEXT_BYTE."""
     text = sum(len(c.text.encode("utf-8")) + len(c.section_path) for c in chunks)
     return int((text + 8 * dim * len(chunks) + 512 * len(chunks)) * DISK_BYTES_PER_TEXT_BYTE)
-
-
-def _disk_need(rows: Sequence[dict[str, Any]]) -> int:
-    """About how many bytes of milvus.db these rows will take (see DISK_BYTES_PER_TEXT_BYTE)."""
-    text = sum(len(row["text"].encode("utf-8")) + len(row["section_path"]) for row in rows)
-    dense = sum(4 * len(row["dense"]) for row in rows if "dense" in row)
-    return int((text + 2 * dense + 512 * len(rows)) * DISK_BYTES_PER_TEXT_BYTE)
 
 
 def _mb(count: int) -> str:

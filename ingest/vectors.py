@@ -23,6 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ingest.store import MAX_GROUPS, quote_value
+
 if TYPE_CHECKING:
     from ingest.embeddings import Embedder
     from ingest.store import MilvusStore
@@ -85,8 +87,6 @@ class VectorIndex:
         client.load_collection(self.name)
 
     def _create(self) -> None:
-        from ingest.store import MAX_GROUPS
-
         pm, client = self.store._pm, self.store._client
         dt = pm.DataType
         schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -123,7 +123,7 @@ class VectorIndex:
         """Which of these chunks have a vector (one or two small queries)."""
         if not chunk_ids:
             return set()
-        expr = f"chunk_id in [{', '.join(_quote(c) for c in chunk_ids)}]"
+        expr = f"chunk_id in [{', '.join(quote_value(c) for c in chunk_ids)}]"
         found = self.count(expr)
         if found == len(set(chunk_ids)):
             return set(chunk_ids)
@@ -157,9 +157,9 @@ class VectorIndex:
         docs = self.store.list_documents()
         stale = 0
         for doc in docs:
-            expr = f"doc_id == {_quote(doc.doc_id)} and doc_version != {int(doc.version)}"
+            expr = f"doc_id == {quote_value(doc.doc_id)} and doc_version != {int(doc.version)}"
             stale += self._delete(expr)
-        listed = ", ".join(_quote(d.doc_id) for d in docs)
+        listed = ", ".join(quote_value(d.doc_id) for d in docs)
         stale += self._delete(f"doc_id not in [{listed}]" if docs else "")
         return stale
 
@@ -188,7 +188,7 @@ class VectorIndex:
         added = 0
         for start in range(0, len(todo), EMBED_BATCH):
             batch = todo[start : start + EMBED_BATCH]
-            quoted = ", ".join(_quote(c) for c in batch)
+            quoted = ", ".join(quote_value(c) for c in batch)
             fields = ["chunk_id", "doc_id", "doc_version", "groups_json", "text", "checksum"]
             rows = store._client.query(
                 store.collection, filter=f"chunk_id in [{quoted}]",
@@ -227,7 +227,7 @@ class VectorIndex:
 
     def forget(self, doc_id: str, keep_version: int = 0) -> None:
         """Remove a document's vectors except those of `keep_version` (0: all of them)."""
-        expr = f"doc_id == {_quote(doc_id)}"
+        expr = f"doc_id == {quote_value(doc_id)}"
         if keep_version:
             expr += f" and doc_version != {int(keep_version)}"
         if self.count(expr):
@@ -263,11 +263,9 @@ class EmbeddingWorker:
         index: VectorIndex,
         *,
         idle_s: float = 30.0,
-        on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.index = index
         self.idle_s = idle_s
-        self.on_error = on_error
         self.error = ""
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -291,11 +289,12 @@ class EmbeddingWorker:
         if self._thread is not None:
             self._thread.join(timeout_s)
 
-    def run_once(self) -> int:
-        """One pass over every document lacking vectors; returns vectors added. The first
-        pass also drops stale vectors and checks every document; later passes skip the scan
-        while every chunk has a vector. A document that fails (the model, the disk) is
-        reported in `error` and the pass goes on with the others."""
+    def run_once(self, on_document: Callable[[str, int], None] | None = None) -> int:
+        """One pass over every document lacking vectors; returns vectors added, and calls
+        `on_document(doc_id, added)` after each document (CLI progress). The first pass also
+        drops stale vectors and checks every document; later passes skip the scan while
+        every chunk has a vector. A document that fails (the model, the disk) is reported in
+        `error` and the pass goes on with the others."""
         if self.passes == 0:
             self.index.prune()
         elif self.index.coverage().complete:
@@ -306,10 +305,14 @@ class EmbeddingWorker:
             if self._stop.is_set():
                 break
             try:
-                added += self.index.fill_document(doc_id, version, self._stop)
+                filled = self.index.fill_document(doc_id, version, self._stop)
             except Exception as exc:  # noqa: BLE001 - one document must not stall the rest
                 failures.append(f"{doc_id}: {' '.join(str(exc).split()) or type(exc).__name__}")
                 log.warning("embedding %s failed: %s", doc_id, exc)
+                continue
+            added += filled
+            if on_document is not None:
+                on_document(doc_id, filled)
         self.error = "; ".join(failures[:3])
         self.passes += 1
         return added
@@ -322,8 +325,6 @@ class EmbeddingWorker:
             except Exception as exc:  # noqa: BLE001 - keep serving BM25; say why once
                 self.error = " ".join(str(exc).split()) or type(exc).__name__
                 log.warning("background embedding paused: %s", self.error)
-                if self.on_error is not None:
-                    self.on_error(exc)
             self._wake.wait(self.idle_s)
             self._wake.clear()
 
@@ -335,16 +336,12 @@ def _lower_priority() -> None:
 
 
 def _version_expr(doc_id: str, version: int) -> str:
-    return f"doc_id == {_quote(doc_id)} and doc_version == {int(version)}"
+    return f"doc_id == {quote_value(doc_id)} and doc_version == {int(version)}"
 
 
 def _current_expr(doc_id: str, version: int, checksum: str) -> str:
     """The version's vectors made from its current bytes (not a deleted namesake's)."""
-    return f"{_version_expr(doc_id, version)} and checksum == {_quote(checksum)}"
-
-
-def _quote(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return f"{_version_expr(doc_id, version)} and checksum == {quote_value(checksum)}"
 
 
 def wait_until_complete(worker: EmbeddingWorker, timeout_s: float) -> bool:

@@ -173,6 +173,8 @@ def run_search(args: argparse.Namespace) -> int:
 
 def run_reindex(args: argparse.Namespace) -> int:
     """`hopwise reindex --embeddings`: fill missing vectors now, with progress on stderr."""
+    from ingest.vectors import EmbeddingWorker
+
     if not args.embeddings:
         print("hopwise: error: nothing to reindex; say what: --embeddings", file=sys.stderr)
         return 2
@@ -185,18 +187,21 @@ def run_reindex(args: argparse.Namespace) -> int:
             return 1
         index = store.vectors
         index.document_embedder = index.embedder  # the foreground may use every core
-        index.prune()
-        before = index.coverage()
-        started = time.monotonic()
-        for doc_id, version in index.missing():
+
+        def progress(doc_id: str, added: int) -> None:
             doc = store.get_document(doc_id)
-            added = index.fill_document(doc_id, version)
             if doc is not None and not args.json:
                 unit = "chunk" if added == 1 else "chunks"
                 print(f"embedded  {doc.source}  ({added} {unit})", file=sys.stderr, flush=True)
+
+        started = time.monotonic()
+        worker = EmbeddingWorker(index)
+        embedded = worker.run_once(on_document=progress)  # the app's worker, in the foreground
+        if worker.error:
+            print(f"hopwise: embedding failed for {worker.error}", file=sys.stderr)
         after = index.coverage()
     summary = {
-        "model": index.embedder.name, "embedded": after.embedded - before.embedded,
+        "model": index.embedder.name, "embedded": embedded,
         "with_vectors": after.embedded, "chunks": after.total, "complete": after.complete,
         "seconds": round(time.monotonic() - started, 1),
     }  # fmt: skip
