@@ -13,6 +13,7 @@ import streamlit as st
 
 from hopwise.app import Hopwise
 from hopwise.settings import Settings
+from tests.fakes.env import isolate_hopwise_env
 from tests.reliability.conftest import cli_env, run_cli
 from tests.ui.apptools import assert_no_exception, new_app, texts
 
@@ -67,12 +68,8 @@ def test_a_locked_file_answers_and_says_it_was_not_saved(tmp_path: Path) -> None
 
 
 def test_the_chat_page_says_history_is_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    data = tmp_path / "data"
-    data.mkdir()
+    data = isolate_hopwise_env(monkeypatch, tmp_path, tmp_path / "data")
     corrupt(data / "conversations.sqlite")
-    monkeypatch.setenv("HOPWISE_DATA_DIR", str(data))
-    monkeypatch.setenv("HOPWISE_WEB_SEARCH", "off")
-    monkeypatch.chdir(tmp_path)
     st.cache_resource.clear()
     try:
         at = new_app().run()

@@ -10,6 +10,7 @@ import streamlit as st
 
 from hopwise.settings import RedactingFilter, Settings
 from ingest.store import redact_uri_secrets
+from tests.fakes.env import isolate_hopwise_env
 from tests.ingest.conftest import free_port
 from tests.reliability.conftest import cli_env, run_cli
 from tests.ui.apptools import assert_no_exception, new_app, texts
@@ -59,10 +60,9 @@ def test_a_password_in_the_milvus_uri_stays_out_of_cli_errors(tmp_path: Path) ->
 def test_a_password_in_the_milvus_uri_stays_out_of_the_banner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HOPWISE_DATA_DIR", str(tmp_path / "data"))
+    isolate_hopwise_env(monkeypatch, tmp_path, tmp_path / "data")
     monkeypatch.setenv("HOPWISE_MILVUS_URI", f"http://root:{URI_PASSWORD}@127.0.0.1:{free_port()}")
     monkeypatch.setenv("HOPWISE_MILVUS_TIMEOUT_S", "2")
-    monkeypatch.chdir(tmp_path)
     st.cache_resource.clear()
     try:
         at = new_app().run()

@@ -195,12 +195,7 @@ def test_admin_upload_chat_and_trace_in_chromium(page, server, tmp_path: Path) -
 
     page.get_by_role("link", name="Chat").click()
     page.get_by_text("extracted from your documents").wait_for()
-    box = page.get_by_placeholder("Ask a question about your documents…")
-    box.fill(QUESTION)
-    box.press("Enter")
-    assistant = page.locator("[data-testid='stChatMessage']").last
-    assistant.get_by_role("button", name="Open hop trace →").wait_for(timeout=120_000)
-    wait_idle(page)
+    assistant = ask(page, QUESTION)
     assert "Answered in" in assistant.inner_text()
     assert "15 minutes" in assistant.inner_text()
     assert "[1]" in assistant.inner_text()
@@ -208,11 +203,8 @@ def test_admin_upload_chat_and_trace_in_chromium(page, server, tmp_path: Path) -
     assistant.get_by_text("Full passage").first.click()
     assistant.get_by_text("opens a bridge call").first.wait_for()
 
-    box.fill(MULTI_HOP)  # a second question in the same chat: two hops, two sources
-    box.press("Enter")
-    second = page.locator("[data-testid='stChatMessage']").nth(3)
-    second.get_by_role("button", name="Open hop trace →").wait_for(timeout=120_000)
-    wait_idle(page)
+    # a second question in the same chat: two hops, two sources (message 4, not the first)
+    second = ask(page, MULTI_HOP, message=3)
     assert "[1]" in second.inner_text() and "Shenzhen" in second.inner_text()
     shoot(page, data, "chat")
 
@@ -303,15 +295,23 @@ def shown(page) -> str:
     return str(page.locator("body").inner_text()).replace("\u2060", "")
 
 
-def ask_and_open_trace(page, question: str) -> str:
-    """Ask on the chat page, wait for the answer, open its trace; the chat page's text."""
-    page.get_by_role("link", name="Chat").click()
+def ask(page, question: str, message: int | None = None):  # noqa: ANN201 - a Playwright locator
+    """Ask on the open chat page and wait until the answer is complete; its message: the
+    last one, or the `message`-th (0-based) when earlier answers would satisfy the wait."""
     box = page.get_by_placeholder("Ask a question about your documents…")
     box.fill(question)
     box.press("Enter")
-    assistant = page.locator("[data-testid='stChatMessage']").last
+    messages = page.locator("[data-testid='stChatMessage']")
+    assistant = messages.last if message is None else messages.nth(message)
     assistant.get_by_role("button", name="Open hop trace →").wait_for(timeout=120_000)
     wait_idle(page)
+    return assistant
+
+
+def ask_and_open_trace(page, question: str) -> str:
+    """Ask on the chat page, wait for the answer, open its trace; the chat page's text."""
+    page.get_by_role("link", name="Chat").click()
+    ask(page, question)
     page.wait_for_timeout(1000)  # time for any image to be fetched
     chat = shown(page)
     page.get_by_role("button", name="Open hop trace →").last.click()
