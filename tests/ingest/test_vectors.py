@@ -52,6 +52,26 @@ def test_bm25_first_then_the_dense_channel_joins(store: MilvusStore) -> None:
     assert store.stats()["embedding_complete"] is True
 
 
+def test_a_repeated_question_is_embedded_once(store: MilvusStore) -> None:
+    assert store.vectors is not None
+    embedder = store.vectors.embedder
+    assert isinstance(embedder, HashEmbedder)
+    wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=60)
+    calls = embedder.calls
+    first = store.search("coolant pump service hours", ["all"], k=3)
+    assert first[0].dense_score is not None
+    for _ in range(3):  # hops and retries ask the same text again
+        assert store.search("coolant pump service hours", ["all"], k=3) == first
+    assert embedder.calls == calls + 1
+    embedder.fail_queries = True  # a cached question needs no embedding at all
+    try:
+        assert store.search("coolant pump service hours", ["all"], k=3) == first
+        fallback = store.search("cabinet fans cleaned monthly", ["all"], k=3)
+        assert fallback and all(h.dense_score is None for h in fallback)  # BM25 alone
+    finally:
+        embedder.fail_queries = False
+
+
 def test_the_dense_channel_carries_the_acl(store: MilvusStore) -> None:
     assert store.vectors is not None
     wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=60)
