@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-PARSER_VERSION = "parse-2"  # 2: hidden text (ingest/hidden) is dropped
+PARSER_VERSION = "parse-3"  # 2: hidden text dropped; 3: PDFium, NFKC, furniture, tables, OCR
 CHUNKER_VERSION = "chunk-1"
 DEFAULT_GROUP = "all"
 
@@ -35,6 +35,20 @@ class ParsedDocument(BaseModel):
     )
     hidden_kinds: list[str] = Field(
         default_factory=list, description="What that hidden text was, e.g. 'tiny text'."
+    )
+    furniture: list[str] = Field(
+        default_factory=list,
+        description="Running headers and footers (page furniture) removed from the text, "
+        "each kept once, in order of first appearance.",
+    )
+    ocr_pages: list[int] = Field(
+        default_factory=list,
+        description="1-based pages (1 for an image) whose text came from OCR.",
+    )
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="Parts of the file that could not be read while the rest was, in plain "
+        "words (e.g. 'table 3 skipped: malformed').",
     )
 
 
@@ -106,6 +120,9 @@ class DocumentInfo(BaseModel):
         0,
         description="Characters of hidden text dropped at parse (0 where the store does not "
         "record it).",
+    )
+    parser: str = Field(
+        "", description="Parser lineage of the active version ('' where the store predates it)."
     )
 
 

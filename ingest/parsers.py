@@ -10,11 +10,13 @@ from __future__ import annotations
 import atexit
 import contextlib
 import io
+import itertools
 import logging
 import os
 import pickle
 import re
 import select
+import statistics
 import struct
 import subprocess
 import sys
@@ -29,7 +31,8 @@ from typing import Any
 from ingest.errors import IngestError
 from ingest.hidden import Tally, strip_invisible
 from ingest.lang import CJK, CJK_RE
-from ingest.models import Block, ParsedDocument
+from ingest.models import PARSER_VERSION, Block, ParsedDocument
+from ingest.normalize import NORMALIZER, normalize_text
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +43,8 @@ MAX_DOCX_RATIO = 100  # uncompressed / compressed; real DOCX files are well unde
 WORKER_MEMORY_LIMIT = 4 * 1024**3  # address-space cap for the parse worker
 
 # Written without spaces between words: Han (ingest.lang.CJK) plus radicals, CJK punctuation,
-# kana, bopomofo, Hangul and full-width forms.
-_CJK = "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\uac00-\ud7af\uff00-\uffef" + CJK
+# kana, bopomofo and full-width forms. Not Hangul: Korean puts spaces between words.
+_CJK = "\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\uff00-\uffef" + CJK
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 
@@ -76,9 +79,12 @@ class _Builder:
         self._stack: list[tuple[int, str]] = []
         self.first_h1: str | None = None
         self.hidden: Tally = Tally()
+        self.furniture: list[str] = []  # running headers/footers, kept once (ParsedDocument)
+        self.ocr_pages: list[int] = []
+        self.warnings: list[str] = []
 
     def _visible(self, text: str) -> str:
-        return strip_invisible(text, self.hidden)
+        return normalize_text(strip_invisible(text, self.hidden))
 
     @property
     def path(self) -> list[str]:
@@ -149,17 +155,52 @@ class _Builder:
             raise IngestError("empty file (no text found)")
         stem = PurePosixPath(source).stem or source
         title = join_lines(self._visible(title or "")) or self.first_h1 or stem
+        parser = parser_lineage(source)
+        if self.ocr_pages:
+            from ingest.ocr import OCR_ENGINE
+
+            parser += f" ocr={OCR_ENGINE}"
         return ParsedDocument(
             source=source,
             title=title.strip(),
+            parser=parser,
             text=text,
             blocks=self.blocks,
             hidden_removed=sum(n for n in self.hidden.values() if n > 0),
             hidden_kinds=sorted(kind for kind, n in self.hidden.items() if n > 0),
+            furniture=list(dict.fromkeys(f for f in self.furniture if f.strip())),
+            ocr_pages=sorted(set(self.ocr_pages)),
+            warnings=self.warnings,
         )
 
 
 # --------------------------------------------------------------------------- names and limits
+
+# The libraries that read each format: part of every chunk's lineage (ParsedDocument.parser),
+# so a document re-ingests when one of them, or Hopwise's own parsing, changes.
+_ENGINES = {
+    ".pdf": ("pypdfium2",),
+    ".docx": ("python-docx",),
+    ".html": ("beautifulsoup4", "lxml"),
+    ".htm": ("beautifulsoup4", "lxml"),
+    ".md": ("beautifulsoup4",),
+    ".markdown": ("beautifulsoup4",),
+    ".txt": ("charset-normalizer",),
+}
+
+
+def parser_lineage(source: str) -> str:
+    """What parses a file of this name, e.g. "parse-3 nfkc-1 pypdfium2-5.15.2" (an OCR'd
+    document adds " ocr=<engine>")."""
+    import importlib.metadata
+
+    engines = []
+    for package in _ENGINES.get(PurePosixPath(source).suffix.lower(), ()):
+        try:
+            engines.append(f"{package}-{importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            engines.append(package)
+    return " ".join([PARSER_VERSION, NORMALIZER, *engines])
 
 
 def safe_source(filename: str) -> str:
@@ -194,52 +235,59 @@ def check_size(size: int, max_bytes: int | None) -> None:
 
 
 def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
-    from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError, PdfReadError
+    import pypdfium2
 
-    from ingest.hidden.pdf import PageInk
+    from ingest import pdf_text
 
     if b"%PDF-" not in data[:1024]:
         raise IngestError("corrupt PDF (no PDF header)")
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise IngestError("encrypted PDF (password protected); remove the password first")
-        pages = reader.pages
-        count = len(pages)
-    except IngestError:
-        raise
-    except FileNotDecryptedError as exc:
-        raise IngestError("encrypted PDF (password protected); remove the password first") from exc
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        pdf = pdf_text.open_pdf(data)
+    except pypdfium2.PdfiumError as exc:
+        if getattr(exc, "err_code", None) == pypdfium2.raw.FPDF_ERR_PASSWORD:
+            raise IngestError(
+                "encrypted PDF (password protected); remove the password first"
+            ) from exc
         raise IngestError(f"corrupt PDF ({exc})") from exc
-    if count > MAX_PDF_PAGES:
-        raise IngestError(f"PDF has {count} pages, over the {MAX_PDF_PAGES}-page limit")
-    builder = _Builder()
-    outline = _pdf_outline(reader)
-    for number, page in enumerate(pages, start=1):
-        try:
-            ink = PageInk(page, builder.hidden)  # blanks text nobody sees before pypdf reads it
-            page_text = (
-                page.extract_text(
-                    visitor_operand_before=ink.before, visitor_operand_after=ink.after
-                )
-                or ""
-            )
-        except Exception as exc:  # pypdf raises many types on damaged content streams
-            raise IngestError(f"corrupt PDF (page {number}: {exc})") from exc
-        _pdf_page(builder, page_text, number, outline.get(number, []))
+    try:
+        count = len(pdf)
+        if count > MAX_PDF_PAGES:
+            raise IngestError(f"PDF has {count} pages, over the {MAX_PDF_PAGES}-page limit")
+        builder = _Builder()
+        with contextlib.suppress(Exception):  # a document without an AcroForm has no fields
+            pdf.init_forms()
+        pages = []
+        for index in range(count):
+            try:
+                pages.append(pdf_text.read_page(pdf, index, builder.hidden))
+            except Exception as exc:  # PDFium reports damage as many kinds of error
+                raise IngestError(f"corrupt PDF (page {index + 1}: {exc})") from exc
+        outline = _pdf_outline(pdf)
+        title = _pdf_title(pdf)
+    finally:
+        pdf.close()
+    running = _running_lines(pages)
+    known = _vocabulary(pages)
+    furniture_keys: set[str] = set()
+    for page in pages:
+        lines = [line for line in page.lines if id(line) not in running]
+        for line in page.lines:
+            if id(line) in running and (key := _line_key(line.text)) not in furniture_keys:
+                furniture_keys.add(key)
+                builder.furniture.append(line.text)
+        _pdf_page(builder, page, lines, outline.get(page.number, []), known)
+        for note in page.notes:
+            builder.text(note, page=page.number)
     if not builder.blocks:
         raise IngestError("PDF has no extractable text (scanned images need OCR first)")
-    return builder.build(source, _pdf_title(reader))
+    return builder.build(source, title)
 
 
-def _pdf_title(reader: Any) -> str | None:
+def _pdf_title(pdf: Any) -> str | None:
     """The metadata title, unless it is a placeholder a tool wrote ("Untitled", "Microsoft
     Word - x.docx")."""
     try:
-        meta = reader.metadata
-        title = join_lines(str(meta.title or "")) if meta else ""
+        title = join_lines(str(pdf.get_metadata_value("Title") or ""))
     except Exception:  # a broken info dictionary only costs us the title
         return None
     if title.lower() in {"", "untitled", "title", "document"} or title.startswith(
@@ -249,30 +297,135 @@ def _pdf_title(reader: Any) -> str | None:
     return title
 
 
-def _pdf_outline(reader: Any) -> dict[int, list[list[str]]]:
+def _pdf_outline(pdf: Any) -> dict[int, list[list[str]]]:
     """Bookmark paths by 1-based page, in outline order; a broken outline is just ignored."""
     found: dict[int, list[list[str]]] = {}
-
-    def walk(items: list[Any], parents: list[str]) -> None:
-        last: str | None = None
-        for item in items:
-            if isinstance(item, list):
-                if last:
-                    walk(item, [*parents, last])
-                continue
-            last = join_lines(str(getattr(item, "title", "") or ""))
-            try:
-                page = reader.get_destination_page_number(item) + 1
-            except Exception:  # dangling destinations are common in real PDFs
-                continue
-            if last and page > 0:
-                found.setdefault(page, []).append([*parents, last])
-
+    path: list[str] = []
     try:
-        walk(reader.outline, [])
+        for item in pdf.get_toc(max_depth=16):
+            title = join_lines(item.get_title() or "")
+            path = [*path[: item.level], title]
+            dest = item.get_dest()
+            page = dest.get_index() if dest is not None else None
+            if title and page is not None and page >= 0:
+                found.setdefault(page + 1, []).append(list(path))
     except Exception:
         return {}
     return found
+
+
+# Running headers and footers: one of the two outermost lines in the top or bottom
+# FURNITURE_ZONE of a page whose text, digits aside, repeats on FURNITURE_SHARE of the pages
+# (and FURNITURE_MIN_PAGES or more), or on two pages or more at a position (a header slot)
+# that holds a line on FURNITURE_SHARE of the pages ("Chapter 2: Setup 14" on chapter 2's).
+FURNITURE_ZONE = 0.12
+FURNITURE_SHARE = 0.4  # odd and even pages often carry different headers
+FURNITURE_MIN_PAGES = 3
+FURNITURE_SLOT_PT = 2.0  # header lines of one slot sit within this many points
+PARAGRAPH_GAP = 1.4  # a line pitch over this many times the page's usual pitch: new paragraph
+_DIGITS = re.compile(r"\d+")
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def _line_pitch(lines: list[Any]) -> float:
+    """The page's usual distance from one line to the next (its line spacing)."""
+    steps = [
+        a.bottom - b.bottom
+        for a, b in itertools.pairwise(lines)
+        if 0.5 * a.height < a.bottom - b.bottom < 3 * a.height
+    ]
+    if steps:
+        return statistics.median(steps)
+    heights = [line.height for line in lines if line.height > 0]
+    return 1.2 * statistics.median(heights) if heights else 12.0
+
+
+def _line_key(text: str) -> str:
+    return _NOT_WORD.sub("", _DIGITS.sub("#", unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _edge_lines(page: Any) -> Iterator[tuple[str, Any]]:
+    """(zone, line) for the two outermost lines at the top and at the bottom of a page."""
+    by_height = sorted(page.lines, key=lambda line: -line.top)
+    for zone, candidates in (("top", by_height[:2]), ("bottom", by_height[::-1][:2])):
+        for line in candidates:
+            inside = (
+                line.bottom >= page.height * (1 - FURNITURE_ZONE)
+                if zone == "top"
+                else line.top <= page.height * FURNITURE_ZONE
+            )
+            if inside:
+                yield zone, line
+
+
+def _running_lines(pages: list[Any]) -> set[int]:
+    """id() of every line that is a running header or footer."""
+    with_text = [page for page in pages if page.lines]
+    if len(with_text) < FURNITURE_MIN_PAGES:
+        return set()
+    need = FURNITURE_SHARE * len(with_text)
+    texts: dict[tuple[str, str], int] = {}
+    slots: dict[tuple[str, int], int] = {}
+    edges = []
+    for page in with_text:
+        seen_texts, seen_slots = set(), set()
+        for zone, line in _edge_lines(page):
+            key = (zone, _line_key(line.text))
+            slot = (zone, round(line.bottom / FURNITURE_SLOT_PT))
+            edges.append((key, slot, line))
+            seen_texts.add(key)
+            seen_slots.update({slot, (zone, slot[1] - 1), (zone, slot[1] + 1)})
+        for key in seen_texts:
+            texts[key] = texts.get(key, 0) + 1
+        for slot in seen_slots:
+            slots[slot] = slots.get(slot, 0) + 1
+    return {
+        id(line)
+        for key, slot, line in edges
+        if (texts[key] >= FURNITURE_MIN_PAGES and texts[key] >= need)
+        or (texts[key] >= 2 and slots[slot] >= need)
+    }
+
+
+_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+_HYPHENATED = re.compile(r"([^\W\d_]+)-$")
+_LOWER_START = re.compile(r"^([^\W\d_]+)")
+_PDF_ITEM = re.compile(r"^\s*(?:[•●▪◦■□‣⁃∙○◆◇➢✓*+-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
+_SOFT_HYPHEN = re.compile("([^\\W\\d_]+)\ufffe\\s*([^\\W\\d_]+)")
+
+
+def _vocabulary(pages: list[Any]) -> set[str]:
+    """Every word of the document, lower-cased: which spelling the document itself uses."""
+    words: set[str] = set()
+    for page in pages:
+        for line in page.lines:
+            words.update(w.casefold() for w in _WORD.findall(line.text))
+    return words
+
+
+def _dehyphenate(lines: list[str], known: set[str]) -> list[str]:
+    """Join a word broken across lines with a hyphen ("li-" + "brary"; PDFium marks ones it
+    already joined with U+FFFE), unless the document writes the hyphenated form elsewhere
+    ("well-known") or the second part starts with a capital or a digit (a name, a range)."""
+
+    def keep_hyphen(head: str, tail: str) -> bool:
+        return not tail[0].islower() or (
+            f"{head}-{tail}".casefold() in known and f"{head}{tail}".casefold() not in known
+        )
+
+    def soft(match: re.Match[str]) -> str:
+        head, tail = match.group(1), match.group(2)
+        return f"{head}-{tail}" if keep_hyphen(head, tail) else head + tail
+
+    out: list[str] = []
+    for raw_line in lines:
+        line = _SOFT_HYPHEN.sub(soft, raw_line) if "\ufffe" in raw_line else raw_line
+        if out and (end := _HYPHENATED.search(out[-1])) and (start := _LOWER_START.match(line)):
+            head, tail = end.group(1), start.group(1)
+            out[-1] = (out[-1] if keep_hyphen(head, tail) else out[-1][:-1]) + line
+            continue
+        out.append(line)
+    return out
 
 
 def _squeeze(text: str) -> str:
@@ -287,30 +440,55 @@ def _opens(line: str, mark: list[str]) -> bool:
     return line.startswith(title) or line.endswith(title)
 
 
-def _pdf_page(builder: _Builder, page_text: str, number: int, marks: list[list[str]]) -> None:
-    """Add one page: paragraphs split at blank lines and at lines that open a bookmark.
+def _pdf_page(
+    builder: _Builder, page: Any, lines: list[Any], marks: list[list[str]], known: set[str]
+) -> None:
+    """Add one page: paragraphs split at vertical gaps and at lines that open a bookmark;
+    runs of two or more lines with several cells become table rows.
 
     A bookmark whose title is not found on its page takes effect at the top of the page.
     """
-    lines = page_text.splitlines()
-    squeezed = [_squeeze(line) for line in lines]
+    number = page.number
+    squeezed = [_squeeze(line.text) for line in lines]
     found = [m for m in marks if any(_opens(sq, m) for sq in squeezed)]
     for missing in marks:
         if missing not in found:
             builder.set_path(missing)
+    pitch = _line_pitch(lines)
     para: list[str] = []
+    rows: list[list[str]] = []
+
+    def flush() -> None:
+        if len(rows) >= 2:
+            builder.table(rows, page=number)
+        elif rows:
+            para.append(" ".join(rows[0]))
+        rows.clear()
+        builder.text("\n".join(_dehyphenate(para, known)), page=number)
+        para.clear()
+
+    previous = None
     for line, sq in zip(lines, squeezed, strict=True):
         mark: list[str] | None = next((m for m in found if _opens(sq, m)), None)
-        if not sq or mark is not None:
-            builder.text("\n".join(para), page=number)
-            para = []
+        step = previous.bottom - line.bottom if previous is not None else 0.0
+        broken = previous is not None and (
+            step > PARAGRAPH_GAP * pitch or step < -0.5 * pitch or bool(_PDF_ITEM.match(line.text))
+        )
+        table_row = len(line.cells) >= 2 and mark is None
+        if table_row and rows:
+            broken = False  # table rows are often spaced wider than lines of a paragraph
+        if mark is not None or broken or table_row != bool(rows):
+            flush()
         if mark is not None:
             found = found[found.index(mark) + 1 :]
             builder.set_path(mark)
-            builder.add_heading_block(line, page=number)
-        elif sq:
-            para.append(line)
-    builder.text("\n".join(para), page=number)
+            builder.add_heading_block(line.text, page=number)
+        elif table_row:
+            rows.append(line.cells)
+        else:
+            para.append(line.text)
+        previous = line
+    flush()
 
 
 # --------------------------------------------------------------------------- DOCX
@@ -339,57 +517,9 @@ _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 
 
 def _parse_docx(data: bytes, source: str) -> ParsedDocument:
-    import docx
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
+    from ingest.docx_parse import parse_docx  # imported here: docx_parse builds on this module
 
-    from ingest.hidden.word import WordRuns
-
-    _check_zip(data, "DOCX")
-    try:
-        document = docx.Document(io.BytesIO(data))
-    except Exception as exc:  # python-docx raises KeyError/ValueError/lxml errors on damage
-        raise IngestError(f"corrupt DOCX ({type(exc).__name__}: {exc})") from exc
-    builder = _Builder()
-    runs = WordRuns(document, builder.hidden)
-    styled_title: str | None = None
-    # Paragraph.style resolves the default style on every call (slow); map ids to names once.
-    names = {style.style_id: style.name or "" for style in document.styles}
-    for item in document.iter_inner_content():
-        if isinstance(item, Paragraph):
-            style_id = item._p.style
-            style = names.get(style_id, style_id or "") if style_id else ""
-            match = _HEADING_STYLE.match(style.strip())
-            text = runs.paragraph_text(item._p)
-            if match:
-                builder.heading(int(match.group(1)), text)
-            elif style.strip().lower() == "title" and text.strip():
-                styled_title = styled_title or join_lines(text)
-                builder.heading(1, text)
-            else:
-                builder.text(text)
-        elif isinstance(item, Table):
-            builder.table(_docx_rows(item, runs))
-    core = (document.core_properties.title or "").strip()
-    return builder.build(source, core or styled_title)
-
-
-def _docx_rows(table: Any, runs: Any) -> list[list[str]]:
-    """Rows of visible cell texts, a merged cell counted once per row."""
-    from ingest.hidden.word import cell_background
-
-    rows = []
-    for row in table.rows:
-        seen: set[int] = set()
-        cells = []
-        for cell in row.cells:
-            if id(cell._tc) in seen:
-                continue
-            seen.add(id(cell._tc))
-            shade = cell_background(cell._tc)
-            cells.append("\n".join(runs.paragraph_text(p._p, shade) for p in cell.paragraphs))
-        rows.append(cells)
-    return rows
+    return parse_docx(data, source)
 
 
 # --------------------------------------------------------------------------- text decoding
@@ -417,15 +547,65 @@ def _gb2312_ratio(text: str) -> float:
     return ok / len(hanzi)
 
 
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+# Single-byte Latin code pages a detector may pick for Western European text: where the
+# bytes are also valid cp1252 and read as plain words there, the Western reading wins ("très",
+# not "trčs"). Text of those languages read as cp1252 puts symbols inside words ("³" for
+# "ł", "¹" for "ą"), which `_plain_words` catches.
+_OTHER_LATIN = {
+    "cp1250", "cp1254", "cp1257", "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_9",
+    "iso8859_10", "iso8859_13", "iso8859_16", "mac_latin2", "cp852",
+}  # fmt: skip
+_SYMBOL_IN_WORD = re.compile(r"[^\W\d_][\u00a1-\u00bf\u00d7\u00f7\u2013-\u2122][^\W\d_]")
+
+
+def _plain_words(text: str) -> bool:
+    return _SYMBOL_IN_WORD.search(text) is None
+
+
+def _wide_encoding(data: bytes) -> str | None:
+    """UTF-32 or UTF-16 without a byte-order mark, told by where the zero bytes of mostly
+    Latin text fall (every other byte, or three bytes in four)."""
+    sample = data[: 1 << 14]
+    if len(sample) < 8:
+        return None
+
+    def zeros(start: int, step: int) -> float:
+        part = sample[start::step]
+        return sum(1 for b in part if b == 0) / max(1, len(part))
+
+    if len(data) % 4 == 0:  # the high bytes of a code point below U+10000 are zero
+        if min(zeros(2, 4), zeros(3, 4)) > 0.95 and zeros(0, 4) < 0.05:
+            return "utf-32-le"
+        if min(zeros(0, 4), zeros(1, 4)) > 0.95 and zeros(3, 4) < 0.05:
+            return "utf-32-be"
+    if len(data) % 2 == 0:
+        if zeros(1, 2) > 0.4 and zeros(0, 2) < 0.05:
+            return "utf-16-le"
+        if zeros(0, 2) > 0.4 and zeros(1, 2) < 0.05:
+            return "utf-16-be"
+    return None
+
+
 def decode_text(data: bytes) -> str:
-    """Decode UTF-8 (with or without BOM), UTF-16 with BOM, GB18030/GBK and other encodings."""
+    """Decode UTF-8 (with or without BOM), UTF-16 and UTF-32 (with or without BOM),
+    GB18030/GBK and other encodings."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise IngestError("cannot decode text (broken UTF-16)") from exc
+    else:
+        bom = next(((mark, codec) for mark, codec in _BOMS if data.startswith(mark)), None)
+        wide = bom[1] if bom else _wide_encoding(data)
+        if wide is not None:
+            try:
+                return data[len(bom[0]) if bom else 0 :].decode(wide)
+            except UnicodeDecodeError as exc:
+                if bom:
+                    raise IngestError(f"cannot decode text (broken {wide.upper()})") from exc
     if _looks_binary(data):
         raise IngestError("binary file, not text")
     try:
@@ -444,6 +624,11 @@ def decode_text(data: bytes) -> str:
 
     best = from_bytes(data).best()
     if best is not None:
+        if best.encoding in _OTHER_LATIN:
+            with contextlib.suppress(UnicodeDecodeError):
+                western = data.decode("cp1252")
+                if _plain_words(western):
+                    return western
         return str(best)
     if gb_text is not None:
         return gb_text
@@ -902,7 +1087,7 @@ def serve_worker() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_LIMIT, WORKER_MEMORY_LIMIT))
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints from libraries must not corrupt the protocol
-    for module in ("pypdf", "docx", "bs4", "charset_normalizer"):
+    for module in ("pypdfium2", "docx", "bs4", "charset_normalizer"):
         with contextlib.suppress(ImportError):
             __import__(module)
     out.write(b"R")

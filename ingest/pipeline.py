@@ -25,6 +25,7 @@ from ingest.parsers import (
     check_size,
     iter_text_windows,
     parse_bytes,
+    parser_lineage,
     safe_source,
 )
 from ingest.protocols import KnowledgeBase
@@ -72,9 +73,12 @@ def _check_room(store: KnowledgeBase, text_bytes: int) -> None:
 
 
 def _unchanged(old: DocumentInfo, checksum: str, groups: list[str] | None) -> bool:
-    """The stored document has these bytes and (when given) these readers. A document whose
-    write did not complete has no checksum (see MilvusStore.check_consistency)."""
+    """The stored document has these bytes, was parsed by today's parsers, and (when given)
+    has these readers. A document whose write did not complete has no checksum (see
+    MilvusStore.check_consistency); one stored before lineage was kept has no parser."""
     if not old.checksum or old.checksum != checksum:
+        return False
+    if not old.parser.startswith(parser_lineage(old.source)):
         return False
     return groups is None or sorted(old.groups) == sorted(groups)
 

@@ -36,6 +36,7 @@ from ingest.config import FusionConfig
 from ingest.lang import CJK, language_of
 from ingest.locks import DocumentLocks
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
+from ingest.normalize import normalize_text
 
 if TYPE_CHECKING:
     from ingest.config import StoreConfig
@@ -84,6 +85,7 @@ MANIFEST_FIELDS = [
     "doc_id", "active_version", "pending_version", "in_transition", "title", "source",
     "groups_json", "checksum", "created_at", "chunks", "updated_at",
 ]  # fmt: skip
+OPTIONAL_MANIFEST_FIELDS = ["hidden_removed", "parser"]  # absent from older manifests
 
 
 class DiskFullError(OSError):
@@ -563,9 +565,10 @@ class MilvusStore:
             self._create_manifest_collection()
         fields = self._client.describe_collection(self.manifest).get("fields") or []
         names = {f.get("name") for f in fields}
-        # a manifest written before hidden_removed existed keeps working without it
-        self._manifest_fields = [*MANIFEST_FIELDS, *(["hidden_removed"] if "hidden_removed"
-                                                     in names else [])]  # fmt: skip
+        # a manifest written before hidden_removed or parser existed keeps working without
+        # them (its documents' parser reads as unknown, so the same bytes re-ingest)
+        self._manifest_fields = [*MANIFEST_FIELDS, *(f for f in OPTIONAL_MANIFEST_FIELDS
+                                                     if f in names)]  # fmt: skip
         for name in (self.collection, self.manifest):
             self._client.load_collection(name)
 
@@ -661,6 +664,7 @@ class MilvusStore:
         schema.add_field("chunks", dt.INT64)
         schema.add_field("updated_at", dt.DOUBLE)
         schema.add_field("hidden_removed", dt.INT64)
+        schema.add_field("parser", dt.VARCHAR, max_length=256)
         schema.add_field("unused", dt.FLOAT_VECTOR, dim=2)  # Milvus needs a vector per collection
         index = self._client.prepare_index_params()
         index.add_index("unused", index_type="FLAT", metric_type="L2")
@@ -692,6 +696,8 @@ class MilvusStore:
         row = {k: row[k] for k in self._manifest_fields if k in row}
         if "hidden_removed" in self._manifest_fields:
             row.setdefault("hidden_removed", 0)
+        if "parser" in self._manifest_fields:
+            row["parser"] = _clip(str(row.get("parser") or ""), 256)
         row.update(updated_at=time.time(), unused=[0.0, 0.0])
         self._client.upsert(self.manifest, [row])
 
@@ -892,7 +898,7 @@ class MilvusStore:
             "source": _clip(first.source, 2048),
             "groups_json": json.dumps(validate_chunk_groups(first.groups), ensure_ascii=False),
             "checksum": first.checksum, "created_at": first.created_at, "chunks": 0,
-            "hidden_removed": first.hidden_removed,
+            "hidden_removed": first.hidden_removed, "parser": first.parser_version,
             "fresh": old is None,  # no other version of this document exists anywhere
         }  # fmt: skip
         previous = {**old, "active_version": active} if old else {**record, "active_version": 0}
@@ -1034,7 +1040,8 @@ class MilvusStore:
     @_milvus_errors
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
         """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60)."""
-        if not query or not query.strip() or k <= 0:
+        query = normalize_text(query or "")
+        if not query.strip() or k <= 0:
             return []
         expr = self.search_filter(groups)
         if self._maybe_empty:  # BM25 on an empty collection errors out in Milvus Lite 2.5
@@ -1378,7 +1385,7 @@ def _doc_info(row: dict[str, Any]) -> DocumentInfo:
         version=int(row["active_version"]), chunks=int(row.get("chunks", 0)),
         groups=json.loads(row.get("groups_json") or "[]"), checksum=row.get("checksum", ""),
         created_at=float(row.get("created_at", 0.0)),
-        hidden_removed=int(row.get("hidden_removed") or 0),
+        hidden_removed=int(row.get("hidden_removed") or 0), parser=row.get("parser") or "",
     )  # fmt: skip
 
 

@@ -80,7 +80,7 @@ class MemoryStore:
             "pending_version": first.doc_version, "in_transition": True, "title": first.title,
             "source": first.source, "groups": groups, "checksum": first.checksum,
             "created_at": first.created_at, "chunks": len(chunks),
-            "hidden_removed": first.hidden_removed,
+            "hidden_removed": first.hidden_removed, "parser": first.parser_version,
         }  # fmt: skip
         previous = dict(old) if old else {**record, "active_version": 0}
         self.backing.manifest[first.doc_id] = {**previous, "in_transition": True}
@@ -244,5 +244,5 @@ def _info(row: dict[str, Any]) -> DocumentInfo:
         doc_id=row["doc_id"], title=row["title"], source=row["source"],
         version=row["active_version"], chunks=row["chunks"], groups=list(row["groups"]),
         checksum=row["checksum"], created_at=row["created_at"],
-        hidden_removed=int(row.get("hidden_removed", 0)),
+        hidden_removed=int(row.get("hidden_removed", 0)), parser=row.get("parser", ""),
     )  # fmt: skip

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ingest.chunker import chunk_document, count_tokens
 from ingest.models import CHUNKER_VERSION, PARSER_VERSION, Chunk, ParsedDocument
-from ingest.parsers import parse_bytes, parse_file
+from ingest.parsers import parse_bytes, parse_file, parser_lineage
 from tests.fakes import docs
 
 ZH_SENTENCES = [
@@ -136,7 +136,11 @@ def test_records_carry_the_full_lineage(tmp_path: Path) -> None:
     assert (first.title, first.source) == ("Supply Manual", "manual.pdf")
     assert first.groups == ["hr", "legal"]
     assert first.created_at > 0
-    assert (first.parser_version, first.chunker_version) == (PARSER_VERSION, CHUNKER_VERSION)
+    assert (first.parser_version, first.chunker_version) == (
+        parser_lineage("manual.pdf"),
+        CHUNKER_VERSION,
+    )
+    assert first.parser_version.startswith(PARSER_VERSION) and "pypdfium2-" in first.parser_version
     pages = [c.page for c in chunks]
     assert pages == sorted(pages) and pages[0] == 1 and pages[-1] == 3
     warranty = next(c for c in chunks if "warranty lasts" in c.text)
