@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(500, description="Target chunk size in tokens.")
     chunk_overlap_tokens: int = Field(50, description="Overlap between neighbouring chunks.")
     parse_timeout_s: float = Field(60, description="Per-file parse time limit.")
+    ocr_timeout_s: float = Field(
+        900, description="Per-file time limit for a file that needs OCR (scans, images)."
+    )
 
     # Language model (optional; offline reasoning without it)
     llm_base_url: str | None = None
@@ -164,6 +167,7 @@ class Settings(BaseSettings):
         return IngestConfig(
             max_upload_mb=self.max_upload_mb, chunk_tokens=self.chunk_tokens,
             chunk_overlap_tokens=self.chunk_overlap_tokens, parse_timeout_s=self.parse_timeout_s,
+            ocr_timeout_s=self.ocr_timeout_s,
         )  # fmt: skip
 
     @property

@@ -16,6 +16,7 @@ class IngestConfig:
     chunk_tokens: int = 500
     chunk_overlap_tokens: int = 50
     parse_timeout_s: float = 60.0
+    ocr_timeout_s: float = 900.0  # a scan: ~1 s a page on 2 cores, so 900 s is several hundred
 
     @property
     def max_bytes(self) -> int:

@@ -138,3 +138,21 @@ class IngestResult(BaseModel):
     reason: str | None = None
     hidden_removed: int = Field(0, description="Characters of hidden text dropped at parse.")
     hidden_kinds: list[str] = Field(default_factory=list, description="What that text was.")
+    ocr_pages: list[int] = Field(default_factory=list, description="Pages read by OCR.")
+    warnings: list[str] = Field(
+        default_factory=list, description="Parts of the file skipped while the rest was read."
+    )
+
+
+def parse_notes(
+    parser: str, ocr_pages: list[int] | None = None, warnings: list[str] | None = None
+) -> str:
+    """How the document list and the ingest result flag how text was obtained ("" when
+    nothing is worth saying): "text from OCR (3 pages)", plus any skipped parts."""
+    notes = []
+    if ocr_pages:
+        notes.append(f"text from OCR ({len(ocr_pages)} page{'s' if len(ocr_pages) != 1 else ''})")
+    elif " ocr=" in parser:
+        notes.append("text from OCR")
+    notes += warnings or []
+    return "; ".join(notes)

@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import io
 import itertools
+import json
 import logging
 import os
 import pickle
@@ -36,7 +37,9 @@ from ingest.normalize import NORMALIZER, normalize_text
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_EXTENSIONS = (".pdf", ".docx", ".md", ".markdown", ".txt", ".html", ".htm")
+SUPPORTED_EXTENSIONS = (
+    ".pdf", ".docx", ".md", ".markdown", ".txt", ".html", ".htm", ".png", ".jpg", ".jpeg",
+)  # fmt: skip
 MAX_PDF_PAGES = 2000
 MAX_DOCX_UNCOMPRESSED = 300 * 1024 * 1024  # bytes a DOCX may expand to
 MAX_DOCX_RATIO = 100  # uncompressed / compressed; real DOCX files are well under 20
@@ -186,6 +189,9 @@ _ENGINES = {
     ".md": ("beautifulsoup4",),
     ".markdown": ("beautifulsoup4",),
     ".txt": ("charset-normalizer",),
+    ".png": ("rapidocr-onnxruntime",),
+    ".jpg": ("rapidocr-onnxruntime",),
+    ".jpeg": ("rapidocr-onnxruntime",),
 }
 
 
@@ -262,6 +268,8 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
                 pages.append(pdf_text.read_page(pdf, index, builder.hidden))
             except Exception as exc:  # PDFium reports damage as many kinds of error
                 raise IngestError(f"corrupt PDF (page {index + 1}: {exc})") from exc
+        scans = [page for page in pages if pdf_text.needs_ocr(page)]
+        ocr_text = _ocr_pages(pdf, scans, builder) if scans else {}
         outline = _pdf_outline(pdf)
         title = _pdf_title(pdf)
     finally:
@@ -276,11 +284,39 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
                 furniture_keys.add(key)
                 builder.furniture.append(line.text)
         _pdf_page(builder, page, lines, outline.get(page.number, []), known)
+        for paragraph in ocr_text.get(page.number, []):
+            builder.text(paragraph, page=page.number)
         for note in page.notes:
             builder.text(note, page=page.number)
     if not builder.blocks:
-        raise IngestError("PDF has no extractable text (scanned images need OCR first)")
+        if scans and (problem := _ocr_problem()):
+            raise IngestError(f"PDF has no text layer and OCR is unavailable ({problem})")
+        raise IngestError("PDF has no extractable text (no text layer, and OCR found none)")
     return builder.build(source, title)
+
+
+def _ocr_problem() -> str | None:
+    from ingest.ocr import ocr_available
+
+    return ocr_available()
+
+
+def _ocr_pages(pdf: Any, scans: list[Any], builder: _Builder) -> dict[int, list[str]]:
+    """Paragraphs read by OCR from each scanned page, by page number ({} without OCR)."""
+    from ingest import ocr, pdf_text
+
+    if ocr.ocr_available() is not None:
+        return {}
+    found: dict[int, list[str]] = {}
+    for done, page in enumerate(scans, start=1):
+        report("ocr", done, len(scans))
+        image = pdf_text.render(pdf, page.number - 1)
+        height, width = image.shape[:2]
+        paragraphs = ocr.lines_to_paragraphs(ocr.ocr_image(image), width, height)
+        if paragraphs:
+            found[page.number] = paragraphs
+            builder.ocr_pages.append(page.number)
+    return found
 
 
 def _pdf_title(pdf: Any) -> str | None:
@@ -955,6 +991,27 @@ def _parse_html(data: bytes, source: str) -> ParsedDocument:
     return walker.builder.build(source, walker.builder.first_h1 or page_title or None)
 
 
+# --------------------------------------------------------------------------- images
+
+
+def _parse_image(data: bytes, source: str) -> ParsedDocument:
+    """A scan or a photo of a page (PNG, JPEG): its text by OCR, as page 1."""
+    from ingest import ocr
+
+    if (problem := ocr.ocr_available()) is not None:
+        raise IngestError(f"images are read by OCR, which is unavailable here ({problem})")
+    image = ocr.decode_image(data)
+    report("ocr", 1, 1)
+    height, width = image.shape[:2]
+    builder = _Builder()
+    for paragraph in ocr.lines_to_paragraphs(ocr.ocr_image(image), width, height):
+        builder.text(paragraph, page=1)
+    if not builder.blocks:
+        raise IngestError("no text found in the image (OCR)")
+    builder.ocr_pages.append(1)
+    return builder.build(source, None)
+
+
 # --------------------------------------------------------------------------- dispatch
 
 _PARSERS: dict[str, Callable[[bytes, str], ParsedDocument]] = {
@@ -965,6 +1022,9 @@ _PARSERS: dict[str, Callable[[bytes, str], ParsedDocument]] = {
     ".txt": _parse_txt,
     ".html": _parse_html,
     ".htm": _parse_html,
+    ".png": _parse_image,
+    ".jpg": _parse_image,
+    ".jpeg": _parse_image,
 }
 
 
@@ -977,6 +1037,30 @@ def _parse_inline(data: bytes, source: str, ext: str) -> ParsedDocument:
         raise IngestError("file needs too much memory to parse") from exc
     except Exception as exc:  # any parser bug or odd input becomes one clear line
         raise IngestError(f"could not parse {ext} file ({type(exc).__name__}: {exc})") from exc
+
+
+PageProgress = Callable[[str, int, int], None]  # (stage, done, total), e.g. ("ocr", 3, 12)
+_progress = threading.local()
+
+
+@contextlib.contextmanager
+def _reporting(on_page: PageProgress | None) -> Iterator[None]:
+    """Send this thread's parse progress to `on_page` while the block runs."""
+    previous = getattr(_progress, "sink", None)
+    _progress.sink = on_page
+    try:
+        yield
+    finally:
+        _progress.sink = previous
+
+
+def report(stage: str, done: int, total: int) -> None:
+    """Tell whoever asked (the upload page, through the worker) how a slow stage is going;
+    a listener's failure never stops the parse."""
+    sink = getattr(_progress, "sink", None)
+    if sink is not None:
+        with contextlib.suppress(Exception):
+            sink(stage, done, total)
 
 
 class _ParseWorker:
@@ -992,20 +1076,38 @@ class _ParseWorker:
         self._lock = threading.Lock()
         self.unavailable = False  # the worker cannot start here: parse in-process instead
 
-    def parse(self, data: bytes, source: str, ext: str, timeout_s: float) -> ParsedDocument:
+    def parse(
+        self,
+        data: bytes,
+        source: str,
+        ext: str,
+        timeout_s: float,
+        ocr_timeout_s: float | None = None,
+        on_page: PageProgress | None = None,
+    ) -> ParsedDocument:
         with self._lock:
             proc = None if self.unavailable else self._ensure()
             if proc is None:
-                return _parse_inline(data, source, ext)
+                with _reporting(on_page):
+                    return _parse_inline(data, source, ext)
             assert proc.stdin is not None and proc.stdout is not None
+            started = time.monotonic()
+            deadline = started + timeout_s
             try:
                 _send(proc.stdin, pickle.dumps((data, source, ext)))
-                reply = _recv(proc.stdout, time.monotonic() + timeout_s)
+                while True:
+                    reply = _recv(proc.stdout, deadline)
+                    if not reply.startswith(b"P"):
+                        break
+                    stage, done, total = json.loads(reply[1:])
+                    if stage == "ocr":  # scans get the OCR deadline instead of the parse one
+                        deadline = max(deadline, started + (ocr_timeout_s or timeout_s))
+                    if on_page is not None:
+                        on_page(str(stage), int(done), int(total))
             except TimeoutError as exc:
                 self.stop()
-                raise IngestError(
-                    f"parsing took longer than {timeout_s:g} s; file refused"
-                ) from exc
+                limit = deadline - started
+                raise IngestError(f"parsing took longer than {limit:g} s; file refused") from exc
             except (OSError, EOFError) as exc:
                 code = proc.poll()
                 self.stop()
@@ -1087,7 +1189,7 @@ def serve_worker() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_LIMIT, WORKER_MEMORY_LIMIT))
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints from libraries must not corrupt the protocol
-    for module in ("pypdfium2", "docx", "bs4", "charset_normalizer"):
+    for module in ("pypdfium2", "docx", "bs4", "charset_normalizer", "ingest.ocr"):
         with contextlib.suppress(ImportError):
             __import__(module)
     out.write(b"R")
@@ -1098,8 +1200,13 @@ def serve_worker() -> None:
         if len(header) < 8:
             return
         data, source, ext = pickle.loads(stdin.read(struct.unpack(">Q", header)[0]))
+
+        def progress(stage: str, done: int, total: int) -> None:
+            _send(out, b"P" + json.dumps([stage, done, total]).encode("ascii"))
+
         try:
-            reply = b"K" + _parse_inline(data, source, ext).model_dump_json().encode("utf-8")
+            with _reporting(progress):
+                reply = b"K" + _parse_inline(data, source, ext).model_dump_json().encode("utf-8")
         except IngestError as exc:
             reply = b"E" + str(exc).encode("utf-8")
         _send(out, reply)
@@ -1116,16 +1223,22 @@ def parse_bytes(
     source: str | None = None,
     max_bytes: int | None = None,
     timeout_s: float | None = None,
+    ocr_timeout_s: float | None = None,
+    on_page: PageProgress | None = None,
 ) -> ParsedDocument:
-    """Parse an uploaded file's bytes. With `timeout_s` the parse runs in a killable worker."""
+    """Parse an uploaded file's bytes. With `timeout_s` the parse runs in a killable worker;
+    a file that needs OCR gets `ocr_timeout_s` (default: the same) from the start instead.
+    `on_page(stage, done, total)` hears about slow stages ("ocr": page 3 of 12)."""
     name = safe_source(source or filename)
     ext = _extension(name)
     check_size(len(data), max_bytes)
     if not data.strip():
         raise IngestError("empty file")
     if timeout_s is None:
-        return _parse_inline(data, name, ext)
-    return _WORKER.parse(data, name, ext, timeout_s)
+        with _reporting(on_page):
+            return _parse_inline(data, name, ext)
+    ocr = max(timeout_s, ocr_timeout_s or timeout_s)
+    return _WORKER.parse(data, name, ext, timeout_s, ocr, on_page)
 
 
 def parse_file(

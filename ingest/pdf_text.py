@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib.metadata
+import math
 import re
 import statistics
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ CELL_GAP_EM = 1.2  # a horizontal gap wider than this many line heights separate
 _TEXT, _PATH, _IMAGE, _SHADING, _FORM = 1, 2, 3, 4, 5
 _INVISIBLE_MODES = (3, 7)
 _STROKE_MODES = (1, 5)  # stroke only: the fill colour says nothing
+_LEADER = re.compile(r"(?:\s?[.·]){4,}\s*")  # a contents line's dot leaders
 _MARKER = re.compile(r"[^\w\s]{1,2}|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]")
 
 
@@ -180,7 +182,7 @@ def _why_hidden(
     raw: Any, obj: Any, box: Box, view: Box, canvas: Canvas, pictures: list[Box]
 ) -> str | None:
     height = box[3] - box[1]
-    if 0 <= height < MIN_TEXT_PT and box[2] - box[0] > 0:
+    if _glyph_size(raw, obj) < MIN_TEXT_PT:
         return TINY_TEXT
     x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     if height < 0 or box[2] < box[0] or not contains(view, x, y):
@@ -193,6 +195,16 @@ def _why_hidden(
     if mode not in _STROKE_MODES and color is not None and faint(color, under):
         return FAINT_TEXT
     return None
+
+
+def _glyph_size(raw: Any, obj: Any) -> float:
+    """The em size a text object is drawn at on the page: its font size times the vertical
+    scale of its matrix (not its ink, which is tiny for "." or "_")."""
+    size = ctypes.c_float()
+    matrix = raw.FS_MATRIX()
+    if not raw.FPDFTextObj_GetFontSize(obj, size) or not raw.FPDFPageObj_GetMatrix(obj, matrix):
+        return MIN_TEXT_PT  # unknown: never drop text for it
+    return abs(size.value) * math.hypot(matrix.c, matrix.d)
 
 
 def page_view(page: Any) -> Box:
@@ -229,6 +241,28 @@ def read_page(pdf: Any, index: int, tally: Tally) -> PageText:
     finally:
         page.close()
     return result
+
+
+OCR_DPI = 150  # scans are read at this resolution (the OCR target is measured there)
+OCR_MIN_IMAGE_SHARE = 0.02  # a page without text whose images cover this much is a scan
+
+
+def needs_ocr(page: PageText) -> bool:
+    """No text layer, but pictures: a scanned page (a blank page has neither)."""
+    return not page.lines and not page.notes and page.images >= OCR_MIN_IMAGE_SHARE
+
+
+def render(pdf: Any, index: int, dpi: int = OCR_DPI) -> Any:
+    """Page `index` as an RGB numpy array at `dpi`."""
+    page = pdf[index]
+    try:
+        bitmap = page.render(scale=dpi / 72, rev_byteorder=True)  # RGB, not PDFium's BGR
+        try:
+            return bitmap.to_numpy().copy()
+        finally:
+            bitmap.close()
+    finally:
+        page.close()
 
 
 def _utf16(call: Any) -> str:
@@ -309,54 +343,68 @@ def _lines(raw: Any, textpage: Any, hidden: dict[int, str], tally: Tally) -> lis
                 dropped.setdefault(why, []).append(text[i])
         for why, chars in dropped.items():
             tally[why] += visible_len("".join(chars))
-    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
-
     rect = raw.FS_RECTF()
-
-    def box(i: int) -> tuple[float, float, float, float]:
-        raw.FPDFText_GetCharBox(tp, i, left, right, bottom, top)
-        return left.value, right.value, bottom.value, top.value
 
     def loose(i: int) -> tuple[float, float]:
         """(top, bottom) of the character's font box: the same for every glyph of a font."""
         raw.FPDFText_GetLooseCharBox(tp, i, rect)
         return max(rect.top, rect.bottom), min(rect.top, rect.bottom)
 
+    cuts = _cell_starts(raw, tp)
     lines: list[Line] = []
     start = 0
     for end in [*(i for i, ch in enumerate(text) if ch == "\n"), count]:
-        line = _line(text, start, end, keep, box, loose)
+        line = _line(text, start, end, keep, cuts, loose)
         if line is not None:
             lines.append(line)
         start = end + 1
     return lines
 
 
+def _cell_starts(raw: Any, tp: Any) -> set[int]:
+    """Indexes of the characters that start a cell: the first character of a text run
+    (PDFium's text rectangles) that begins more than CELL_GAP_EM line heights to the right
+    of the previous run on the same line. Rectangles cost two calls each where measuring
+    every word gap would cost two per space."""
+    left, top, right, bottom = (ctypes.c_double() for _ in range(4))
+    starts: set[int] = set()
+    previous: tuple[float, float, float, float] | None = None
+    for index in range(raw.FPDFText_CountRects(tp, 0, -1)):
+        if not raw.FPDFText_GetRect(tp, index, left, top, right, bottom):
+            continue
+        box = (left.value, max(top.value, bottom.value), right.value, min(top.value, bottom.value))
+        if previous is not None:
+            height = max(previous[1] - previous[3], box[1] - box[3], 1.0)
+            same_line = min(previous[1], box[1]) - max(previous[3], box[3]) > 0.3 * height
+            if same_line and box[0] - previous[2] > CELL_GAP_EM * height:
+                middle = (box[1] + box[3]) / 2
+                char = raw.FPDFText_GetCharIndexAtPos(tp, box[0] + 0.5, middle, 2.0, height)
+                if char >= 0:
+                    starts.add(char)
+        previous = box
+    return starts
+
+
 def _line(
-    text: str, start: int, end: int, keep: list[bool] | None, box: Any, loose: Any
+    text: str, start: int, end: int, keep: list[bool] | None, cuts: set[int], loose: Any
 ) -> Line | None:
-    """Characters [start, end) as one Line, cut into cells at wide gaps."""
+    """Characters [start, end) as one Line, cut into cells where a wide gap precedes one."""
     chars = [
         i for i in range(start, end) if text[i] not in "\r\n\x00" and (keep is None or keep[i])
     ]
-    if not any(not text[i].isspace() for i in chars):
-        return None
     solid = [i for i in chars if not text[i].isspace()]
+    if not solid:
+        return None
     top, bottom = loose(solid[0])
-    size = top - bottom if top > bottom else 10.0
     cells: list[str] = []
     current: list[str] = []
-    for pos, i in enumerate(chars):
-        ch = text[i]
-        if ch.isspace() and current and 0 < pos < len(chars) - 1:
-            before, after = box(chars[pos - 1]), box(chars[pos + 1])
-            if after[0] - before[1] > CELL_GAP_EM * size and not text[chars[pos + 1]].isspace():
-                cells.append("".join(current).strip())
-                current = []
-                continue
-        current.append(ch)
+    for i in chars:
+        if i in cuts and current:
+            cells.append("".join(current).strip())
+            current = []
+        current.append(text[i])
     cells.append("".join(current).strip())
-    cells = [c for c in cells if c]
+    cells = [_LEADER.sub(" … ", c).strip() for c in cells if c.strip()]
     # a list marker ("•", "1.", "a)") set off by a tab stop belongs to its item
     while len(cells) >= 2 and _MARKER.fullmatch(cells[0]):
         cells[:2] = [f"{cells[0]} {cells[1]}"]

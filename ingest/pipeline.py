@@ -22,6 +22,7 @@ from ingest.errors import IngestError
 from ingest.models import Chunk, DocumentInfo, IngestResult, ParsedDocument
 from ingest.parsers import (
     SUPPORTED_EXTENSIONS,
+    PageProgress,
     check_size,
     iter_text_windows,
     parse_bytes,
@@ -98,8 +99,10 @@ def ingest_bytes(
     groups: Iterable[str] | str | None = None,
     config: IngestConfig,
     path: str | None = None,
+    on_page: PageProgress | None = None,
 ) -> IngestResult:
-    """Ingest one uploaded file's bytes; never raises for bad input or a failing store."""
+    """Ingest one uploaded file's bytes; never raises for bad input or a failing store.
+    `on_page(stage, done, total)` hears about slow parse stages (OCR, page by page)."""
     shown = path or filename
     try:
         source = safe_source(filename)
@@ -118,7 +121,14 @@ def ingest_bytes(
         doc = (
             None
             if streamed
-            else parse_bytes(data, source, max_bytes=config.max_bytes, timeout_s=timeout)
+            else parse_bytes(
+                data,
+                source,
+                max_bytes=config.max_bytes,
+                timeout_s=timeout,
+                ocr_timeout_s=config.ocr_timeout_s,
+                on_page=on_page,
+            )  # fmt: skip
         )
         # Parsing ran unlocked; from here on this document is ours alone. Another admin may
         # have changed or deleted it meanwhile: version and readers come from what they left.
@@ -142,6 +152,7 @@ def ingest_bytes(
                 store.replace_document(listed)
                 seen.chunks, seen.hidden_removed = len(listed), doc.hidden_removed
                 seen.hidden_kinds = doc.hidden_kinds
+                seen.ocr_pages, seen.warnings = doc.ocr_pages, doc.warnings
             else:
                 _check_room(store, len(data))
                 stream = seen.count(chunk_windows(seen.windows(data, source, timeout), **record))
@@ -157,6 +168,7 @@ def ingest_bytes(
     return IngestResult(
         path=shown, source=source, status="ingested", doc_id=doc_id, version=version,
         chunks=seen.chunks, hidden_removed=seen.hidden_removed, hidden_kinds=seen.hidden_kinds,
+        ocr_pages=seen.ocr_pages, warnings=seen.warnings,
     )  # fmt: skip
 
 
@@ -167,6 +179,8 @@ class _Seen:
         self.chunks = 0
         self.hidden_removed = 0
         self.hidden_kinds: list[str] = []
+        self.ocr_pages: list[int] = []
+        self.warnings: list[str] = []
 
     def count(self, chunks: Iterable[Chunk]) -> Iterator[Chunk]:
         for chunk in chunks:

@@ -9,12 +9,13 @@ from typing import Any
 
 from hopwise.settings import Settings
 from ingest.hidden import hidden_note
-from ingest.models import DEFAULT_GROUP, IngestResult
+from ingest.models import DEFAULT_GROUP, IngestResult, parse_notes
 from ingest.parsers import SUPPORTED_EXTENSIONS
 from ingest.protocols import KnowledgeBase
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
-ProgressFn = Callable[[int, str, str], None]  # (index, filename, phase: "start" | "done")
+# (index, filename, phase): "start", "done", or a slow stage in progress such as "ocr 3/12"
+ProgressFn = Callable[[int, str, str], None]
 
 
 def ingest_uploads(
@@ -36,7 +37,16 @@ def ingest_uploads(
             on_progress(index, name, "start")
         try:
             readers = None if groups is None else list(groups)
-            result = ingest_bytes(data, name, store, groups=readers, config=settings.ingest)
+
+            def on_page(
+                stage: str, done: int, total: int, index: int = index, name: str = name
+            ) -> None:
+                if on_progress:
+                    on_progress(index, name, f"{stage} {done}/{total}")
+
+            result = ingest_bytes(
+                data, name, store, groups=readers, config=settings.ingest, on_page=on_page
+            )
         except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             result = IngestResult(path=name, source=name, status="failed", reason=reason)
@@ -102,6 +112,7 @@ def result_rows(results: Sequence[IngestResult]) -> list[dict[str, Any]]:
             "version": r.version,
             "reason": r.reason or "",
             "hidden text": hidden_note(r.hidden_removed, r.hidden_kinds),
+            "notes": parse_notes("", r.ocr_pages, r.warnings),
         }
         for r in results
     ]

@@ -1,4 +1,4 @@
-"""`hopwise bench retrieval|ingestion|graph|all`: speed measurements, printed and saved as JSON.
+"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|all`: printed and saved as JSON.
 
 Benchmarks are never timed tests; CI runs each one tiny as a smoke test.
 """
@@ -46,6 +46,17 @@ def register(subparsers: Any) -> None:
     _output_flags(crosslingual)
     crosslingual.set_defaults(handler=run_one("crosslingual"))
 
+    parsing = sub.add_parser(
+        "parsing", help="parse files: pages/s, and word recall against pdftotext for PDFs"
+    )
+    parsing.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="files or folders")
+    parsing.add_argument(
+        "--engines", default="",
+        help="also time raw PDF text extraction with these engines (pypdf,pypdfium2,pdfplumber)",
+    )  # fmt: skip
+    _output_flags(parsing)
+    parsing.set_defaults(handler=run_one("parsing"))
+
     everything = sub.add_parser("all", help="every benchmark; JSON files in --out")
     everything.add_argument(
         "--sizes", default="10000,50000", help="retrieval sizes in chunks (10000,50000)"
@@ -86,6 +97,11 @@ def _output_flags(parser: argparse.ArgumentParser) -> None:
 
 def runner(name: str) -> Callable[[argparse.Namespace], dict[str, Any]] | None:
     """The benchmark's run(args), or None when its module is not built yet."""
+    return _attribute(name, "run")
+
+
+def _attribute(name: str, attribute: str) -> Any:
+    """`attribute` of the benchmark's module, or None (module not built yet, or no such name)."""
     module_name = f"hopwise.bench.{name}"
     try:
         module = importlib.import_module(module_name)
@@ -93,7 +109,7 @@ def runner(name: str) -> Callable[[argparse.Namespace], dict[str, Any]] | None:
         if exc.name != module_name:
             raise
         return None
-    return getattr(module, "run", None)
+    return getattr(module, attribute, None)
 
 
 def run_one(name: str) -> Callable[[argparse.Namespace], int]:
@@ -136,8 +152,8 @@ def run_all(args: argparse.Namespace) -> int:
 def _emit(name: str, result: dict[str, Any], as_json: bool, out: Path | None) -> None:
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
-    else:
-        print_table(name, result)
+    else:  # a benchmark with rows of its own prints them itself
+        (_attribute(name, "print_table") or print_table)(name, result)
     if out is not None:
         write_json(out, name, result)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from hopwise.app import open_store, semantic_search_note
 from ingest.hidden import hidden_note
-from ingest.models import IngestResult
+from ingest.models import IngestResult, parse_notes
 
 
 def register(subparsers: Any) -> None:
@@ -76,6 +76,8 @@ def format_result(result: IngestResult) -> str:
         detail = f"{result.chunks} chunks, v{result.version}"
         if note := hidden_note(result.hidden_removed, result.hidden_kinds):
             detail += f"; {note}"
+        if note := parse_notes("", result.ocr_pages, result.warnings):
+            detail += f"; {note}"
     elif result.status == "skipped":
         detail = result.reason or "unchanged"
     else:
@@ -134,7 +136,7 @@ def run_docs_list(args: argparse.Namespace) -> int:
     print(f"{'DOC_ID':<22}  {'VER':>3}  {'CHUNKS':>6}  {'GROUPS':<16}  SOURCE  (TITLE)")
     for d in documents:
         groups = ",".join(d.groups)
-        note = hidden_note(d.hidden_removed)
+        note = "; ".join(filter(None, [hidden_note(d.hidden_removed), parse_notes(d.parser)]))
         print(
             f"{d.doc_id:<22}  {d.version:>3}  {d.chunks:>6}  {groups:<16}  {d.source}  ({d.title})"
             + (f"  [{note}]" if note else "")

@@ -67,3 +67,69 @@ def test_a_benchmark_module_not_built_yet_is_reported() -> None:
 
     assert runner("no_such_benchmark") is None
     assert runner("retrieval") is not None and NOT_AVAILABLE == "not available yet"
+
+
+PARSING_FILE_KEYS = {"path", "name", "format", "pages", "seconds", "pages_per_s", "chars", "error"}
+PARSING_SCORES = {"recall", "precision", "order_recall", "glued_words"}
+
+
+def test_bench_parsing_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tests.fakes.docs import make_corrupt_pdf, make_docx, make_markdown, make_pdf
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    make_pdf(folder), make_docx(folder), make_markdown(folder), make_corrupt_pdf(folder)
+    (folder / "ignored.xyz").write_text("not a supported format")
+    argv = ["bench", "parsing", str(folder), "--engines", "pypdf,pypdfium2,pdfplumber,absent"]
+    assert main([*argv, "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) == {"files", "summary"}
+    files = {row["name"]: row for row in result["files"]}
+    assert set(files) == {"manual.pdf", "policy.docx", "runbook.md", "broken.pdf"}
+    assert all(set(row) >= PARSING_FILE_KEYS for row in files.values())
+    assert "corrupt PDF" in files["broken.pdf"]["error"]  # reported, not raised
+    good = [row for name, row in files.items() if name != "broken.pdf"]
+    assert all(row["error"] is None and row["pages"] > 0 and row["chars"] > 0 for row in good)
+    assert files["manual.pdf"]["pages"] == 3 and files["manual.pdf"]["pages_per_s"] > 0
+    engines = files["manual.pdf"]["engines"]
+    assert set(engines) == {"pypdf", "pypdfium2", "pdfplumber"}
+    summary = result["summary"]
+    assert summary["files"] == 4 and summary["failed"] == 1 and summary["pdf_files"] == 2
+    assert summary["pages"] == 5 and summary["pages_per_s"] > 0
+    assert any("absent" in note for note in summary["notes"])
+    if summary["pdftotext"] is None:
+        pytest.skip("pdftotext (poppler-utils) not installed: no recall to check")
+    for scored in [files["manual.pdf"], *engines.values()]:
+        assert set(scored) >= PARSING_SCORES
+        assert 0.9 <= scored["recall"] <= 1  # the words pdftotext reads in a plain generated file
+    assert files["manual.pdf"]["precision"] > 0.9 and files["broken.pdf"]["recall"] is None
+    assert 0.9 <= summary["mean_recall"] <= 1 and summary["engines"]["pypdf"]["files"] == 2
+
+
+def test_bench_parsing_table(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tests.fakes.docs import make_txt
+
+    assert main(["bench", "parsing", str(make_txt(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "== bench parsing" in out and "notes.txt" in out and "totals" in out
+
+
+def test_parsing_words_are_han_characters_and_casefolded_runs() -> None:
+    from hopwise.bench.parsing import compare, reference, tokens
+
+    assert tokens("Ｆｕｌｌ-width, CASE 违约金") == ["full", "width", "case", "违", "约", "金"]
+    scores = compare(
+        [tokens("deliverythegoodswithinthirtydays now")], reference("delivery the now")
+    )
+    assert (scores["recall"], scores["precision"], scores["glued_words"]) == (0.3333, 0.5, 1)
+
+
+def test_parsing_order_drops_when_columns_are_read_across() -> None:
+    from hopwise.bench.parsing import compare, reference, tokens
+
+    left, right = ["alpha beta gamma", "delta epsilon zeta"], ["one two three", "four five six"]
+    ref = reference("\n".join(left + right))  # column by column, as pdftotext reads it
+    assert compare([tokens(" ".join(left + right))], ref)["order_recall"] == 1.0
+    across = " ".join(f"{a} {b}" for a, b in zip(left, right, strict=True))
+    scores = compare([tokens(across)], ref)  # row by row across the gutter: same words
+    assert (scores["recall"], scores["order_recall"]) == (1.0, 0.0)

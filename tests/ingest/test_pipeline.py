@@ -121,6 +121,10 @@ BAD_FILES: list[tuple[Callable[[Path], Path], str]] = [
     (lambda d: docs.make_binary_txt(d), "binary file, not text"),
     (lambda d: docs.make_oversize(d), "over the 1 MB limit"),
     (lambda d: docs.make_undecodable_txt(d), "cannot decode text"),
+    (
+        lambda d: docs.make_empty(d, "scan.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64),
+        "corrupt image",
+    ),
     # a broken upload under the name of a good document must not touch its current version
     (lambda d: docs.make_corrupt_pdf(d, "manual.pdf"), "corrupt PDF"),
     (lambda d: docs.make_encrypted_pdf(d, "manual.pdf"), "encrypted PDF"),

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from ingest.hidden import hidden_note
+from ingest.models import parse_notes
 from ui import safe
 from ui.auth import admin_password, attempt, passwords_match
 from ui.services import ADMIN_KEY, error_text, get_settings, get_store, read_secrets, sign_in_guard
@@ -64,7 +65,7 @@ if low_disk:
 # ---------------------------------------------------------------- upload
 st.subheader("Upload documents")
 files = st.file_uploader(
-    f"PDF, DOCX, Markdown, TXT or HTML — up to {settings.max_upload_mb:g} MB each",
+    f"PDF, DOCX, Markdown, TXT, HTML or a scan (PNG, JPEG) — up to {settings.max_upload_mb:g} MB each",
     type=list(UPLOAD_TYPES),
     accept_multiple_files=True,
     max_upload_size=max(1, int(settings.max_upload_mb)),
@@ -116,6 +117,14 @@ if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
         if phase == "start":
             bars[index].progress(
                 0.3, text=f"{safe.escape_inline(name)}: parsing, chunking, indexing…"
+            )
+            return
+        if phase.startswith("ocr "):  # "ocr 3/12": a scan, read page by page
+            done, _, total = phase.removeprefix("ocr ").partition("/")
+            share = int(done) / max(1, int(total))
+            bars[index].progress(
+                0.1 + 0.8 * share,
+                text=f"{safe.escape_inline(name)}: reading scanned page {done} of {total} (OCR)",
             )
             return
         bars[index].progress(1.0, text=f"{safe.escape_inline(name)}: done")
@@ -187,6 +196,7 @@ else:
                 if d.created_at
                 else "",
                 "hidden text": hidden_note(d.hidden_removed),
+                "notes": parse_notes(d.parser),
                 "doc_id": d.doc_id,
             }
             for d in documents

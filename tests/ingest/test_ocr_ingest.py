@@ -1,0 +1,119 @@
+"""Scans through the whole parser: a PDF page with no text layer and an image upload are
+read by OCR (page numbers kept, the lineage says so), progress is reported page by page across
+the worker process, and a scan gets the OCR deadline instead of the parse deadline.
+
+The scans are rendered here from text this test writes, so what OCR must find is known.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+from pathlib import Path
+
+import pytest
+
+from ingest.errors import IngestError
+from ingest.models import parse_notes
+from ingest.parsers import parse_bytes
+
+PAGES = [
+    ["Delivery Terms", "The supplier ships every order within ten working days.",
+     "Late orders earn a discount of two percent per week."],
+    ["Warranty", "Every pump carries a warranty of three years from delivery.",
+     "Claims go to the service desk in writing."],
+]  # fmt: skip
+
+
+def _text_pdf(pages: list[list[str]]) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    for lines in pages:
+        pdf.add_page()
+        pdf.set_font("helvetica", size=16)
+        for line in lines:
+            pdf.multi_cell(0, 10, line, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(4)
+    return bytes(pdf.output())
+
+
+def _page_images(data: bytes, dpi: int = 150) -> list[bytes]:
+    import pypdfium2
+
+    pdf = pypdfium2.PdfDocument(data)
+    images = []
+    for page in pdf:
+        out = io.BytesIO()
+        page.render(scale=dpi / 72).to_pil().save(out, format="PNG")
+        images.append(out.getvalue())
+    return images
+
+
+def scanned_pdf(pages: list[list[str]]) -> bytes:
+    """A PDF whose pages are pictures of text: no text layer at all."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    for image in _page_images(_text_pdf(pages)):
+        pdf.add_page()
+        pdf.image(io.BytesIO(image), x=0, y=0, w=pdf.w, h=pdf.h)
+    return bytes(pdf.output())
+
+
+def similarity(found: str, expected: str) -> float:
+    return difflib.SequenceMatcher(None, found.casefold(), expected.casefold()).ratio()
+
+
+@pytest.fixture(scope="module")
+def scan() -> bytes:
+    return scanned_pdf(PAGES)
+
+
+def test_scanned_pdf_is_read_by_ocr_with_its_page_numbers(scan: bytes) -> None:
+    doc = parse_bytes(scan, "scan.pdf")
+    assert doc.ocr_pages == [1, 2]
+    assert " ocr=rapidocr-onnxruntime-" in doc.parser
+    for number, lines in enumerate(PAGES, start=1):
+        page_text = " ".join(b.text for b in doc.blocks if b.page == number)
+        assert similarity(page_text, " ".join(lines)) >= 0.9, page_text
+    assert "three years" in doc.text
+    assert parse_notes(doc.parser, doc.ocr_pages) == "text from OCR (2 pages)"
+
+
+def test_progress_crosses_the_worker_and_the_scan_gets_the_ocr_deadline(scan: bytes) -> None:
+    seen: list[tuple[str, int, int]] = []
+    doc = parse_bytes(
+        scan, "scan.pdf", timeout_s=0.5, ocr_timeout_s=120,
+        on_page=lambda stage, done, total: seen.append((stage, done, total)),
+    )  # fmt: skip
+    assert seen == [("ocr", 1, 2), ("ocr", 2, 2)]
+    assert doc.ocr_pages == [1, 2]
+    with pytest.raises(IngestError, match="longer than"):
+        parse_bytes(scan, "scan.pdf", timeout_s=0.5, ocr_timeout_s=0.6)
+
+
+def test_image_upload_is_read_as_page_one() -> None:
+    image = _page_images(_text_pdf(PAGES[1:]))[0]
+    for name, data in (("warranty.png", image), ("warranty.jpg", _jpeg(image))):
+        doc = parse_bytes(data, name)
+        assert doc.ocr_pages == [1] and {b.page for b in doc.blocks} == {1}
+        assert similarity(" ".join(b.text for b in doc.blocks), " ".join(PAGES[1])) >= 0.9
+
+
+def _jpeg(png: bytes) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.open(io.BytesIO(png)).convert("RGB").save(out, format="JPEG", quality=85)
+    return out.getvalue()
+
+
+def test_broken_image_is_refused_with_a_reason(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match="image"):
+        parse_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, "broken.png")
+
+
+def test_a_page_with_a_text_layer_is_not_ocred() -> None:
+    doc = parse_bytes(_text_pdf(PAGES), "typed.pdf")
+    assert doc.ocr_pages == [] and " ocr=" not in doc.parser
