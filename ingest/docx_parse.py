@@ -1,7 +1,8 @@
 """DOCX into blocks: the body in reading order, with what lives outside its paragraphs.
 
 Text boxes and shapes (DrawingML and VML, one branch of each mc:AlternateContent) become
-paragraphs right after the paragraph that anchors them. Footnotes and endnotes become a
+paragraphs right after the paragraph that anchors them, unless their shape is hidden, of no
+size or off its section's page (counted as hidden text). Footnotes and endnotes become a
 "[^n] text" block right after the paragraph (or table) that references them, numbered in
 reference order as Word shows them (footnotes 1, 2, 3; endnotes i, ii, iii), so a note
 lands in the chunk of the sentence it qualifies. Headers and footers (default, first and
@@ -23,8 +24,8 @@ import docx
 from docx.oxml.parser import parse_xml
 
 from ingest.errors import IngestError
-from ingest.hidden import RGB, hex_color, named_color
-from ingest.hidden.word import WordRuns, cell_background
+from ingest.hidden import RGB, hex_color, named_color, visible_len
+from ingest.hidden.word import WordRuns, cell_background, page_size, shape_hidden
 from ingest.models import ParsedDocument
 from ingest.parsers import _HEADING_STYLE, _Builder, _check_zip, join_lines
 
@@ -42,6 +43,7 @@ _RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
 
 P, TBL, TR, TC, T = (f"{_W}{tag}" for tag in ("p", "tbl", "tr", "tc", "t"))
 SDT, SDT_CONTENT, CUSTOM_XML = f"{_W}sdt", f"{_W}sdtContent", f"{_W}customXml"
+BODY, P_PR, SECT_PR = f"{_W}body", f"{_W}pPr", f"{_W}sectPr"
 TXBX = f"{_W}txbxContent"
 FOOTNOTE_REF, ENDNOTE_REF = f"{_W}footnoteReference", f"{_W}endnoteReference"
 ALTERNATE, CHOICE, FALLBACK = f"{_MC}AlternateContent", f"{_MC}Choice", f"{_MC}Fallback"
@@ -169,6 +171,10 @@ class _Reader:
         self.numbered: dict[str, set[str]] = {FOOTNOTE_REF: set(), ENDNOTE_REF: set()}
         self.pending: list[str] = []  # note blocks waiting for their paragraph or table
         self.theme = self._theme()
+        body = document.element.body  # a w:sectPrChange holds an earlier revision's section
+        self.sections = [s for s in body.iter(SECT_PR) if s.getparent().tag in (BODY, P_PR)]
+        self.page = page_size(self.sections[0] if self.sections else None)
+        self._pages = (page_size(sect) for sect in self.sections[1:])
 
     # ----------------------------------------------------------------------- blocks
 
@@ -177,6 +183,8 @@ class _Reader:
         for child in container.iterchildren():
             if child.tag == P:
                 self.paragraph(child, sink, shade)
+                if child.find(f"{P_PR}/{SECT_PR}") is not None:  # its section ends here
+                    self.page = next(self._pages, self.page)
             elif child.tag == TBL:
                 self.table(child, sink, shade)
             elif (inner := _wrapped(child)) is not None:
@@ -208,7 +216,11 @@ class _Reader:
         if sink is self.builder:
             self._flush_notes()
         for box in boxes:
-            self.blocks(box, sink, self._fill(box) or shade)
+            kind = shape_hidden(box, self.page)
+            if kind is None:
+                self.blocks(box, sink, self._fill(box) or shade)
+            elif count := visible_len("".join(t.text or "" for t in box.iter(T))):
+                self.builder.hidden[kind] += count
 
     # ----------------------------------------------------------------------- tables
 
@@ -286,9 +298,8 @@ class _Reader:
         """Header and footer lines of every section, each part once, into `furniture`."""
         parts = self.document.part.related_parts
         seen: set[Any] = set()
-        for sect in self.document.element.body.iter(f"{_W}sectPr"):
-            if sect.getparent().tag not in (f"{_W}body", f"{_W}pPr"):
-                continue  # a w:sectPrChange: an earlier revision
+        for sect in self.sections:
+            self.page = page_size(sect)
             refs = sect.iterchildren(f"{_W}headerReference", f"{_W}footerReference")
             for ref in sorted(refs, key=_ref_order):
                 part = parts.get(ref.get(_R_ID))

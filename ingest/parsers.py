@@ -25,6 +25,7 @@ import threading
 import time
 import unicodedata
 import zipfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -237,6 +238,19 @@ def check_size(size: int, max_bytes: int | None) -> None:
         raise IngestError(f"file is {_mb(size)} MB, over the {_mb(max_bytes)} MB limit")
 
 
+def lineage_is_current(stored: str, source: str) -> bool:
+    """A document parsed with this lineage would be parsed the same way today (OCR'd ones:
+    by the same OCR engine and settings too)."""
+    base = parser_lineage(source)
+    if stored == base:
+        return True
+    if not stored.startswith(f"{base} ocr="):
+        return False
+    from ingest.ocr import OCR_ENGINE
+
+    return stored == f"{base} ocr={OCR_ENGINE}"
+
+
 # --------------------------------------------------------------------------- PDF
 
 
@@ -295,18 +309,36 @@ def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
     return builder.build(source, title)
 
 
+def _pages(n: int) -> str:
+    return f"{n} page{'s' if n != 1 else ''}"
+
+
 def _ocr_problem() -> str | None:
     from ingest.ocr import ocr_available
 
     return ocr_available()
 
 
+MAX_OCR_PAGES = 300  # scanned pages read per file (~2 s each on 2 cores); the rest are named
+
+
 def _ocr_pages(pdf: Any, scans: list[Any], builder: _Builder) -> dict[int, list[str]]:
-    """Paragraphs read by OCR from each scanned page, by page number ({} without OCR)."""
+    """Paragraphs read by OCR from each scanned page, by page number ({} without OCR); what
+    could not be read is said in the document's warnings."""
     from ingest import ocr, pdf_text
 
-    if ocr.ocr_available() is not None:
+    if (problem := ocr.ocr_available()) is not None:
+        builder.warnings.append(
+            f"{_pages(len(scans))} scanned and not read: OCR is unavailable ({problem})"
+        )
         return {}
+    if len(scans) > MAX_OCR_PAGES:
+        skipped = scans[MAX_OCR_PAGES:]
+        builder.warnings.append(
+            f"{_pages(len(skipped))} scanned and not read (from page {skipped[0].number}): "
+            f"over the {MAX_OCR_PAGES}-page OCR limit per file"
+        )
+        scans = scans[:MAX_OCR_PAGES]
     found: dict[int, list[str]] = {}
     for done, page in enumerate(scans, start=1):
         report("ocr", done, len(scans))
@@ -351,13 +383,14 @@ def _pdf_outline(pdf: Any) -> dict[int, list[list[str]]]:
 
 
 # Running headers and footers: one of the two outermost lines in the top or bottom
-# FURNITURE_ZONE of a page whose text, digits aside, repeats on FURNITURE_SHARE of the pages
-# (and FURNITURE_MIN_PAGES or more), or on two pages or more at a position (a header slot)
-# that holds a line on FURNITURE_SHARE of the pages ("Chapter 2: Setup 14" on chapter 2's).
+# FURNITURE_ZONE of the visible page whose text repeats on other pages, either the same text
+# in one cell (a title) on FURNITURE_SHARE of the pages and FURNITURE_MIN_PAGES or more, or the same
+# text but for a number that follows the page number ("Page 7 of 40", "Chapter 2: Setup 14",
+# "- 7 -") on two pages or more. Text that only repeats with numbers unrelated to the page
+# ("Region 3 sold 40 units") stays in the text.
 FURNITURE_ZONE = 0.12
 FURNITURE_SHARE = 0.4  # odd and even pages often carry different headers
 FURNITURE_MIN_PAGES = 3
-FURNITURE_SLOT_PT = 2.0  # header lines of one slot sit within this many points
 PARAGRAPH_GAP = 1.4  # a line pitch over this many times the page's usual pitch: new paragraph
 _DIGITS = re.compile(r"\d+")
 _NOT_WORD = re.compile(r"[\W_]+")
@@ -380,85 +413,119 @@ def _line_key(text: str) -> str:
     return _NOT_WORD.sub("", _DIGITS.sub("#", unicodedata.normalize("NFKC", text).casefold()))
 
 
-def _edge_lines(page: Any) -> Iterator[tuple[str, Any]]:
-    """(zone, line) for the two outermost lines at the top and at the bottom of a page."""
+def _edge_lines(page: Any) -> Iterator[Any]:
+    """The two outermost lines at the top and at the bottom of a page's visible box."""
+    bottom, top = page.view[1], page.view[3]
+    zone = FURNITURE_ZONE * (top - bottom)
     by_height = sorted(page.lines, key=lambda line: -line.top)
-    for zone, candidates in (("top", by_height[:2]), ("bottom", by_height[::-1][:2])):
-        for line in candidates:
-            inside = (
-                line.bottom >= page.height * (1 - FURNITURE_ZONE)
-                if zone == "top"
-                else line.top <= page.height * FURNITURE_ZONE
-            )
-            if inside:
-                yield zone, line
+    for line in by_height[:2]:
+        if line.bottom >= top - zone:
+            yield line
+    for line in by_height[::-1][:2]:
+        if line.top <= bottom + zone:
+            yield line
+
+
+def _page_numbered(seen: list[tuple[int, list[int]]]) -> list[bool]:
+    """Which lines carry a number that goes up with the page: one whose (number - page
+    number) another line of the group shares (the printed numbering may restart, e.g. after
+    the front matter, so each run of pages has its own offset)."""
+    width = len(seen[0][1])
+    if not width or any(len(numbers) != width for _, numbers in seen):
+        return [False] * len(seen)
+    marked = [False] * len(seen)
+    for i in range(width):
+        offsets = [numbers[i] - page for page, numbers in seen]
+        for j, offset in enumerate(offsets):
+            marked[j] = marked[j] or offsets.count(offset) >= 2
+    return marked
 
 
 def _running_lines(pages: list[Any]) -> set[int]:
     """id() of every line that is a running header or footer."""
     with_text = [page for page in pages if page.lines]
-    if len(with_text) < FURNITURE_MIN_PAGES:
+    if len(with_text) < 2:
         return set()
-    need = FURNITURE_SHARE * len(with_text)
-    texts: dict[tuple[str, str], int] = {}
-    slots: dict[tuple[str, int], int] = {}
-    edges = []
+    need = max(FURNITURE_MIN_PAGES, FURNITURE_SHARE * len(with_text))
+    groups: dict[str, list[tuple[int, Any]]] = {}
     for page in with_text:
-        seen_texts, seen_slots = set(), set()
-        for zone, line in _edge_lines(page):
-            key = (zone, _line_key(line.text))
-            slot = (zone, round(line.bottom / FURNITURE_SLOT_PT))
-            edges.append((key, slot, line))
-            seen_texts.add(key)
-            seen_slots.update({slot, (zone, slot[1] - 1), (zone, slot[1] + 1)})
-        for key in seen_texts:
-            texts[key] = texts.get(key, 0) + 1
-        for slot in seen_slots:
-            slots[slot] = slots.get(slot, 0) + 1
-    return {
-        id(line)
-        for key, slot, line in edges
-        if (texts[key] >= FURNITURE_MIN_PAGES and texts[key] >= need)
-        or (texts[key] >= 2 and slots[slot] >= need)
-    }
+        for line in {id(line): line for line in _edge_lines(page)}.values():
+            groups.setdefault(_line_key(line.text), []).append((page.number, line))
+    running: set[int] = set()
+    for members in groups.values():
+        pages_with = {index for index, _ in members}
+        if len(pages_with) < 2:
+            continue
+        texts = {line.text for _, line in members}
+        single = all(len(line.cells) == 1 for _, line in members)
+        if single and len(texts) == 1 and len(pages_with) >= need:
+            # the same title on most pages (a table's header row repeated on every page,
+            # which has cells, stays)
+            running.update(id(line) for _, line in members)
+        elif len(pages_with) == len(members):
+            numbers = [
+                (page, [int(n) for n in _DIGITS.findall(line.text)]) for page, line in members
+            ]
+            marks = _page_numbered(numbers)
+            running.update(id(line) for (_, line), mark in zip(members, marks, strict=True) if mark)
+    return running
 
 
 _WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 _HYPHENATED = re.compile(r"([^\W\d_]+)-$")
+_COMPOUND_END = re.compile(r"[^\W\d_]-[^\W\d_]+-$")
 _LOWER_START = re.compile(r"^([^\W\d_]+)")
 _PDF_ITEM = re.compile(r"^\s*(?:[•●▪◦■□‣⁃∙○◆◇➢✓*+-]|\(?\d{1,3}[.)]|\(?[a-z][.)])\s+")
 _SOFT_HYPHEN = re.compile("([^\\W\\d_]+)\ufffe\\s*([^\\W\\d_]+)")
 
 
-def _vocabulary(pages: list[Any]) -> set[str]:
-    """Every word of the document, lower-cased: which spelling the document itself uses."""
-    words: set[str] = set()
+def _vocabulary(pages: list[Any]) -> Counter[str]:
+    """How often each word (lower-cased) occurs in the document: which spelling the document
+    itself uses."""
+    words: Counter[str] = Counter()
     for page in pages:
         for line in page.lines:
             words.update(w.casefold() for w in _WORD.findall(line.text))
     return words
 
 
-def _dehyphenate(lines: list[str], known: set[str]) -> list[str]:
+def _dehyphenate(lines: list[str], known: Counter[str]) -> list[str]:
     """Join a word broken across lines with a hyphen ("li-" + "brary"; PDFium marks ones it
-    already joined with U+FFFE), unless the document writes the hyphenated form elsewhere
-    ("well-known") or the second part starts with a capital or a digit (a name, a range)."""
+    already joined with U+FFFE) unless it reads as a compound: the document writes the
+    hyphenated form and not the joined one ("well-known"), both parts are words the document
+    uses on their own ("self-service"; each part occurs once as the broken fragment itself),
+    the first part is one letter ("e-mail"), the line ends in a longer compound
+    ("state-of-the-"), or the second part starts with a capital or a digit."""
 
-    def keep_hyphen(head: str, tail: str) -> bool:
-        return not tail[0].islower() or (
-            f"{head}-{tail}".casefold() in known and f"{head}{tail}".casefold() not in known
+    def keep_hyphen(head: str, tail: str, compound: bool = False) -> bool:
+        joined, hyphenated = f"{head}{tail}".casefold(), f"{head}-{tail}".casefold()
+        if not tail[0].islower():
+            return True
+        if known[joined] > 0:
+            return False
+        return (
+            compound
+            or known[hyphenated] > 0
+            or len(head) == 1
+            or (known[head.casefold()] >= 2 and known[tail.casefold()] >= 2)
         )
 
     def soft(match: re.Match[str]) -> str:
         head, tail = match.group(1), match.group(2)
-        return f"{head}-{tail}" if keep_hyphen(head, tail) else head + tail
+        compound = match.string[max(0, match.start() - 1) : match.start()] == "-"
+        return f"{head}-{tail}" if keep_hyphen(head, tail, compound) else head + tail
 
     out: list[str] = []
     for raw_line in lines:
         line = _SOFT_HYPHEN.sub(soft, raw_line) if "\ufffe" in raw_line else raw_line
+        line = line.replace("\ufffe", "-")  # before a digit or a symbol: a real hyphen
         if out and (end := _HYPHENATED.search(out[-1])) and (start := _LOWER_START.match(line)):
             head, tail = end.group(1), start.group(1)
-            out[-1] = (out[-1] if keep_hyphen(head, tail) else out[-1][:-1]) + line
+            compound = bool(_COMPOUND_END.search(out[-1]))
+            out[-1] = (out[-1] if keep_hyphen(head, tail, compound) else out[-1][:-1]) + line
+            continue
+        if out and out[-1].endswith("-") and out[-1][-2:-1].isalnum() and line[:1].isalnum():
+            out[-1] += line  # "ISO-" + "9001", "Jean-" + "Paul": the hyphen is the word's own
             continue
         out.append(line)
     return out
@@ -477,7 +544,7 @@ def _opens(line: str, mark: list[str]) -> bool:
 
 
 def _pdf_page(
-    builder: _Builder, page: Any, lines: list[Any], marks: list[list[str]], known: set[str]
+    builder: _Builder, page: Any, lines: list[Any], marks: list[list[str]], known: Counter[str]
 ) -> None:
     """Add one page: paragraphs split at vertical gaps and at lines that open a bookmark;
     runs of two or more lines with several cells become table rows.
@@ -597,7 +664,7 @@ _OTHER_LATIN = {
     "cp1250", "cp1254", "cp1257", "iso8859_2", "iso8859_3", "iso8859_4", "iso8859_9",
     "iso8859_10", "iso8859_13", "iso8859_16", "mac_latin2", "cp852",
 }  # fmt: skip
-_SYMBOL_IN_WORD = re.compile(r"[^\W\d_][\u00a1-\u00bf\u00d7\u00f7\u2013-\u2122][^\W\d_]")
+_SYMBOL_IN_WORD = re.compile(r"[^\W\d_][\u00a1-\u00bf\u00d7\u00f7][^\W\d_]")
 
 
 def _plain_words(text: str) -> bool:
@@ -1054,12 +1121,20 @@ def _reporting(on_page: PageProgress | None) -> Iterator[None]:
         _progress.sink = previous
 
 
+@contextlib.contextmanager
+def _listener_errors_logged() -> Iterator[None]:
+    try:
+        yield
+    except Exception:  # noqa: BLE001 - a progress display never stops a parse
+        log.warning("parse progress listener failed", exc_info=True)
+
+
 def report(stage: str, done: int, total: int) -> None:
     """Tell whoever asked (the upload page, through the worker) how a slow stage is going;
     a listener's failure never stops the parse."""
     sink = getattr(_progress, "sink", None)
     if sink is not None:
-        with contextlib.suppress(Exception):
+        with _listener_errors_logged():
             sink(stage, done, total)
 
 
@@ -1103,15 +1178,21 @@ class _ParseWorker:
                     if stage == "ocr":  # scans get the OCR deadline instead of the parse one
                         deadline = max(deadline, started + (ocr_timeout_s or timeout_s))
                     if on_page is not None:
-                        on_page(str(stage), int(done), int(total))
+                        with _listener_errors_logged():
+                            on_page(str(stage), int(done), int(total))
             except TimeoutError as exc:
                 self.stop()
                 limit = deadline - started
                 raise IngestError(f"parsing took longer than {limit:g} s; file refused") from exc
-            except (OSError, EOFError) as exc:
+            except (OSError, EOFError, ValueError) as exc:
                 code = proc.poll()
                 self.stop()
                 raise IngestError(f"parser crashed (exit code {code})") from exc
+            except BaseException:
+                # Interrupted mid-conversation (e.g. the page reran): what the worker still
+                # has to say belongs to this file, so it must never be read as the next one's.
+                self.stop()
+                raise
         # The reply is JSON, not pickle: the worker handles untrusted files, so nothing it
         # sends back may be able to run code in this process.
         if reply.startswith(b"E"):

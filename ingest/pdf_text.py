@@ -39,7 +39,8 @@ PDF_ENGINE = f"pypdfium2-{importlib.metadata.version('pypdfium2')}"
 CELL_GAP_EM = 1.2  # a horizontal gap wider than this many line heights separates two cells
 _TEXT, _PATH, _IMAGE, _SHADING, _FORM = 1, 2, 3, 4, 5
 _INVISIBLE_MODES = (3, 7)
-_STROKE_MODES = (1, 5)  # stroke only: the fill colour says nothing
+_FILL_MODES = (0, 2, 4, 6)  # render modes that paint with the fill colour
+_STROKE_MODES = (1, 2, 5, 6)  # ... and with the stroke colour
 _LEADER = re.compile(r"(?:\s?[.·]){4,}\s*")  # a contents line's dot leaders
 _MARKER = re.compile(r"[^\w\s]{1,2}|\(?(?:\d{1,3}|[a-zA-Z]|[ivxIVX]{1,4})[.)]")
 
@@ -51,6 +52,8 @@ class Line:
     cells: list[str]
     top: float
     bottom: float
+    left: float = 0.0
+    right: float = 0.0
 
     @property
     def text(self) -> str:
@@ -66,6 +69,7 @@ class PageText:
     number: int
     width: float
     height: float
+    view: Box = (0.0, 0.0, 0.0, 0.0)  # the visible box (crop within media), PDF points
     lines: list[Line] = field(default_factory=list)
     images: float = 0.0  # fraction of the page covered by images (a scan, if no text)
     notes: list[str] = field(default_factory=list)  # filled-in form fields and comments
@@ -109,8 +113,16 @@ def _clip(raw: Any, obj: Any) -> Box | None:
 
 
 def _fill(raw: Any, obj: Any) -> tuple[float, float, float, float] | None:
+    return _color(raw.FPDFPageObj_GetFillColor, obj)
+
+
+def _stroke(raw: Any, obj: Any) -> tuple[float, float, float, float] | None:
+    return _color(raw.FPDFPageObj_GetStrokeColor, obj)
+
+
+def _color(getter: Any, obj: Any) -> tuple[float, float, float, float] | None:
     r, g, b, a = (ctypes.c_uint() for _ in range(4))
-    if not raw.FPDFPageObj_GetFillColor(obj, r, g, b, a):
+    if not getter(obj, r, g, b, a):
         return None
     return r.value / 255, g.value / 255, b.value / 255, a.value / 255
 
@@ -149,7 +161,9 @@ def _hidden_objects(raw: Any, page: Any, view: Box) -> tuple[dict[int, str], flo
     pictures = [
         box
         for obj in _objects(raw, page)
-        if raw.FPDFPageObj_GetType(obj) == _IMAGE and (box := _bounds(raw, obj)) is not None
+        if raw.FPDFPageObj_GetType(obj) == _IMAGE
+        and (box := _visible_bounds(raw, obj)) is not None
+        and min(box[2] - box[0], box[3] - box[1]) >= MIN_TEXT_PT  # a sliver is no scan
     ]
     area = max(1.0, (view[2] - view[0]) * (view[3] - view[1]))
     images = 0.0
@@ -178,11 +192,17 @@ def _hidden_objects(raw: Any, page: Any, view: Box) -> tuple[dict[int, str], flo
     return hidden, min(1.0, images)
 
 
+def _visible_bounds(raw: Any, obj: Any) -> Box | None:
+    box = _bounds(raw, obj)
+    clip = _clip(raw, obj) if box is not None else None
+    return intersect(box, clip) if box is not None and clip is not None else box
+
+
 def _why_hidden(
     raw: Any, obj: Any, box: Box, view: Box, canvas: Canvas, pictures: list[Box]
 ) -> str | None:
     height = box[3] - box[1]
-    if _glyph_size(raw, obj) < MIN_TEXT_PT:
+    if min(_glyph_size(raw, obj)) < MIN_TEXT_PT:
         return TINY_TEXT
     x, y = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     if height < 0 or box[2] < box[0] or not contains(view, x, y):
@@ -191,20 +211,26 @@ def _why_hidden(
     if mode in _INVISIBLE_MODES:
         return None if any(contains(p, x, y) for p in pictures) else HIDDEN_MARKUP
     under = canvas.under(box[0] + 0.3 * height, box[1] + 0.3 * height)
-    color = _fill(raw, obj)
-    if mode not in _STROKE_MODES and color is not None and faint(color, under):
+    inks = []
+    if mode in _FILL_MODES:
+        inks.append(_fill(raw, obj))
+    if mode in _STROKE_MODES:
+        inks.append(_stroke(raw, obj))
+    if inks and all(ink is not None and faint(ink, under) for ink in inks):
         return FAINT_TEXT
     return None
 
 
-def _glyph_size(raw: Any, obj: Any) -> float:
-    """The em size a text object is drawn at on the page: its font size times the vertical
-    scale of its matrix (not its ink, which is tiny for "." or "_")."""
+def _glyph_size(raw: Any, obj: Any) -> tuple[float, float]:
+    """(height, width) of an em as a text object draws it on the page: its font size times
+    the vertical and horizontal scale of its matrix (not its ink, which is tiny for "." or
+    "_"; a squashed or flattened text is tiny in one of them)."""
     size = ctypes.c_float()
     matrix = raw.FS_MATRIX()
     if not raw.FPDFTextObj_GetFontSize(obj, size) or not raw.FPDFPageObj_GetMatrix(obj, matrix):
-        return MIN_TEXT_PT  # unknown: never drop text for it
-    return abs(size.value) * math.hypot(matrix.c, matrix.d)
+        return MIN_TEXT_PT, MIN_TEXT_PT  # unknown: never drop text for it
+    em = abs(size.value)
+    return em * math.hypot(matrix.c, matrix.d), em * math.hypot(matrix.a, matrix.b)
 
 
 def page_view(page: Any) -> Box:
@@ -230,7 +256,7 @@ def read_page(pdf: Any, index: int, tally: Tally) -> PageText:
     try:
         view = page_view(page)
         width, height = page.get_size()
-        result = PageText(number=index + 1, width=width, height=height)
+        result = PageText(number=index + 1, width=width, height=height, view=view)
         hidden, result.images = _hidden_objects(raw, page.raw, view)
         textpage = page.get_textpage()
         try:
@@ -245,18 +271,29 @@ def read_page(pdf: Any, index: int, tally: Tally) -> PageText:
 
 OCR_DPI = 150  # scans are read at this resolution (the OCR target is measured there)
 OCR_MIN_IMAGE_SHARE = 0.02  # a page without text whose images cover this much is a scan
+# A page mostly covered by a picture with only a stamp or a page number as text is a scan too.
+OCR_SCAN_SHARE = 0.5
+OCR_SPARSE_CHARS = 200
+MAX_RENDER_PIXELS = 12_000_000  # a poster-size page is rendered below OCR_DPI, not refused
 
 
 def needs_ocr(page: PageText) -> bool:
-    """No text layer, but pictures: a scanned page (a blank page has neither)."""
-    return not page.lines and not page.notes and page.images >= OCR_MIN_IMAGE_SHARE
+    """A scanned page: no text layer but pictures, or a page-size picture with next to no
+    text on it (a Bates stamp, a page number). A blank page has neither."""
+    if not page.lines and not page.notes:
+        return page.images >= OCR_MIN_IMAGE_SHARE
+    chars = sum(len(line.text) for line in page.lines)
+    return page.images >= OCR_SCAN_SHARE and chars < OCR_SPARSE_CHARS
 
 
 def render(pdf: Any, index: int, dpi: int = OCR_DPI) -> Any:
-    """Page `index` as an RGB numpy array at `dpi`."""
+    """Page `index` as an RGB numpy array at `dpi` (less for a page too big for
+    MAX_RENDER_PIXELS)."""
     page = pdf[index]
     try:
-        bitmap = page.render(scale=dpi / 72, rev_byteorder=True)  # RGB, not PDFium's BGR
+        width, height = page.get_size()
+        scale = min(dpi / 72, math.sqrt(MAX_RENDER_PIXELS / max(1.0, width * height)))
+        bitmap = page.render(scale=scale, rev_byteorder=True)  # RGB, not PDFium's BGR
         try:
             return bitmap.to_numpy().copy()
         finally:
@@ -277,14 +314,19 @@ def _utf16(call: Any) -> str:
 
 _FIELD_TYPES = (6, 4, 5)  # FPDF_FORMFIELD_TEXTFIELD, COMBOBOX, LISTBOX: fields holding text
 _CHECKABLE = (2, 3)  # CHECKBOX, RADIOBUTTON
-_SKIPPED_ANNOTS = (16,)  # POPUP: shows its parent's text again
-_HIDDEN_FLAGS = 2 | 32  # FPDF_ANNOT_FLAG_HIDDEN, NOVIEW
+# Comments a viewer shows as such: Text (a note), FreeText, and the markup of Highlight,
+# Underline, Squiggly and StrikeOut. A link's or a stamp's /Contents is no reader's text.
+_COMMENT_ANNOTS = (1, 3, 9, 10, 11, 12)
+_WIDGET = 20
+_HIDDEN_FLAGS = 1 | 2 | 32  # FPDF_ANNOT_FLAG_INVISIBLE, HIDDEN, NOVIEW
+MIN_ANNOT_PT = 4.0  # an annotation smaller than this in width or height cannot be seen
 
 
 def _annotations(raw: Any, pdf: Any, page: Any, tally: Tally) -> list[str]:
     """Form fields that hold a value ("Name: value") and comments ("Comment: text") on a
     page, in the page's annotation order; hidden ones are counted, not kept."""
     form = getattr(getattr(pdf, "formenv", None), "raw", None)
+    view = page_view(page)
     notes: list[str] = []
     for index in range(raw.FPDFPage_GetAnnotCount(page.raw)):
         annot = raw.FPDFPage_GetAnnot(page.raw, index)
@@ -292,9 +334,9 @@ def _annotations(raw: Any, pdf: Any, page: Any, tally: Tally) -> list[str]:
             continue
         try:
             kind = raw.FPDFAnnot_GetSubtype(annot)
-            if kind in _SKIPPED_ANNOTS:
+            if kind not in _COMMENT_ANNOTS and kind != _WIDGET:
                 continue
-            if kind == raw.FPDF_ANNOT_WIDGET:
+            if kind == _WIDGET:
                 note = _field(raw, form, annot) if form else ""
             else:
                 note = _utf16(
@@ -306,10 +348,25 @@ def _annotations(raw: Any, pdf: Any, page: Any, tally: Tally) -> list[str]:
             if raw.FPDFAnnot_GetFlags(annot) & _HIDDEN_FLAGS:
                 tally[HIDDEN_MARKUP] += visible_len(note)
                 continue
+            if not _annot_on_page(raw, annot, view):
+                tally[OFF_PAGE] += visible_len(note)
+                continue
             notes.append(note)
         finally:
             raw.FPDFPage_CloseAnnot(annot)
     return notes
+
+
+def _annot_on_page(raw: Any, annot: Any, view: Box) -> bool:
+    rect = raw.FS_RECTF()
+    if not raw.FPDFAnnot_GetRect(annot, rect):
+        return False
+    box = intersect(
+        (min(rect.left, rect.right), min(rect.bottom, rect.top),
+         max(rect.left, rect.right), max(rect.bottom, rect.top)),
+        view,
+    )  # fmt: skip
+    return min(box[2] - box[0], box[3] - box[1]) >= MIN_ANNOT_PT
 
 
 def _field(raw: Any, form: Any, annot: Any) -> str:
@@ -345,10 +402,11 @@ def _lines(raw: Any, textpage: Any, hidden: dict[int, str], tally: Tally) -> lis
             tally[why] += visible_len("".join(chars))
     rect = raw.FS_RECTF()
 
-    def loose(i: int) -> tuple[float, float]:
-        """(top, bottom) of the character's font box: the same for every glyph of a font."""
+    def loose(i: int) -> tuple[float, float, float, float]:
+        """(left, top, right, bottom) of the character's font box (the same height for every
+        glyph of a font)."""
         raw.FPDFText_GetLooseCharBox(tp, i, rect)
-        return max(rect.top, rect.bottom), min(rect.top, rect.bottom)
+        return rect.left, max(rect.top, rect.bottom), rect.right, min(rect.top, rect.bottom)
 
     cuts = _cell_starts(raw, tp)
     lines: list[Line] = []
@@ -356,9 +414,29 @@ def _lines(raw: Any, textpage: Any, hidden: dict[int, str], tally: Tally) -> lis
     for end in [*(i for i, ch in enumerate(text) if ch == "\n"), count]:
         line = _line(text, start, end, keep, cuts, loose)
         if line is not None:
-            lines.append(line)
+            if lines and _same_row(lines[-1], line):
+                _join_row(lines[-1], line)
+            else:
+                lines.append(line)
         start = end + 1
     return lines
+
+
+def _same_row(a: Line, b: Line) -> bool:
+    """PDFium starts a new line before text far to the right on the same baseline (a table's
+    last column); such a piece belongs to the row it sits on."""
+    overlap = min(a.top, b.top) - max(a.bottom, b.bottom)
+    return overlap > 0.5 * min(a.height, b.height) and b.left > a.right
+
+
+def _join_row(a: Line, b: Line) -> None:
+    if b.left - a.right > CELL_GAP_EM * max(a.height, b.height, 1.0):
+        a.cells += b.cells
+    else:
+        a.cells[-1] = f"{a.cells[-1]} {b.cells[0]}"
+        a.cells += b.cells[1:]
+    a.right = b.right
+    a.top, a.bottom = max(a.top, b.top), min(a.bottom, b.bottom)
 
 
 def _cell_starts(raw: Any, tp: Any) -> set[int]:
@@ -395,7 +473,8 @@ def _line(
     solid = [i for i in chars if not text[i].isspace()]
     if not solid:
         return None
-    top, bottom = loose(solid[0])
+    left, top, _, first_bottom = loose(solid[0])
+    _, last_top, right, bottom = loose(solid[-1])  # PDFium may have joined a wrapped line
     cells: list[str] = []
     current: list[str] = []
     for i in chars:
@@ -405,10 +484,17 @@ def _line(
         current.append(text[i])
     cells.append("".join(current).strip())
     cells = [_LEADER.sub(" … ", c).strip() for c in cells if c.strip()]
-    # a list marker ("•", "1.", "a)") set off by a tab stop belongs to its item
-    while len(cells) >= 2 and _MARKER.fullmatch(cells[0]):
-        cells[:2] = [f"{cells[0]} {cells[1]}"]
-    return Line(cells=cells, top=top, bottom=bottom)
+    # a list marker ("•", "1.", "a)") set off by a tab stop belongs to its item (not the
+    # first cell of a table row: "1. | Bolt | 12")
+    if len(cells) == 2 and _MARKER.fullmatch(cells[0]):
+        cells = [f"{cells[0]} {cells[1]}"]
+    return Line(
+        cells=cells,
+        top=max(top, last_top),
+        bottom=min(bottom, first_bottom),
+        left=min(left, right),
+        right=max(left, right),
+    )
 
 
 def median_height(lines: list[Line]) -> float:

@@ -25,8 +25,8 @@ from ingest.parsers import (
     PageProgress,
     check_size,
     iter_text_windows,
+    lineage_is_current,
     parse_bytes,
-    parser_lineage,
     safe_source,
 )
 from ingest.protocols import KnowledgeBase
@@ -79,7 +79,7 @@ def _unchanged(old: DocumentInfo, checksum: str, groups: list[str] | None) -> bo
     MilvusStore.check_consistency); one stored before lineage was kept has no parser."""
     if not old.checksum or old.checksum != checksum:
         return False
-    if not old.parser.startswith(parser_lineage(old.source)):
+    if not lineage_is_current(old.parser, old.source):
         return False
     return groups is None or sorted(old.groups) == sorted(groups)
 

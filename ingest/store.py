@@ -36,7 +36,7 @@ from ingest.config import FusionConfig
 from ingest.lang import CJK, language_of
 from ingest.locks import DocumentLocks
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
-from ingest.normalize import normalize_text
+from ingest.normalize import normalize_text, strip_controls
 
 if TYPE_CHECKING:
     from ingest.config import StoreConfig
@@ -1040,7 +1040,7 @@ class MilvusStore:
     @_milvus_errors
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
         """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60)."""
-        query = normalize_text(query or "")
+        query = _query_forms(query or "")
         if not query.strip() or k <= 0:
             return []
         expr = self.search_filter(groups)
@@ -1180,7 +1180,22 @@ class MilvusStore:
     @_milvus_errors
     def get_document(self, doc_id: str) -> DocumentInfo | None:
         row = self._manifest_row(doc_id)
-        return _doc_info(row) if row and int(row["active_version"]) > 0 else None
+        if not row or int(row["active_version"]) <= 0:
+            return None
+        info = _doc_info(row)
+        if "parser" not in self._manifest_fields:  # a manifest older than lineage in it
+            info.parser = self._chunk_parser(doc_id, int(row["active_version"]))
+        return info
+
+    def _chunk_parser(self, doc_id: str, version: int) -> str:
+        """The parser lineage one chunk of a document's version records."""
+        rows = self._client.query(
+            self.collection,
+            filter=f"doc_id == {quote_value(doc_id)} and doc_version == {version}",
+            output_fields=["parser_version"],
+            limit=1,
+        )
+        return str(rows[0].get("parser_version") or "") if rows else ""
 
     @_milvus_errors
     def list_documents(self) -> list[DocumentInfo]:
@@ -1377,6 +1392,15 @@ def _metadata_json(metadata: dict[str, Any]) -> str:
     if len(text.encode("utf-8")) > MAX_METADATA_BYTES:
         raise ValueError(f"document metadata is larger than {MAX_METADATA_BYTES} bytes as JSON")
     return text
+
+
+def _query_forms(query: str) -> str:
+    """The query as documents are indexed (ingest/normalize), plus its words that
+    normalising changed as they were typed, so chunks stored by a release without
+    normalisation (full-width digits, ligatures) still match until they are re-ingested."""
+    normal = normalize_text(query)
+    typed = [word for word in strip_controls(query).split() if normalize_text(word) != word]
+    return f"{normal} {' '.join(typed)}" if typed else normal
 
 
 def _doc_info(row: dict[str, Any]) -> DocumentInfo:

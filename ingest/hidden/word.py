@@ -5,7 +5,8 @@ own properties, then its character style, the paragraph style and the document d
 (each style with its `basedOn` chain). Hidden: `w:vanish` / `w:specVanish`, a size under
 MIN_TEXT_PT (`w:sz` is in half-points, `w:w` scales the width), or a colour that cannot be
 told from what is behind it: the run's highlight or shading, else the paragraph's, the
-table cell's, the page colour, else white.
+table cell's, the page colour, else white. A text box is hidden with its shape
+(`shape_hidden`): a hidden or near-zero-size shape, or one placed wholly off the page.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ingest.hidden import (
     FAINT_TEXT,
     HIDDEN_MARKUP,
     MIN_TEXT_PT,
+    OFF_PAGE,
     RGB,
     TINY_TEXT,
     WHITE,
@@ -27,10 +29,21 @@ from ingest.hidden import (
     visible_len,
 )
 from ingest.hidden.colors import WORD_HIGHLIGHT
+from ingest.hidden.css import DEFAULT_FONT_PX, css_length, parse_declarations
 
 _VAL = qn("w:val")
 _OFF = ("0", "false", "off")
 DEFAULT_SIZE_PT = 10.0  # Word's size when no style sets one
+# A shape wholly this far beyond the page edge is out of sight; nearer, it may still show
+# in the margin or as a bleed. One inch.
+OFF_PAGE_SLACK_PT = 72.0
+DEFAULT_PAGE_PT = (612.0, 842.0)  # no w:pgSz: the wider (Letter) and the taller (A4) page
+EMU_PER_PT = 12700
+Page = tuple[float, float]  # width, height in points
+
+_WP = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}"
+_WPS = "{http://schemas.microsoft.com/office/word/2010/wordprocessingShape}"
+_V = "{urn:schemas-microsoft-com:vml}"
 
 
 def _rgb(value: str | None) -> RGB | None:
@@ -147,6 +160,117 @@ class WordRuns:
         name = str(highlight.get(_VAL, "")).lower() if highlight is not None else ""
         under = _rgb(WORD_HIGHLIGHT.get(name)) or shading(_first(chain, "w:shd")) or behind
         return FAINT_TEXT if faint((*ink, 1.0), under) else None
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def page_size(sect: Any) -> Page:
+    """The page of a section (`w:sectPr`, its `w:pgSz` in twips) in points."""
+    size = sect.find(qn("w:pgSz")) if sect is not None else None
+    dims = []
+    for attr, default in zip(("w:w", "w:h"), DEFAULT_PAGE_PT, strict=True):
+        try:
+            dims.append(float(size.get(qn(attr))) / 20 if size is not None else default)
+        except (TypeError, ValueError):
+            dims.append(default)
+    return dims[0], dims[1]
+
+
+def shape_hidden(box: Any, page: Page) -> str | None:
+    """Why Word shows nothing of the shape holding text box `box` (a `w:txbxContent`):
+    hidden or of near-zero size (HIDDEN_MARKUP), wholly off `page` (OFF_PAGE); None if shown."""
+    holder = box.getparent()
+    if holder is None:
+        return None
+    if holder.tag == f"{_V}textbox":
+        return _vml_hidden(holder, page)
+    frame = next(box.iterancestors(f"{_WP}anchor", f"{_WP}inline"), None)
+    return _drawing_hidden(frame, holder.getparent(), page) if frame is not None else None
+
+
+def _drawing_hidden(frame: Any, shape: Any, page: Page) -> str | None:
+    """A DrawingML shape: `wp:docPr` (or a grouped shape's `wps:cNvPr`) hidden, a
+    `wp:extent` under MIN_TEXT_PT, or a `wp:anchor` position off the page."""
+    props = [frame.find(f"{_WP}docPr"), shape.find(f"{_WPS}cNvPr") if shape is not None else None]
+    if any(prop is not None and _on_attr(prop.get("hidden")) for prop in props):
+        return HIDDEN_MARKUP
+    extent = frame.find(f"{_WP}extent")
+    size = [_emu(extent.get(axis) if extent is not None else None) for axis in ("cx", "cy")]
+    if any(side is not None and side < MIN_TEXT_PT for side in size):
+        return HIDDEN_MARKUP
+    if frame.tag != f"{_WP}anchor":
+        return None  # inline with the text
+    simple = frame.find(f"{_WP}simplePos") if _on_attr(frame.get("simplePos")) else None
+    for index, (axis, coord) in enumerate((("H", "x"), ("V", "y"))):
+        if simple is not None:
+            offset, from_edge = _emu(simple.get(coord)), True
+        else:
+            pos = frame.find(f"{_WP}position{axis}")
+            found = pos.find(f"{_WP}posOffset") if pos is not None else None
+            offset = _emu(found.text if found is not None else None)  # None: aligned
+            from_edge = pos is not None and pos.get("relativeFrom") == "page"
+        if offset is not None and _beyond(offset, size[index] or 0.0, page[index], from_edge):
+            return OFF_PAGE
+    return None
+
+
+def _vml_hidden(textbox: Any, page: Page) -> str | None:
+    """A VML shape (and the groups around it): `visibility:hidden` or `display:none`, a
+    width or height under MIN_TEXT_PT, or the outermost one positioned off the page."""
+    chain = [textbox]
+    while (parent := chain[-1].getparent()) is not None and str(parent.tag).startswith(_V):
+        chain.append(parent)
+    styles = [_style(element) for element in chain]
+    for decls in styles:
+        if decls.get("visibility") == "hidden" or decls.get("display") == "none":
+            return HIDDEN_MARKUP
+        sides = (_pt(decls.get("width")), _pt(decls.get("height")))
+        if any(side is not None and side < MIN_TEXT_PT for side in sides):
+            return HIDDEN_MARKUP
+    outer = styles[-1]
+    if outer.get("position") not in ("absolute", "relative"):
+        return None  # inline with the text
+    axes = (("horizontal", "left", "width"), ("vertical", "top", "height"))
+    for index, (axis, start, dim) in enumerate(axes):
+        if outer.get(f"mso-position-{axis}", "absolute") != "absolute":
+            continue  # aligned (left, center...): the offset does not apply
+        lengths = [_pt(outer[name]) for name in (start, f"margin-{start}") if name in outer]
+        known = [length for length in lengths if length is not None]
+        if not known or len(known) < len(lengths):
+            continue
+        from_edge = outer.get(f"mso-position-{axis}-relative") == "page"
+        if _beyond(sum(known), _pt(outer.get(dim)) or 0.0, page[index], from_edge):
+            return OFF_PAGE
+    return None
+
+
+def _style(element: Any) -> dict[str, str]:
+    """A VML element's `style`, values lower-cased."""
+    decls = parse_declarations(element.get("style", ""))
+    return {prop: value.strip().lower() for prop, (value, _) in decls.items()}
+
+
+def _beyond(offset: float, size: float, length: float, from_edge: bool) -> bool:
+    """A span `size` long at `offset` from an origin on a page `length` long (its edge when
+    `from_edge`, else anywhere on it: margin, column, paragraph) lies wholly more than
+    OFF_PAGE_SLACK_PT beyond the page."""
+    reach = 0.0 if from_edge else length
+    return offset + size + reach < -OFF_PAGE_SLACK_PT or offset > length + OFF_PAGE_SLACK_PT
+
+
+def _emu(value: str | None) -> float | None:
+    """EMU as points; None if absent or not a number."""
+    try:
+        return float(str(value).strip()) / EMU_PER_PT if value is not None else None
+    except ValueError:
+        return None
+
+
+def _pt(value: str | None) -> float | None:
+    """A VML style length (CSS units) in points; None if unknown (group units, auto)."""
+    px = css_length(value, DEFAULT_FONT_PX) if value else None
+    return px * 72 / 96 if px is not None else None
 
 
 def _on_attr(value: str | None) -> bool:

@@ -18,6 +18,7 @@ import jieba
 
 from ingest.config import FusionConfig
 from ingest.models import Chunk, DocumentInfo, Hit
+from ingest.normalize import normalize_text
 from ingest.store import validate_chunk_groups, validate_groups
 
 jieba.setLogLevel(60)
@@ -129,7 +130,8 @@ class MemoryStore:
         return not row["in_transition"] or chunk.doc_version == row["active_version"]
 
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
-        if not query or not query.strip() or k <= 0:
+        query = normalize_text(query or "")  # as MilvusStore: the form documents are indexed in
+        if not query.strip() or k <= 0:
             return []
         allowed = set(validate_groups(groups))
         pool = [

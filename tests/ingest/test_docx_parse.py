@@ -13,11 +13,14 @@ from typing import Any
 
 import docx
 import pytest
+from docx.enum.section import WD_ORIENT
 from docx.oxml import parse_xml
+from docx.shared import Inches
 
 from ingest import docx_parse
 from ingest.docx_parse import STRICT_REFUSAL
 from ingest.errors import IngestError
+from ingest.hidden import HIDDEN_MARKUP, OFF_PAGE
 from ingest.models import ParsedDocument
 from ingest.parsers import parse_bytes
 
@@ -65,13 +68,23 @@ def _para(text: str, color: str | None = None) -> str:
     return f'<w:p><w:r>{props}<w:t xml:space="preserve">{text}</w:t></w:r></w:p>'
 
 
-def _box(paras: str, *, fill: str = "", fallback: str | None = None) -> Any:
-    """A run anchoring a DrawingML text box (`fill`: the spPr fill markup), with a VML
-    fallback holding `fallback` (default: the same paragraphs), as Word writes it."""
+def _box(
+    paras: str,
+    *,
+    fill: str = "",
+    fallback: str | None = None,
+    place: str = "",
+    extent: str = 'cx="914400" cy="457200"',
+    doc_pr: str = "",
+) -> Any:
+    """A run anchoring a DrawingML text box (`fill`: the spPr fill markup; `place`: its
+    wp:positionH/V; `extent` and `doc_pr`: attributes), with a VML fallback holding
+    `fallback` (default: the same paragraphs), as Word writes it."""
     vml = paras if fallback is None else fallback
     return parse_xml(
         f'<w:r {DECL}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing>'
-        '<wp:anchor><wp:extent cx="914400" cy="457200"/><wp:docPr id="7" name="Text Box 7"/>'
+        f"<wp:anchor>{place}<wp:extent {extent}/>"
+        f'<wp:docPr id="7" name="Text Box 7" {doc_pr}/>'
         '<a:graphic><a:graphicData uri="http://schemas.microsoft.com/office/word/2010/'
         f'wordprocessingShape"><wps:wsp><wps:spPr>{fill}</wps:spPr><wps:txbx><w:txbxContent>'
         f"{paras}</w:txbxContent></wps:txbx><wps:bodyPr/></wps:wsp></a:graphicData>"
@@ -81,11 +94,23 @@ def _box(paras: str, *, fill: str = "", fallback: str | None = None) -> Any:
     )
 
 
-def _vml_box(paras: str) -> Any:
-    """An older, VML-only text box."""
-    return parse_xml(
-        f"<w:r {DECL}><w:pict><v:shape><v:textbox><w:txbxContent>{paras}</w:txbxContent>"
-        "</v:textbox></v:shape></w:pict></w:r>"
+def _vml_box(paras: str, style: str = "", group: str | None = None) -> Any:
+    """An older, VML-only text box (`style`: the shape's), inside a v:group styled `group`."""
+    shape = (
+        f'<v:shape style="{style}"><v:textbox><w:txbxContent>{paras}</w:txbxContent>'
+        "</v:textbox></v:shape>"
+    )
+    if group is not None:
+        shape = f'<v:group style="{group}" coordsize="1000,1000">{shape}</v:group>'
+    return parse_xml(f"<w:r {DECL}><w:pict>{shape}</w:pict></w:r>")
+
+
+def _place(axis: str, points: float, relative: str = "page") -> str:
+    """A wp:positionH or wp:positionV offset of `points` from `relative`."""
+    emu = round(points * 12700)
+    return (
+        f'<wp:position{axis} relativeFrom="{relative}"><wp:posOffset>{emu}</wp:posOffset>'
+        f"</wp:position{axis}>"
     )
 
 
@@ -220,6 +245,92 @@ def test_text_box_runs_are_judged_against_the_shape_fill() -> None:
     assert "KEEPWHITEONNAVY" in doc.text and "KEEPWHITEONACCENT" in doc.text
     assert "Visible box line." in doc.text
     assert doc.hidden_removed >= len("ZX9WHITEONWHITE") + len("ZX9VANISHED")
+
+
+# Shapes Word does not show, by the rule that hides them (the marker text is their content).
+FLOAT = "position:absolute;margin-left:10pt;margin-top:10pt;width:100pt;height:40pt"
+UNSEEN_SHAPES: dict[str, tuple[Callable[[str], Any], str]] = {
+    "vml visibility hidden": (lambda p: _vml_box(p, FLOAT + ";visibility:hidden"), HIDDEN_MARKUP),
+    "vml display none": (lambda p: _vml_box(p, "display:none;" + FLOAT), HIDDEN_MARKUP),
+    "vml hidden group": (
+        lambda p: _vml_box(p, "width:500;height:500", group=FLOAT + ";visibility:hidden"),
+        HIDDEN_MARKUP,
+    ),
+    "vml far left": (lambda p: _vml_box(p, FLOAT + ";margin-left:-5000pt"), OFF_PAGE),
+    "vml far below": (lambda p: _vml_box(p, FLOAT + ";margin-top:9000pt"), OFF_PAGE),
+    "vml group far left": (
+        lambda p: _vml_box(p, "width:500;height:500", group=FLOAT + ";margin-left:-70in"),
+        OFF_PAGE,
+    ),
+    "vml zero width": (lambda p: _vml_box(p, FLOAT + ";width:0"), HIDDEN_MARKUP),
+    "vml zero height": (lambda p: _vml_box(p, FLOAT + ";height:0pt"), HIDDEN_MARKUP),
+    "drawing docPr hidden": (lambda p: _box(p, doc_pr='hidden="1"'), HIDDEN_MARKUP),
+    "drawing docPr hidden true": (lambda p: _box(p, doc_pr='hidden="true"'), HIDDEN_MARKUP),
+    "drawing far left": (lambda p: _box(p, place=_place("H", -5000, "column")), OFF_PAGE),
+    "drawing far right": (lambda p: _box(p, place=_place("H", 3000)), OFF_PAGE),
+    "drawing far below": (lambda p: _box(p, place=_place("V", 9000, "paragraph")), OFF_PAGE),
+    "drawing far above": (lambda p: _box(p, place=_place("V", -2000, "line")), OFF_PAGE),
+    "drawing zero extent": (lambda p: _box(p, extent='cx="0" cy="457200"'), HIDDEN_MARKUP),
+    "drawing few EMU tall": (lambda p: _box(p, extent='cx="914400" cy="3"'), HIDDEN_MARKUP),
+}
+
+
+@pytest.mark.parametrize("case", UNSEEN_SHAPES)
+def test_text_of_a_shape_nobody_sees_is_dropped_and_counted(case: str) -> None:
+    make, kind = UNSEEN_SHAPES[case]
+    document = docx.Document()
+    anchor = document.add_paragraph("Loading bays are numbered from the gate.")
+    anchor._p.append(make(_para("ZX9SHAPE text inside the shape.")))
+    anchor._p.append(_box(_para("Bay 1 takes the long trailers.")))
+    old = document.add_paragraph("Older shapes too.")
+    old._p.append(_vml_box(_para("Bay 2 is for vans."), FLOAT))
+    doc = _parse(_saved(document))
+    assert "ZX9" not in doc.text and "inside the shape" not in doc.text
+    assert "Bay 1 takes the long trailers." in doc.text and "Bay 2 is for vans." in doc.text
+    assert doc.hidden_removed >= len("ZX9SHAPEtextinsidetheshape.")
+    assert doc.hidden_kinds == [kind]
+
+
+def test_readable_shapes_keep_their_text() -> None:
+    document = docx.Document()
+    anchor = document.add_paragraph("Shapes a reader sees:")
+    near = {
+        "KEEPBLEED": _place("H", -18) + _place("V", -9),  # over the page edge
+        "KEEPMARGIN": _place("H", -54, "margin"),  # in the left margin
+        "KEEPBESIDE": _place("H", 640),  # just past the right edge, in the slack
+        "KEEPALIGNED": '<wp:positionH relativeFrom="page"><wp:align>center</wp:align>'
+        "</wp:positionH>",
+    }
+    for word, place in near.items():
+        anchor._p.append(_box(_para(f"{word} label."), place=place))
+    anchor._p.append(_box(_para("KEEPSMALL tag."), extent='cx="381000" cy="152400"'))
+    anchor._p.append(_box(_para("KEEPSHOWN note."), doc_pr='hidden="0"'))
+    callout = "position:absolute;margin-left:-20pt;margin-top:-30pt;width:120pt;height:40pt"
+    anchor._p.append(_vml_box(_para("KEEPCALLOUT pointer."), callout))
+    centred = "position:absolute;mso-position-horizontal:center;margin-left:-5000pt;width:90pt"
+    anchor._p.append(_vml_box(_para("KEEPCENTRED heading."), centred))
+    anchor._p.append(_vml_box(_para("KEEPVISIBLE box."), FLOAT + ";visibility:visible"))
+    doc = _parse(_saved(document))
+    for word in [*near, "KEEPSMALL", "KEEPSHOWN", "KEEPCALLOUT", "KEEPCENTRED", "KEEPVISIBLE"]:
+        assert word in doc.text
+    assert doc.hidden_removed == 0
+
+
+def test_off_page_is_judged_against_the_page_of_the_shape_s_section() -> None:
+    document = docx.Document()  # Letter portrait: 612 pt wide
+    beyond = _place("H", 720)  # past a portrait page, on a landscape one
+    document.add_paragraph("Portrait section.")._p.append(_box(_para("ZX9PORTRAIT aside.")))
+    document.paragraphs[-1]._p.append(_box(_para("ZX9PORTRAIT far."), place=beyond))
+    landscape = document.add_section()
+    landscape.orientation = WD_ORIENT.LANDSCAPE
+    landscape.page_width, landscape.page_height = Inches(11), Inches(8.5)
+    document.add_paragraph("Landscape section.")._p.append(
+        _box(_para("KEEPLANDSCAPE aside."), place=beyond)
+    )
+    doc = _parse(_saved(document))
+    assert "ZX9PORTRAIT far" not in doc.text and "KEEPLANDSCAPE aside." in doc.text
+    assert "ZX9PORTRAIT aside." in doc.text  # the unplaced box of the same paragraph stays
+    assert doc.hidden_kinds == [OFF_PAGE]
 
 
 # ----------------------------------------------------------------------------- tables

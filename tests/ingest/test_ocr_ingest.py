@@ -81,16 +81,40 @@ def test_scanned_pdf_is_read_by_ocr_with_its_page_numbers(scan: bytes) -> None:
     assert parse_notes(doc.parser, doc.ocr_pages) == "text from OCR (2 pages)"
 
 
-def test_progress_crosses_the_worker_and_the_scan_gets_the_ocr_deadline(scan: bytes) -> None:
+def test_progress_crosses_the_worker_and_the_scan_gets_the_ocr_deadline() -> None:
+    long_scan = scanned_pdf(PAGES * 4)  # 8 pages: OCR takes several seconds on 2 cores
     seen: list[tuple[str, int, int]] = []
     doc = parse_bytes(
-        scan, "scan.pdf", timeout_s=0.5, ocr_timeout_s=120,
+        long_scan, "scan.pdf", timeout_s=2, ocr_timeout_s=300,
         on_page=lambda stage, done, total: seen.append((stage, done, total)),
     )  # fmt: skip
-    assert seen == [("ocr", 1, 2), ("ocr", 2, 2)]
+    assert seen == [("ocr", n, 8) for n in range(1, 9)]
+    assert doc.ocr_pages == list(range(1, 9))
+    # without the OCR allowance the same file misses the parse deadline
+    with pytest.raises(IngestError, match="longer than 2 s"):
+        parse_bytes(long_scan, "scan.pdf", timeout_s=2, ocr_timeout_s=2)
+
+
+class PageRerun(BaseException):
+    """What Streamlit raises inside a callback when the user interacts mid-upload."""
+
+
+def test_an_interrupted_parse_never_hands_its_reply_to_the_next_file(scan: bytes) -> None:
+    def interrupt(stage: str, done: int, total: int) -> None:
+        raise PageRerun
+
+    with pytest.raises(PageRerun):
+        parse_bytes(scan, "scan.pdf", timeout_s=30, ocr_timeout_s=120, on_page=interrupt)
+    doc = parse_bytes(b"# Next file\n\nIts own text.", "next.md", timeout_s=30)
+    assert doc.source == "next.md" and "Its own text." in doc.text
+
+
+def test_a_failing_progress_display_does_not_stop_the_parse(scan: bytes) -> None:
+    def broken(stage: str, done: int, total: int) -> None:
+        raise RuntimeError("display gone")
+
+    doc = parse_bytes(scan, "scan.pdf", timeout_s=30, ocr_timeout_s=120, on_page=broken)
     assert doc.ocr_pages == [1, 2]
-    with pytest.raises(IngestError, match="longer than"):
-        parse_bytes(scan, "scan.pdf", timeout_s=0.5, ocr_timeout_s=0.6)
 
 
 def test_image_upload_is_read_as_page_one() -> None:

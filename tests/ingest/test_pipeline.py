@@ -54,7 +54,7 @@ def test_ingest_every_format_from_a_folder(tmp_path: Path, store, settings) -> N
     docs.make_html(folder / "sub")
     docs.make_txt(folder, encoding="gb18030")
     (folder / ".hidden.md").write_text("# secret\n\nnot for the index.")
-    (folder / "photo.png").write_bytes(b"\x89PNG....")
+    (folder / "photo.gif").write_bytes(b"GIF89a....")
     progress: list[tuple[int, int, str]] = []
 
     results = ingest_paths(
@@ -64,10 +64,10 @@ def test_ingest_every_format_from_a_folder(tmp_path: Path, store, settings) -> N
 
     by_source = {r.source: r for r in results}
     assert sorted(by_source) == sorted(
-        ["handbook.html", "manual.pdf", "notes.txt", "photo.png", "policy.docx", "runbook.md"]
+        ["handbook.html", "manual.pdf", "notes.txt", "photo.gif", "policy.docx", "runbook.md"]
     )
-    assert by_source["photo.png"].status == "skipped"
-    assert "unsupported file type .png" in (by_source["photo.png"].reason or "")
+    assert by_source["photo.gif"].status == "skipped"
+    assert "unsupported file type .gif" in (by_source["photo.gif"].reason or "")
     ingested = [r for r in results if r.status == "ingested"]
     assert len(ingested) == 5 and all(r.version == 1 and r.chunks > 0 for r in ingested)
     assert [p[0] for p in progress] == list(range(1, 7)) and {p[1] for p in progress} == {6}

@@ -257,3 +257,139 @@ def test_real_pdfs_with_cid_fonts_and_rotation_read_in_order() -> None:
 def test_real_duplicate_page_keeps_both_page_numbers() -> None:
     doc = parse_file(real("fake-memo-with-duplicate-page.pdf"))
     assert {b.page for b in doc.blocks} == {1, 2}
+
+
+# ----------------------------------------------------------------------------- review cases
+
+
+def test_body_lines_that_differ_only_in_numbers_are_not_furniture() -> None:
+    """Report pages whose first and last lines share wording but not the page's number."""
+    figures = [17, 4, 230, 56, 9]
+    pages = [
+        lines(
+            (770, b"Region %d: quarterly sales" % (n * 3 + 1)),
+            (640, b"Sales rose on page body %d." % n),
+            (30, b"Region %d sold %d units" % (n * 3 + 1, figures[n])),
+        )
+        for n in range(5)
+    ]
+    doc = parse_bytes(hand_pdf(pages), "report.pdf")
+    assert doc.furniture == []
+    assert "Region 13: quarterly sales" in doc.text and "Region 7 sold 230 units" in doc.text
+
+
+def test_page_numbers_and_chapter_headers_follow_the_page_even_when_numbering_restarts() -> None:
+    pages = []
+    for n in range(1, 7):
+        printed = n if n <= 3 else n - 3  # the body restarts at 1 after three front pages
+        pages.append(
+            lines(
+                (770, b"Chapter %d: Setup %d" % (1 if n <= 3 else 2, printed)),
+                (640, b"Body text of page %d, all different words %s." % (n, b"x" * n)),
+                (30, b"- %d -" % printed),
+            )
+        )
+    doc = parse_bytes(hand_pdf(pages), "guide.pdf")
+    assert "Chapter" not in doc.text and "- 2 -" not in doc.text
+    assert "Body text of page 5" in doc.text
+
+
+def test_repeated_table_header_row_stays_in_the_text() -> None:
+    header = b"BT /F1 10 Tf 72 770 Td (Item) Tj 150 0 Td (Spec) Tj 150 0 Td (Qty) Tj ET"
+    pages = [
+        header + b"\n" + b"BT /F1 10 Tf 72 750 Td (P-%d) Tj 150 0 Td (M%d) Tj 150 0 Td (%d) Tj ET"
+        % (n, n, n * 7)
+        + b"\n" + b"BT /F1 10 Tf 72 736 Td (Q-%d) Tj 150 0 Td (N%d) Tj 150 0 Td (%d) Tj ET"
+        % (n, n, n * 9)
+        for n in range(4)
+    ]  # fmt: skip
+    doc = parse_bytes(hand_pdf(pages), "parts.pdf")
+    assert doc.text.count("Item | Spec | Qty") == 4
+
+
+def test_a_far_right_column_stays_in_its_row() -> None:
+    """PDFium starts a new line before text far to the right on the same baseline."""
+    rows = [(b"Travel", b"3", b"300.00"), (b"Hotel", b"2", b"840.00"), (b"Meals", b"5", b"95.50")]
+    content = b"\n".join(
+        b"BT /F1 10 Tf 1 0 0 1 72 %d Tm (%s) Tj 1 0 0 1 330 %d Tm (%s) Tj"
+        b" 1 0 0 1 480 %d Tm (%s) Tj ET" % (700 - 14 * i, a, 700 - 14 * i, b, 700 - 14 * i, c)
+        for i, (a, b, c) in enumerate(rows)
+    )
+    doc = parse_bytes(hand_pdf([content]), "invoice.pdf")
+    assert "Travel | 3 | 300.00" in doc.text and "Meals | 5 | 95.50" in doc.text
+
+
+def test_numbered_first_cell_does_not_shift_the_columns() -> None:
+    content = b"\n".join(
+        b"BT /F1 10 Tf 72 %d Td (%s) Tj 150 0 Td (%s) Tj 150 0 Td (%s) Tj ET" % (700 - 14 * i, *r)
+        for i, r in enumerate([(b"No.", b"Item", b"Qty"), (b"1.", b"Bolt", b"12"), (b"2.", b"Nut", b"30")])
+    )  # fmt: skip
+    doc = parse_bytes(hand_pdf([content]), "list.pdf")
+    assert "No. | Item | Qty" in doc.text and "1. | Bolt | 12" in doc.text
+
+
+def test_hyphenated_compounds_at_line_ends_keep_their_hyphen() -> None:
+    content = lines(
+        (700, b"The self-service desk offers service to self-"),
+        (686, b"service users. A state-of-the-"),
+        (672, b"art e-"),
+        (658, b"mail system checks ISO-"),
+        (644, b"9001 and the li-"),
+        (630, b"brary catalogue."),
+    )
+    text = parse_bytes(hand_pdf([content]), "desk.pdf").text
+    for expected in ("to self-service users", "state-of-the-art", "e-mail", "ISO-9001", "library"):
+        assert expected in text, (expected, text)
+
+
+def test_hidden_pdf_text_the_engine_switch_must_not_let_through() -> None:
+    content = b"\n".join([
+        b"BT /F1 12 Tf 72 700 Td (KEEPVISIBLE plain text) Tj ET",
+        b"q 1 1 1 RG BT /F1 12 Tf 1 Tr 72 680 Td (ZX9STROKEWHITE) Tj ET Q",
+        b"q BT /F1 12 Tf 0.01 0 0 1 72 660 Tm (ZX9SQUASHED) Tj ET Q",
+        b"BT /F1 12 Tf 0 0 0 rg 2 Tr 72 640 Td (KEEPFILLSTROKE visible) Tj ET",
+    ])  # fmt: skip
+    doc = parse_bytes(hand_pdf([content]), "ink.pdf")
+    assert "ZX9" not in doc.text
+    assert "KEEPVISIBLE" in doc.text and "KEEPFILLSTROKE" in doc.text
+    assert doc.hidden_removed >= len("ZX9STROKEWHITE") + len("ZX9SQUASHED")
+
+
+def test_annotations_a_viewer_does_not_show_as_comments_are_not_text() -> None:
+    extra = [
+        b"<< /Type /Annot /Subtype /Link /Rect [72 600 200 620] /Contents (ZX9LINK) >>",
+        b"<< /Type /Annot /Subtype /Text /Rect [72 560 90 580] /F 1 /Contents (ZX9INVISIBLE) >>",
+        b"<< /Type /Annot /Subtype /Text /Rect [5000 5000 5020 5020] /Contents (ZX9OFFPAGE) >>",
+        b"<< /Type /Annot /Subtype /Text /Rect [72 540 72 540] /Contents (ZX9ZERO) >>",
+        b"<< /Type /Annot /Subtype /Text /Rect [72 520 90 540] /Contents (KEEPNOTE) >>",
+    ]
+    doc = parse_bytes(hand_pdf([lines((700, b"Annotated"))], extra), "notes.pdf")
+    assert "ZX9" not in doc.text and "Comment: KEEPNOTE" in doc.text
+
+
+def test_superscripts_and_fractions_keep_their_meaning() -> None:
+    assert normalize_text("2³ = 8, ½ cup, H₂O") == "2³ = 8, ½ cup, H₂O"
+
+
+def test_french_with_typographic_apostrophes_reads_as_cp1252() -> None:
+    text = "C’est l’été : le café est très bon, à côté de la forêt."
+    assert decode_text(text.encode("cp1252")) == text
+
+
+def test_a_document_parsed_by_an_older_parser_re_ingests_and_then_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    from ingest.config import IngestConfig
+    from ingest.pipeline import ingest_bytes
+    from tests.fakes.memory_store import MemoryStore
+
+    store = MemoryStore()
+    data = hand_pdf([lines((700, b"Lineage decides re-ingest"))])
+    config = IngestConfig()
+    assert ingest_bytes(data, "a.pdf", store, config=config).status == "ingested"
+    assert ingest_bytes(data, "a.pdf", store, config=config).status == "skipped"
+    row = next(iter(store.backing.manifest.values()))
+    row["parser"] = "parse-2"  # what an older release recorded
+    again = ingest_bytes(data, "a.pdf", store, config=config)
+    assert again.status == "ingested" and again.version == 2
+    assert ingest_bytes(data, "a.pdf", store, config=config).status == "skipped"

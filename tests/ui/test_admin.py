@@ -166,3 +166,25 @@ def test_a_re_upload_keeps_readers_and_widening_needs_confirmation(app_data: Pat
 
 def at_least_one_checkbox(at) -> bool:
     return any(c.key == "admin_confirm_widen" for c in at.checkbox)
+
+
+def test_a_scan_is_read_by_ocr_with_progress_per_page_and_flagged(app_data: Path) -> None:
+    from hopwise.app import open_store
+    from hopwise.settings import load_settings
+    from tests.ingest.test_ocr_ingest import PAGES, scanned_pdf
+    from ui.uploads import ingest_uploads
+
+    scan = scanned_pdf(PAGES)
+    phases: list[str] = []
+    settings = load_settings()
+    with open_store(settings) as store:
+        results = ingest_uploads(
+            [("scan.pdf", scan)], store, groups=None, settings=settings,
+            on_progress=lambda _index, _name, phase: phases.append(phase),
+        )  # fmt: skip
+    assert results[0].status == "ingested" and results[0].ocr_pages == [1, 2]
+    assert phases == ["start", "ocr 1/2", "ocr 2/2", "done"]
+
+    at = sign_in(admin_app(), ADMIN_PASSWORD)
+    documents = at.dataframe[-1].value.set_index("source")
+    assert documents.loc["scan.pdf", "notes"] == "text from OCR"

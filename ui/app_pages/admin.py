@@ -127,6 +127,8 @@ if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
                 text=f"{safe.escape_inline(name)}: reading scanned page {done} of {total} (OCR)",
             )
             return
+        if phase != "done":
+            return  # a stage this page does not show
         bars[index].progress(1.0, text=f"{safe.escape_inline(name)}: done")
         overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
 
