@@ -205,5 +205,6 @@ def _chunks(
                 chunker_version=CHUNKER_VERSION,
                 embedding_version="",  # set by the store, which knows the embedder
                 hidden_removed=first.hidden_removed,
+                furniture=first.furniture,
             )
             number += 1

@@ -81,6 +81,11 @@ class Chunk(BaseModel):
         description="Caller metadata kept as given (documents written through the LangChain "
         "view); empty for uploaded files.",
     )
+    furniture: list[str] = Field(
+        default_factory=list,
+        description="ParsedDocument.furniture of the whole document (document-level, kept in "
+        "the document list, not per chunk).",
+    )
 
 
 class Hit(BaseModel):
@@ -123,6 +128,11 @@ class DocumentInfo(BaseModel):
     )
     parser: str = Field(
         "", description="Parser lineage of the active version ('' where the store predates it)."
+    )
+    furniture: list[str] = Field(
+        default_factory=list,
+        description="Running headers and footers left out of the text ([] where the store "
+        "predates them).",
     )
 
 

@@ -85,7 +85,8 @@ MANIFEST_FIELDS = [
     "doc_id", "active_version", "pending_version", "in_transition", "title", "source",
     "groups_json", "checksum", "created_at", "chunks", "updated_at",
 ]  # fmt: skip
-OPTIONAL_MANIFEST_FIELDS = ["hidden_removed", "parser"]  # absent from older manifests
+OPTIONAL_MANIFEST_FIELDS = ["hidden_removed", "parser", "furniture_json"]
+MAX_FURNITURE_BYTES = 8192  # absent from older manifests
 
 
 class DiskFullError(OSError):
@@ -665,6 +666,7 @@ class MilvusStore:
         schema.add_field("updated_at", dt.DOUBLE)
         schema.add_field("hidden_removed", dt.INT64)
         schema.add_field("parser", dt.VARCHAR, max_length=256)
+        schema.add_field("furniture_json", dt.VARCHAR, max_length=MAX_FURNITURE_BYTES)
         schema.add_field("unused", dt.FLOAT_VECTOR, dim=2)  # Milvus needs a vector per collection
         index = self._client.prepare_index_params()
         index.add_index("unused", index_type="FLAT", metric_type="L2")
@@ -698,6 +700,8 @@ class MilvusStore:
             row.setdefault("hidden_removed", 0)
         if "parser" in self._manifest_fields:
             row["parser"] = _clip(str(row.get("parser") or ""), 256)
+        if "furniture_json" in self._manifest_fields:
+            row.setdefault("furniture_json", "[]")
         row.update(updated_at=time.time(), unused=[0.0, 0.0])
         self._client.upsert(self.manifest, [row])
 
@@ -899,6 +903,7 @@ class MilvusStore:
             "groups_json": json.dumps(validate_chunk_groups(first.groups), ensure_ascii=False),
             "checksum": first.checksum, "created_at": first.created_at, "chunks": 0,
             "hidden_removed": first.hidden_removed, "parser": first.parser_version,
+            "furniture_json": _furniture_json(first.furniture),
             "fresh": old is None,  # no other version of this document exists anywhere
         }  # fmt: skip
         previous = {**old, "active_version": active} if old else {**record, "active_version": 0}
@@ -1394,6 +1399,17 @@ def _metadata_json(metadata: dict[str, Any]) -> str:
     return text
 
 
+def _furniture_json(lines: list[str]) -> str:
+    """As many whole header/footer lines as fit the manifest field, as JSON."""
+    kept: list[str] = []
+    for line in lines:
+        candidate = json.dumps([*kept, line[:500]], ensure_ascii=False)
+        if len(candidate.encode("utf-8")) > MAX_FURNITURE_BYTES:
+            break
+        kept.append(line[:500])
+    return json.dumps(kept, ensure_ascii=False)
+
+
 def _query_forms(query: str) -> str:
     """The query as documents are indexed (ingest/normalize), plus its words that
     normalising changed as they were typed, so chunks stored by a release without
@@ -1410,6 +1426,7 @@ def _doc_info(row: dict[str, Any]) -> DocumentInfo:
         groups=json.loads(row.get("groups_json") or "[]"), checksum=row.get("checksum", ""),
         created_at=float(row.get("created_at", 0.0)),
         hidden_removed=int(row.get("hidden_removed") or 0), parser=row.get("parser") or "",
+        furniture=json.loads(row.get("furniture_json") or "[]"),
     )  # fmt: skip
 
 

@@ -82,6 +82,7 @@ class MemoryStore:
             "source": first.source, "groups": groups, "checksum": first.checksum,
             "created_at": first.created_at, "chunks": len(chunks),
             "hidden_removed": first.hidden_removed, "parser": first.parser_version,
+            "furniture": list(first.furniture),
         }  # fmt: skip
         previous = dict(old) if old else {**record, "active_version": 0}
         self.backing.manifest[first.doc_id] = {**previous, "in_transition": True}
@@ -247,4 +248,5 @@ def _info(row: dict[str, Any]) -> DocumentInfo:
         version=row["active_version"], chunks=row["chunks"], groups=list(row["groups"]),
         checksum=row["checksum"], created_at=row["created_at"],
         hidden_removed=int(row.get("hidden_removed", 0)), parser=row.get("parser", ""),
+        furniture=list(row.get("furniture", [])),
     )  # fmt: skip

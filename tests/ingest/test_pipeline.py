@@ -221,3 +221,22 @@ def test_reingest_without_groups_keeps_a_restricted_documents_readers(
     assert (again.status, again.version) == ("skipped", 1)
     assert store.search("bonus pool settled April", ["all"]) == []
     assert store.get_document(again.doc_id).groups == ["finance"]
+
+
+def test_running_headers_are_kept_with_the_document_not_in_its_chunks(store, settings) -> None:
+    from tests.ingest.test_real_documents import hand_pdf, lines
+
+    pages = [
+        lines(
+            (770, b"Acme Field Guide"),
+            (640, b"Page body %d with its own words." % n),
+            (30, b"Page %d of 4" % n),
+        )
+        for n in range(1, 5)
+    ]
+    result = ingest_bytes(hand_pdf(pages), "guide.pdf", store, config=settings.ingest)
+    assert result.status == "ingested"
+    info = store.get_document(result.doc_id)
+    assert info is not None and info.furniture == ["Acme Field Guide", "Page 1 of 4"]
+    assert info.parser.startswith("parse-3 ") and "pypdfium2-" in info.parser
+    assert not any("Acme Field Guide" in c.text for c in store.get_chunks(result.doc_id))
