@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int = Field(50, description="Overlap between neighbouring chunks.")
     parse_timeout_s: float = Field(60, description="Per-file parse time limit.")
     ocr_timeout_s: float = Field(
-        900, description="Per-file time limit for a file that needs OCR (scans, images)."
+        1200, description="Per-file time limit for a file that needs OCR (scans, images)."
     )
 
     # Language model (optional; offline reasoning without it)

@@ -16,7 +16,9 @@ class IngestConfig:
     chunk_tokens: int = 500
     chunk_overlap_tokens: int = 50
     parse_timeout_s: float = 60.0
-    ocr_timeout_s: float = 900.0  # a scan: ~1 s a page on 2 cores, so 900 s is several hundred
+    # a scan: 0.5-5.5 s a page on 2 cores (sparse to dense), so 1200 s covers the OCR page
+    # limit (ingest.parsers.MAX_OCR_PAGES) of dense pages
+    ocr_timeout_s: float = 1200.0
 
     @property
     def max_bytes(self) -> int:
