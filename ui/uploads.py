@@ -14,7 +14,8 @@ from ingest.parsers import SUPPORTED_EXTENSIONS
 from ingest.protocols import KnowledgeBase
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
-# (index, filename, phase): "start", "done", or a slow stage in progress such as "ocr 3/12"
+# (index, filename, phase): "start"; a slow stage in progress such as "ocr 3/12"; then the
+# file's outcome, "ingested" | "skipped" | "failed"
 ProgressFn = Callable[[int, str, str], None]
 
 
@@ -52,7 +53,7 @@ def ingest_uploads(
             result = IngestResult(path=name, source=name, status="failed", reason=reason)
         results.append(result)
         if on_progress:
-            on_progress(index, name, "done")
+            on_progress(index, name, result.status)
     return results
 
 

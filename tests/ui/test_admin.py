@@ -183,7 +183,7 @@ def test_a_scan_is_read_by_ocr_with_progress_per_page_and_flagged(app_data: Path
             on_progress=lambda _index, _name, phase: phases.append(phase),
         )  # fmt: skip
     assert results[0].status == "ingested" and results[0].ocr_pages == [1, 2]
-    assert phases == ["start", "ocr 1/2", "ocr 2/2", "done"]
+    assert phases == ["start", "ocr 1/2", "ocr 2/2", "ingested"]
 
     at = sign_in(admin_app(), ADMIN_PASSWORD)
     documents = at.dataframe[-1].value.set_index("source")

@@ -127,9 +127,9 @@ if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
                 text=f"{safe.escape_inline(name)}: reading scanned page {done} of {total} (OCR)",
             )
             return
-        if phase != "done":
+        if phase not in ("ingested", "skipped", "failed"):
             return  # a stage this page does not show
-        bars[index].progress(1.0, text=f"{safe.escape_inline(name)}: done")
+        bars[index].progress(1.0, text=f"{safe.escape_inline(name)}: {phase}")
         overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
 
     results = ingest_uploads(
@@ -148,7 +148,12 @@ if st.session_state.get(RESULTS_KEY):
     counts = {s: sum(r["status"] == s for r in rows) for s in ("ingested", "skipped", "failed")}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items())
     (st.warning if counts["failed"] else st.success)(f"Last upload: {summary}")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        width="stretch",
+        column_config={"reason": st.column_config.TextColumn(width="large")},
+    )
 
 # ---------------------------------------------------------------- documents
 st.subheader("Documents")
