@@ -18,7 +18,6 @@ import ctypes
 import importlib.metadata
 import math
 import re
-import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -495,8 +494,3 @@ def _line(
         left=min(left, right),
         right=max(left, right),
     )
-
-
-def median_height(lines: list[Line]) -> float:
-    heights = [line.height for line in lines if line.height > 0]
-    return statistics.median(heights) if heights else 10.0

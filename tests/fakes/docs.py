@@ -66,6 +66,24 @@ def make_pdf(
     return path
 
 
+def pdf_of_objects(objects: list[bytes]) -> bytes:
+    """A PDF file of these object bodies (object 1 is the catalog), with its xref table: for
+    content no generator writes, built by hand in the tests."""
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
 def make_pdf_with_bookmarks(folder: Path, name: str = "handbook.pdf") -> Path:
     """Three pages with an outline (bookmarks), one section starting mid-page, one nested."""
     from fpdf import FPDF

@@ -47,19 +47,7 @@ def hand_pdf(pages: list[bytes], extra: list[bytes] | None = None, catalog: byte
         )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content))
     objects += annots
-    out = bytearray(b"%PDF-1.7\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+    return docs.pdf_of_objects(objects)
 
 
 def lines(*rows: tuple[float, bytes], size: int = 11) -> bytes:
