@@ -155,8 +155,12 @@ def chunk_document(
     overlap_tokens: int = 50,
 ) -> list[Chunk]:
     """The document's chunks, each with the full record and its offsets into `doc.text`."""
-    record = _Record(doc_id, doc_version, groups, checksum, chunk_tokens, overlap_tokens)
-    return list(_chunks(doc, record, offset=0, number=0, first=doc))
+    return list(
+        chunk_windows(
+            [(0, doc)], doc_id=doc_id, doc_version=doc_version, groups=groups,
+            checksum=checksum, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
+        )
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import io
 import itertools
 import json
@@ -199,10 +200,17 @@ _ENGINES = {
 def parser_lineage(source: str) -> str:
     """What parses a file of this name, e.g. "parse-3 nfkc-1 pypdfium2-5.15.2" (an OCR'd
     document adds " ocr=<engine>")."""
+    return _lineage(PurePosixPath(source).suffix.lower())
+
+
+@functools.cache
+def _lineage(ext: str) -> str:
+    """Per extension, once a process: package versions do not change while it runs, and a
+    streamed text file builds a document per window."""
     import importlib.metadata
 
     engines = []
-    for package in _ENGINES.get(PurePosixPath(source).suffix.lower(), ()):
+    for package in _ENGINES.get(ext, ()):
         try:
             engines.append(f"{package}-{importlib.metadata.version(package)}")
         except importlib.metadata.PackageNotFoundError:

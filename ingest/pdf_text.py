@@ -15,7 +15,6 @@ glyphs under MIN_TEXT_PT, outside the crop box or the clip path.
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata
 import math
 import re
 from collections.abc import Iterator
@@ -34,7 +33,6 @@ from ingest.hidden import (
 )
 from ingest.hidden.pdf import IMAGE, Box, Canvas, contains, intersect
 
-PDF_ENGINE = f"pypdfium2-{importlib.metadata.version('pypdfium2')}"
 CELL_GAP_EM = 1.2  # a horizontal gap wider than this many line heights separates two cells
 _TEXT, _PATH, _IMAGE, _SHADING, _FORM = 1, 2, 3, 4, 5
 _INVISIBLE_MODES = (3, 7)
@@ -168,12 +166,9 @@ def _hidden_objects(raw: Any, page: Any, view: Box) -> tuple[dict[int, str], flo
     images = 0.0
     for obj in _objects(raw, page):
         kind = raw.FPDFPageObj_GetType(obj)
-        box = _bounds(raw, obj)
+        box = _visible_bounds(raw, obj)
         if box is None:
             continue
-        clip = _clip(raw, obj)
-        if clip is not None:
-            box = intersect(box, clip)
         if kind == _TEXT:
             if why := _why_hidden(raw, obj, box, view, canvas, pictures):
                 hidden[_address(obj)] = why
