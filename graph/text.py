@@ -6,15 +6,21 @@ deterministic and cheap so the offline reasoner can run on every hop without a m
 
 from __future__ import annotations
 
-import logging
 import re
 import unicodedata
-import warnings
 from collections.abc import Iterable
-from functools import lru_cache
 
 from graph.schemas import SubQuestion
+from ingest import lexicon
 from ingest.lang import CJK, has_cjk, language_of  # the one rule, used through graph.text too
+from ingest.phrases import _jieba
+from ingest.phrases import capitalized_spans as capitalized_spans  # shared with the phrase table
+from ingest.phrases import cjk_names as cjk_names
+from ingest.phrases import cjk_org_names as cjk_org_names
+from ingest.phrases import fold as fold
+from ingest.phrases import phrase_key as phrase_key
+from ingest.phrases import quoted_titles as quoted_titles
+from ingest.phrases import with_parenthetical as with_parenthetical
 
 _EN_WORD_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
 _YEAR_RE = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -25,38 +31,9 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-EN_STOPWORDS = word_set(
-    """
-    a about above after again against all also am an and any are aren't as at be became
-    because been before being below between both but by can could did didn't do does doesn't
-    doing don't down during each either else ever few for from further had has have having
-    he her here hers herself him himself his how i if in into is isn't it it's its itself
-    just let me more most my myself neither no nor not now of off on once only or other our
-    ours ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up upon us very
-    was wasn't we were weren't what whatever when where whereas whether which while who whom
-    whose why will with would yet you your yours yourself yourselves one ones s t may might
-    must shall also per via among within without whom please tell know give find show many
-    much
-    """
-)
-
-# Question words and vague relation words that carry no retrieval signal on their own.
-EN_QUESTION_WORDS = word_set(
-    """
-    what which who whom whose when where why how name named called list does did do is are
-    was were kind type sort
-    """
-)
-
-ZH_STOPWORDS = word_set(
-    """
-    的 了 和 与 及 以及 或 或者 是 在 有 对 把 被 将 从 向 到 于 为 为了 由 而 并 并且 也 都 就 还 又 这 那 这个 那个 这些 那些 之 其 其中 它
-    他 她 它们 他们 她们 我 我们 你 你们 您 吗 呢 吧 啊 呀 么 什么 怎么 怎样 如何 哪 哪个 哪些 哪里 哪儿 谁 多少 几 为何 为什么 是否 是不是 请问 请
-    一下 一个 一些 个 上 下 中 等 等等 及其 其他 关于 通过 进行 以 所 可以 能 会 要 该 没有 不 时 后 前 里 内 吗？ 呢？ 多 较 更 最 啥 咋 分别
-    各 各自 主要 具体 相关 情况 方面 问题 有关 哪一个 哪一
-    """
-)
+EN_STOPWORDS = lexicon.words("en_stopwords")
+EN_QUESTION_WORDS = lexicon.words("en_question_words")  # no retrieval signal on their own
+ZH_STOPWORDS = lexicon.words("zh_stopwords")
 
 _PUNCT_RE = re.compile(r"^[\W_]+$", re.UNICODE)
 
@@ -65,39 +42,8 @@ _PUNCT_RE = re.compile(r"^[\W_]+$", re.UNICODE)
 _SENT_SPLIT_RE = re.compile(
     r"(?<=[。！？；!?])\s*|(?<=[.])\s+(?=[\"'“(\[]?[A-Z0-9" + CJK + r"])|\n{2,}|\n(?=\s*[-*•\d])"
 )
-_ABBREVIATIONS = frozenset(
-    [
-        "mr",
-        "mrs",
-        "ms",
-        "dr",
-        "st",
-        "jr",
-        "sr",
-        "prof",
-        "gen",
-        "col",
-        "lt",
-        "sgt",
-        "capt",
-        "rev",
-        "vs",
-        "etc",
-        "inc",
-        "ltd",
-        "co",
-        "corp",
-        "no",
-        "vol",
-        "fig",
-        "u.s",
-        "u.k",
-        "e.g",
-        "i.e",
-        "a.m",
-        "p.m",
-    ]
-)
+_ABBREVIATIONS = lexicon.words("abbreviations")
+MONTHS = lexicon.words("months")
 
 
 # ------------------------------------------------------------ sub-questions and #k
@@ -138,22 +84,15 @@ def _renumbered(match: re.Match[str], new_id: dict[int, int]) -> str:
     return "" if k is None else f"#{k}"
 
 
-@lru_cache(maxsize=1)
-def _jieba():  # noqa: ANN202 - jieba has no type hints
-    """Import jieba once, quietly (it logs and warns on first use)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    return jieba
-
-
 def stem(word: str) -> str:
     """A light English stemmer: enough to match 'films'/'film', 'directed'/'director'."""
     w = word.lower()
     if len(w) <= 4 or not w.isalpha():
         return w
+    if len(w) > 6 and w.endswith(("ors", "ers")):
+        w = w[:-1]
+    if len(w) > 6 and w.endswith(("or", "er")):
+        return w[:-2]  # the agent noun shares its verb's stem: director / directed
     for suffix, repl in (
         ("ies", "y"),
         ("sses", "ss"),
@@ -250,79 +189,6 @@ def ends_with_abbreviation(sentence: str) -> bool:
     return last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha())
 
 
-# Capitalised spans: "Battle of Mine Creek", "Joan, Lady of Wales" is two spans (comma).
-# Lower-case words allowed inside a name ('Battle of Mine Creek', 'Vincent van Gogh'); 'for',
-# 'in' or 'and' would glue two names together ('Martin Company for the United States Navy').
-_CONNECTORS = word_set("of the de da di du del della van von der den la le y & 's")
-_CAP_TOKEN_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F][\w\u00C0-\u024F'’.\-]*|&")
-_QUOTED_RE = re.compile(r"[\"“《「『]([^\"”》」』]{2,80})[\"”》」』]")
-_SENTENCE_START_SKIP = EN_STOPWORDS | EN_QUESTION_WORDS
-
-
-MAX_SPAN_WORDS = 10  # capitalised words; longer runs are headings or infobox text
-
-
-def capitalized_spans(text: str) -> list[str]:
-    """Runs of Capitalised words (allowing 'of', 'the', 'de' inside), e.g. 'Battle of Mine Creek'."""
-    spans: list[str] = []
-    for clause in re.split(r"[,;:()?!\"“”]|\s[-–—]\s", text):
-        tokens = _CAP_TOKEN_RE.findall(clause)
-        current: list[str] = []
-        for i, tok in enumerate(tokens):
-            bare = tok if re.fullmatch(r"(?:[A-Z]\.)+|[A-Z][a-z]{0,3}\.", tok) else tok.rstrip(".")
-            after_name = bool(current) and current[-1].lower() not in _CONNECTORS
-            is_cap = bare[:1].isupper() or (bare[:1].isdigit() and after_name)
-            nxt = tokens[i + 1] if i + 1 < len(tokens) else ""
-            if (
-                bare.lower() == "the"
-                and nxt[:1].isupper()
-                or is_cap
-                and not (i == 0 and bare.lower() in _SENTENCE_START_SKIP)
-                or current
-                and bare.lower() in _CONNECTORS
-                or current
-                and bare == "and"
-                and nxt == "the"  # 'Charlie and the Chocolate Factory', not 'Rex and Ann'
-            ):
-                current.append(bare)
-            else:
-                _flush(current, spans)
-                current = []
-        _flush(current, spans)
-    return spans
-
-
-def with_parenthetical(span: str, text: str) -> str:
-    """'Midnight Court' -> 'Midnight Court (Film)' when the text adds a short parenthetical."""
-    m = re.search(re.escape(span) + r"\s*(\([^()]{1,30}\))", text)
-    return f"{span} {m.group(1)}" if m else span
-
-
-def _flush(current: list[str], spans: list[str]) -> None:
-    while current and current[-1].lower() in _CONNECTORS:
-        current.pop()
-    while current and current[0].lower() in _CONNECTORS - {"the"}:
-        current.pop(0)
-    if current and current[0] == "the":
-        current = current[1:]
-    if not current:
-        return
-    if current:
-        if sum(1 for w in current if w.lower() not in _CONNECTORS) > MAX_SPAN_WORDS:
-            return
-        if current[-1].endswith(".") and not re.fullmatch(r"(?:[A-Z]\.)+", current[-1]):
-            current[-1] = current[-1].rstrip(".")
-        span = " ".join(current).removesuffix("'s").removesuffix("’s")
-        if span.lower() not in _SENTENCE_START_SKIP:
-            spans.append(span)
-
-
-def quoted_titles(text: str) -> list[str]:
-    """Titles in quotes or book-title marks: "Swan Lake", 《天鹅湖》."""
-    found = [m.group(1).strip() for m in _QUOTED_RE.finditer(text)]
-    return [t for t in found if t and len(t.split()) <= 10]
-
-
 def years(text: str) -> list[str]:
     return _YEAR_RE.findall(text)
 
@@ -333,22 +199,6 @@ def cjk_terms(text: str) -> list[str]:
     for tok in words(text):
         if _is_cjk_token(tok) and len(tok) >= 2 and not is_stopword(tok):
             seen.setdefault(tok, None)
-    return list(seen)
-
-
-_NAME_FLAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt", "nz"})
-
-
-def cjk_names(text: str) -> list[str]:
-    """Chinese proper names (people, places, organisations, works) by jieba's POS tags."""
-    _jieba()  # quiet initialisation
-    import jieba.posseg as posseg
-
-    seen: dict[str, None] = {}
-    for segment in re.findall(f"[{CJK}]+", text):
-        for pair in posseg.cut(segment):
-            if pair.flag in _NAME_FLAGS and len(pair.word) >= 2:
-                seen.setdefault(pair.word, None)
     return list(seen)
 
 
@@ -379,48 +229,6 @@ def overlap(query_terms: Iterable[str], text_terms: set[str]) -> float:
 
 def normalize_space(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
-
-
-# Organisation names end in a type word; the words before it (places, brand names, trades)
-# are nouns, so the name starts after the last verb, preposition or punctuation.
-_ORG_SUFFIX_RE = re.compile(
-    "(?:有限责任公司|股份有限公司|有限公司|集团公司|集团|公司|银行|分行|支行|大学|学院|医院|研究院|"
-    "研究所|仲裁院|法院|委员会|事务所|协会|基金会|工作室|工厂|厂)"
-)
-_ORG_PART_FLAGS = ("n", "j", "eng", "vn", "an", "nz", "nt", "ns", "nr")
-MAX_ORG_WORDS = 6
-
-
-def cjk_org_names(text: str) -> list[str]:
-    """Chinese organisation names: '深圳星河电子有限公司', '深圳国际仲裁院', in order.
-
-    jieba splits such names into a place and common nouns, so its name tags alone miss them;
-    a type word ('有限公司', '仲裁院') plus the nouns right before it is the whole name.
-    """
-    _jieba()
-    import jieba.posseg as posseg
-
-    seen: dict[str, None] = {}
-    for segment in re.findall(f"[{CJK}A-Za-z0-9]+", text):
-        pairs = [(p.word, p.flag) for p in posseg.cut(segment)]
-        starts, pos = [], 0
-        for word, _ in pairs:
-            starts.append(pos)
-            pos += len(word)
-        for m in _ORG_SUFFIX_RE.finditer(segment):
-            first = idx = max(i for i, s in enumerate(starts) if s <= m.start())
-            while (
-                first > 0
-                and idx - first < MAX_ORG_WORDS
-                and pairs[first - 1][1].startswith(_ORG_PART_FLAGS)
-                and not is_stopword(pairs[first - 1][0])
-                and not pairs[first - 1][0].endswith("方")
-            ):
-                first -= 1
-            name = segment[starts[first] : m.end()]
-            if len(name) >= 4 and starts[first] < m.start():
-                seen.setdefault(name, None)
-    return [n for n in seen if not any(n != o and n in o for o in seen)]
 
 
 def coverage_terms(text: str) -> list[str]:

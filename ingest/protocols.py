@@ -21,6 +21,18 @@ class Searcher(Protocol):
 
 
 @runtime_checkable
+class PhraseCounter(Protocol):
+    """An optional capability of a knowledge base (MilvusStore, the in-memory store): how
+    often the documents use a phrase. Callers check for it (`getattr(store, "phrase_counts",
+    None)`); a Searcher without it still works."""
+
+    def phrase_counts(self, keys: Sequence[str], groups: Sequence[str]) -> dict[str, int]:
+        """For each key (`ingest.phrases.phrase_key` form), the number of chunks the groups may
+        read whose phrase table holds it; keys with none are left out."""
+        ...
+
+
+@runtime_checkable
 class KnowledgeBase(Searcher, Protocol):
     """Versioned documents of chunks, with the reader's groups checked inside every search."""
 

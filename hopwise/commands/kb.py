@@ -1,4 +1,5 @@
-"""`hopwise ingest`, `hopwise docs list|delete` and `hopwise search`: the knowledge base CLI.
+"""`hopwise ingest`, `hopwise docs list|delete`, `hopwise search` and `hopwise reindex`: the
+knowledge base CLI.
 
 Output lines and JSON keys are a contract (see README "Documents and the knowledge base").
 """
@@ -14,6 +15,7 @@ from typing import Any
 from hopwise.app import open_store, semantic_search_note
 from ingest.hidden import hidden_note
 from ingest.models import IngestResult, parse_notes
+from ingest.phrases import PHRASER
 
 
 def register(subparsers: Any) -> None:
@@ -29,8 +31,12 @@ def register(subparsers: Any) -> None:
     ingest.set_defaults(handler=run_ingest)
 
     reindex = subparsers.add_parser(
-        "reindex", help="bring an existing knowledge base up to date (vectors)"
+        "reindex", help="bring an existing knowledge base up to date (index format, vectors)"
     )
+    reindex.add_argument(
+        "--format", action="store_true",
+        help="rebuild the index in the current format (accent-insensitive keywords, phrases)",
+    )  # fmt: skip
     reindex.add_argument(
         "--embeddings", action="store_true",
         help="embed every chunk that has no vector of the current model, in the foreground",
@@ -55,7 +61,7 @@ def register(subparsers: Any) -> None:
     search.set_defaults(handler=run_search)
 
 
-def _store() -> Any:
+def _store(*, format_hint: bool = True) -> Any:
     from hopwise.settings import load_settings
 
     store = open_store(load_settings())
@@ -63,7 +69,22 @@ def _store() -> Any:
         print(f"hopwise: repaired: {note}", file=sys.stderr)
     if store.embedding_problem:  # the built-in embedder could not load: said once, here
         print(f"hopwise: {store.embedding_problem}", file=sys.stderr)
+    if format_hint and not store.index_current:
+        print(f"hopwise: {_index_line(store)}", file=sys.stderr)
     return store
+
+
+def _index_line(store: Any) -> str:
+    """The index format, and for an old one what it lacks and the command that fixes it."""
+    from ingest.store import INDEX_FORMAT
+
+    line = f"index format {store.index_format}" + (f" ({store.phraser})" if store.phraser else "")
+    if store.index_current:
+        return line
+    return (
+        f"{line}, current is {INDEX_FORMAT} ({PHRASER}): run `hopwise reindex --format` for "
+        "accent-insensitive keyword search and the phrase table"
+    )
 
 
 def _groups(raw: str) -> list[str]:
@@ -127,6 +148,8 @@ def run_ingest(args: argparse.Namespace) -> int:
 def run_docs_list(args: argparse.Namespace) -> int:
     with _store() as store:
         documents = store.list_documents()
+        if store.index_current:  # an old format was said when the store opened
+            print(f"hopwise: {_index_line(store)}", file=sys.stderr)
     if args.json:
         print(json.dumps([d.model_dump() for d in documents], ensure_ascii=False, indent=2))
         return 0
@@ -174,41 +197,77 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_reindex(args: argparse.Namespace) -> int:
-    """`hopwise reindex --embeddings`: fill missing vectors now, with progress on stderr."""
-    from ingest.vectors import EmbeddingWorker
-
-    if not args.embeddings:
-        print("hopwise: error: nothing to reindex; say what: --embeddings", file=sys.stderr)
+    """`hopwise reindex --format` rebuilds an older index, `--embeddings` fills missing vectors
+    now; both may be given (the format first). Progress on stderr; `--json` one summary."""
+    if not (args.format or args.embeddings):
+        print(
+            "hopwise: error: nothing to reindex; say what: --format, --embeddings", file=sys.stderr
+        )
         return 2
-    with _store() as store:
-        if store.vectors is None:
+    started = time.monotonic()
+    summary: dict[str, Any] = {}
+    with _store(format_hint=False) as store:
+        if args.embeddings and store.vectors is None:  # said before a long format rebuild
             reason = store.embedding_problem or (
                 "embeddings are off or written inline by an endpoint (HOPWISE_EMBEDDINGS)"
             )
             print(f"hopwise: error: no background embeddings to fill: {reason}", file=sys.stderr)
             return 1
-        index = store.vectors
-        index.document_embedder = index.embedder  # the foreground may use every core
-
-        def progress(doc_id: str, added: int) -> None:
-            doc = store.get_document(doc_id)
-            if doc is not None and not args.json:
-                unit = "chunk" if added == 1 else "chunks"
-                print(f"embedded  {doc.source}  ({added} {unit})", file=sys.stderr, flush=True)
-
-        started = time.monotonic()
-        worker = EmbeddingWorker(index)
-        embedded = worker.run_once(on_document=progress)  # the app's worker, in the foreground
-        if worker.error:
-            print(f"hopwise: embedding failed for {worker.error}", file=sys.stderr)
-        after = index.coverage()
-    summary = {
-        "model": index.embedder.name, "embedded": embedded,
-        "with_vectors": after.embedded, "chunks": after.total, "complete": after.complete,
-        "seconds": round(time.monotonic() - started, 1),
-    }  # fmt: skip
+        if args.format:
+            summary |= _reindex_format(store, args.json)
+        if args.embeddings:
+            summary |= _reindex_embeddings(store, args.json)
+    summary["seconds"] = round(time.monotonic() - started, 1)
     if args.json:
         print(json.dumps(summary, ensure_ascii=False, indent=2))
-    else:
+    return 0 if summary.get("complete", True) else 1
+
+
+def _reindex_format(store: Any, quiet: bool) -> dict[str, Any]:
+    """Rebuild the chunk collection in the current index format (a no-op when it is)."""
+
+    def progress(step: str, done: int, total: int) -> None:
+        if not quiet and (done == total or done % 5000 < 500):  # ~every 5,000 (pages of 500)
+            what = "copied" if step == "copy" else "swapped in"
+            print(f"{what}  {done} of {total} chunks", file=sys.stderr, flush=True)
+
+    result = store.reindex_format(progress)
+    if not quiet:
+        if result.rebuilt:
+            print(
+                f"index format {result.format_before} -> {result.format_after}: "
+                f"{result.rows} chunks rebuilt in {result.seconds:.1f}s"
+            )
+        else:
+            print(f"{_index_line(store)} is current; nothing to rebuild")
+    return {
+        "format_before": result.format_before, "format_after": result.format_after,
+        "phraser": store.phraser, "rebuilt": result.rebuilt, "rows": result.rows,
+        "chunks": store.count_chunks(),
+    }  # fmt: skip
+
+
+def _reindex_embeddings(store: Any, quiet: bool) -> dict[str, Any]:
+    """Fill the vectors the side collection lacks, in the foreground."""
+    from ingest.vectors import EmbeddingWorker
+
+    index = store.vectors
+    index.document_embedder = index.embedder  # the foreground may use every core
+
+    def progress(doc_id: str, added: int) -> None:
+        doc = store.get_document(doc_id)
+        if doc is not None and not quiet:
+            unit = "chunk" if added == 1 else "chunks"
+            print(f"embedded  {doc.source}  ({added} {unit})", file=sys.stderr, flush=True)
+
+    worker = EmbeddingWorker(index)
+    embedded = worker.run_once(on_document=progress)  # the app's worker, in the foreground
+    if worker.error:
+        print(f"hopwise: embedding failed for {worker.error}", file=sys.stderr)
+    after = index.coverage()
+    if not quiet:
         print(after.line(index.embedder.name))
-    return 0 if after.complete else 1
+    return {
+        "model": index.embedder.name, "embedded": embedded,
+        "with_vectors": after.embedded, "chunks": after.total, "complete": after.complete,
+    }  # fmt: skip

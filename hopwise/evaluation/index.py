@@ -21,7 +21,7 @@ from ingest.models import Chunk
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = "eval-index-2"
+INDEX_FORMAT = "eval-index-3"
 COLLECTION = "eval_chunks"
 BATCH_PASSAGES = 2000
 
@@ -49,12 +49,16 @@ def passages_to_chunks(dataset: Dataset, passages: Iterable[Passage], part: int)
 
 
 def index_key(dataset: Dataset, excluded: set[str], embedder_name: str) -> str:
-    """Changes with the corpus, the excluded passages, the embedder and the BM25 analyzer."""
+    """Changes with the corpus, the excluded passages, the embedder, the BM25 analyzer, the
+    store's index format and the phrase extractor."""
+    from ingest.phrases import PHRASER
+    from ingest.store import INDEX_FORMAT as STORE_FORMAT
     from ingest.store import TEXT_ANALYZER
 
     analyzer = json.dumps(TEXT_ANALYZER, sort_keys=True, ensure_ascii=False)
+    lineage = (INDEX_FORMAT, f"store-{STORE_FORMAT}", PHRASER, analyzer)
     digest = hashlib.sha256()
-    for part in (INDEX_FORMAT, dataset.corpus_checksum, embedder_name, analyzer, *sorted(excluded)):
+    for part in (*lineage, dataset.corpus_checksum, embedder_name, *sorted(excluded)):
         digest.update(part.encode("utf-8") + b"\0")
     return digest.hexdigest()[:16]
 

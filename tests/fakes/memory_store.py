@@ -1,4 +1,5 @@
-"""An in-memory store with MilvusStore's contract (BM25 via jieba, optional dense + RRF, ACL).
+"""An in-memory store with MilvusStore's contract (BM25 via jieba over folded text, optional
+dense + RRF, ACL, the phrase table of index format 3).
 
 State lives in a `MemoryBacking` so a test can "reopen" a store over the same data, and the
 write is split into the same two steps as MilvusStore so a crash between them can be simulated.
@@ -12,6 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import jieba
@@ -19,6 +21,7 @@ import jieba
 from ingest.config import FusionConfig
 from ingest.models import Chunk, DocumentInfo, Hit
 from ingest.normalize import normalize_text
+from ingest.phrases import chunk_phrases, fold
 from ingest.store import validate_chunk_groups, validate_groups
 
 jieba.setLogLevel(60)
@@ -36,7 +39,14 @@ class MemoryBacking:
 
 
 def _terms(text: str) -> list[str]:
-    return [t.lower() for t in jieba.lcut_for_search(text) if _WORD.search(t)]
+    """Terms of the folded text, as MilvusStore's BM25 indexes them (index format 3)."""
+    return [t.lower() for t in jieba.lcut_for_search(fold(text)) if _WORD.search(t)]
+
+
+@lru_cache(maxsize=8192)
+def _phrases(title: str, section_path: str, text: str) -> frozenset[str]:
+    """A chunk's phrase keys, computed once per content (tests rewrite the same chunk ids)."""
+    return frozenset(chunk_phrases(title, section_path, text))
 
 
 class MemoryStore:
@@ -132,7 +142,7 @@ class MemoryStore:
 
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
         query = normalize_text(query or "")  # as MilvusStore: the form documents are indexed in
-        if not query.strip() or k <= 0:
+        if not fold(query).strip() or k <= 0:
             return []
         allowed = set(validate_groups(groups))
         pool = [
@@ -205,6 +215,16 @@ class MemoryStore:
             bm25_score=bm25, dense_score=dense, rank=rank, metadata=dict(c.metadata),
             parser=c.parser_version,
         )  # fmt: skip
+
+    def phrase_counts(self, keys: Sequence[str], groups: Sequence[str]) -> dict[str, int]:
+        """As MilvusStore: chunks the groups may read (versions in flight excluded) carrying
+        each phrase key; absent keys left out."""
+        allowed, wanted = set(validate_groups(groups)), set(keys)
+        counts: Counter[str] = Counter()
+        for c in self.backing.chunks.values():
+            if self._visible(c) and allowed & set(c.groups):
+                counts.update(wanted & _phrases(c.title, c.section_path, c.text))
+        return dict(counts)
 
     def get_document(self, doc_id: str) -> DocumentInfo | None:
         row = self.backing.manifest.get(doc_id)

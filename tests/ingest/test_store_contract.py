@@ -6,7 +6,8 @@ import pytest
 
 from ingest.config import FusionConfig
 from ingest.models import Chunk
-from ingest.protocols import KnowledgeBase
+from ingest.phrases import phrase_key
+from ingest.protocols import KnowledgeBase, PhraseCounter
 from ingest.store import group_filter, validate_chunk_groups, validate_groups
 
 CORPUS = {
@@ -229,6 +230,52 @@ def test_delete_document(store) -> None:
     assert store.delete_document("contract") == 0
     assert store.delete_document("never-there") == 0
     assert store.count_chunks() == 1 + 2 + 1 + 1
+
+
+def lexical_top(hits) -> str:
+    """The text BM25 ranked first (the dense channel of hybrid backends aside)."""
+    matched = [h for h in hits if h.bm25_score]
+    return max(matched, key=lambda h: h.bm25_score).text if matched else ""
+
+
+def test_bm25_ignores_accents_and_character_width(store) -> None:
+    texts = [
+        "The Tekezé River flows into Sudan.",
+        "Zurich is the largest city in Switzerland.",
+        "ＡＢＣ Holdings builds ferries.",
+        "The Nile river flows north through Sudan.",
+    ]
+    store.replace_document(make_chunks("places", texts))
+    for query, expected in [
+        ("Tekeze River", texts[0]), ("TEKEZE", texts[0]), ("Zürich", texts[1]),
+        ("ABC", texts[2]), ("Tekezé", texts[0]),
+    ]:  # fmt: skip
+        assert lexical_top(store.search(query, ["all"], k=4)) == expected, query
+    assert store.get_chunks("places")[0].text == texts[0]  # shown as written, accents kept
+
+
+def test_phrase_counts_follow_groups_and_visible_versions(store) -> None:
+    assert isinstance(store, PhraseCounter)
+    key, absent = phrase_key("Battle of Mine Creek"), phrase_key("Battle of Nowhere")
+    texts = [
+        "Price lost the Battle of Mine Creek in 1864.",
+        "Pleasonton won the Battle of Mine Creek.",
+    ]
+    store.replace_document(make_chunks("battle", texts))
+    store.replace_document(
+        make_chunks("sealed", ["Sealed files on the Battle of Mine Creek."], groups=["legal"])
+    )
+    assert store.phrase_counts([key, absent], ["all"]) == {key: 2}
+    assert store.phrase_counts([key, "pleasonton"], ["legal"]) == {key: 3, "pleasonton": 1}
+    assert store.phrase_counts([], ["all"]) == {} and store.phrase_counts([absent], ["all"]) == {}
+    # a version in flight counts for nothing: neither a new one nor a first one
+    store._write_pending(make_chunks("battle", ["Battle of Mine Creek, revised."], version=2))
+    store._write_pending(make_chunks("draft", ["A draft on the Battle of Mine Creek."]))
+    assert store.phrase_counts([key], ["legal"]) == {key: 3}
+    store.delete_document("sealed")
+    assert store.phrase_counts([key], ["legal"]) == {key: 2}
+    with pytest.raises(ValueError):
+        store.phrase_counts([key], ['all" or "1'])
 
 
 def test_list_documents_with_counts(filled) -> None:

@@ -1,4 +1,5 @@
-"""Milvus-only behaviour: process locking, kill -9 during a write, schema mismatches."""
+"""Milvus-only behaviour: process locking, kill -9 during a write, schema mismatches, index
+formats and their rebuild (`reindex_format`), crashes in it included."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ from pathlib import Path
 
 import pytest
 
+import ingest.store as store_module
 from hopwise.app import open_store
+from ingest.phrases import PHRASER, phrase_key
 from ingest.store import MilvusStore, StoreError
+from ingest.vectors import EmbeddingWorker, wait_until_complete
 from tests.fakes.hash_embedder import HashEmbedder
+from tests.ingest.conftest import MilvusLiteServer
+from tests.ingest.test_store_contract import lexical_top, make_chunks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -160,4 +166,204 @@ def test_from_settings_uses_the_data_dir(data_dir: Path) -> None:
         assert stats["documents"] == 0 and stats["embedding_complete"] is True
         assert store.search("anything", ["all"]) == []
     finally:
+        store.close()
+
+
+# ---- index formats: older collections open, answer and are rebuilt by reindex_format -------
+
+LEGACY_DOCS = {
+    "river": (["The Tekezé River flows into Sudan.", "Its gorge is the deepest in Africa."],
+              ["legal"], {"team": "geo", "rev": 2}),
+    "city": (["Zürich lies on Lake Zurich.", "Bern is the capital."], ["all"], {}),
+}  # fmt: skip
+
+
+def legacy_store(
+    db: str,
+    collection: str,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    embedder: object = None,
+    index_format: int = 2,
+) -> MilvusStore:
+    """A store whose collection was created and written as a format-2 (or 1) release did (the
+    schema code of every format is kept), holding LEGACY_DOCS and a pending version."""
+    with monkeypatch.context() as m:
+        m.setattr(store_module, "INDEX_FORMAT", index_format)
+        store = MilvusStore(db, collection=collection, embedder=embedder)  # type: ignore[arg-type]
+        store.drop()
+        store.close()
+        store = MilvusStore(db, collection=collection, embedder=embedder)  # type: ignore[arg-type]
+        for doc_id, (texts, groups, metadata) in LEGACY_DOCS.items():
+            chunks = make_chunks(doc_id, texts, groups=groups)
+            for chunk in chunks:
+                chunk.metadata = metadata if index_format >= 2 else {}
+            store.replace_document(chunks)
+        store._write_pending(make_chunks("city", ["Geneva hosts the pending version."], 2))
+    assert store.index_format == index_format and not store.index_current
+    return store
+
+
+def stored_rows(store: MilvusStore) -> dict[str, dict[str, object]]:
+    """Every chunk row (all versions) with the fields a reindex must keep."""
+    fields = [*store._fields, "groups", *(["dense"] if store.embedder else [])]
+    rows = store._client.query(store.collection, filter='chunk_id != ""', output_fields=fields)
+    return {
+        r["chunk_id"]: {f: [round(float(x), 5) for x in r[f]] if f == "dense" else r[f]
+                        for f in fields}
+        for r in rows
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("embedder", [None, HashEmbedder(16)], ids=["side-vectors", "inline"])
+def test_reindex_rebuilds_a_format_2_collection_keeping_everything(
+    milvus_lite_db: str, monkeypatch: pytest.MonkeyPatch, embedder: HashEmbedder | None
+) -> None:
+    store = legacy_store(milvus_lite_db, "legacy", monkeypatch, embedder=embedder)
+    try:
+        if embedder is None:  # vectors beside the chunks, keyed by chunk id
+            vectors = store.attach_vectors(HashEmbedder(16, "side"))
+            assert wait_until_complete(EmbeddingWorker(vectors), timeout_s=60)
+        assert lexical_top(store.search("Tekeze", ["legal"])) == ""  # jieba split the é
+        assert store.phrase_counts(["tekeze"], ["legal"]) == {}  # no phrase table yet
+        before = stored_rows(store)
+        steps: list[str] = []
+        done = store.reindex_format(lambda step, rows, total: steps.append(step))
+        assert (done.format_before, done.format_after, done.rebuilt) == (2, 3, True)
+        assert done.rows == len(before) == 5 and {"copy", "swap"} <= set(steps)
+        assert stored_rows(store) == before  # every version, its groups, metadata, vectors
+        assert store.index_current and store.stats()["index_format"] == 3
+        top = store.search("Tekeze River", ["legal"])[0]
+        assert top.text == LEGACY_DOCS["river"][0][0] and top.metadata == {"team": "geo", "rev": 2}
+        assert top.dense_score is not None  # the dense channel still finds its vectors
+        assert all(h.doc_id != "river" for h in store.search("Tekeze River", ["all"]))
+        assert all("Geneva" not in h.text for h in store.search("Geneva", ["all"]))  # pending
+        tekeze = phrase_key("The Tekezé River")
+        assert store.phrase_counts([tekeze, "bern"], ["all"]) == {"bern": 1}
+        assert store.phrase_counts([tekeze, "river"], ["legal"]) == {tekeze: 1, "river": 2}
+        again = store.reindex_format()
+        assert not again.rebuilt and again.format_before == again.format_after == 3
+    finally:
+        store.close()
+    reopened = MilvusStore(milvus_lite_db, collection="legacy", embedder=embedder)
+    try:
+        assert reopened.index_format == 3 and reopened.count_chunks() == 4  # pending rolled back
+        assert [c.metadata for c in reopened.get_chunks("river")] == [{"team": "geo", "rev": 2}] * 2
+    finally:
+        reopened.drop()
+        reopened.close()
+
+
+def killed(*args: object, **kwargs: object) -> None:
+    raise SystemExit("killed between copy and swap")
+
+
+def test_a_crash_before_the_swap_leaves_the_old_collection(
+    milvus_lite_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = legacy_store(milvus_lite_db, "crash_copy", monkeypatch)
+    before = stored_rows(store)
+    with monkeypatch.context() as m:
+        m.setattr(MilvusStore, "_swap_in", killed)
+        with pytest.raises(SystemExit):
+            store.reindex_format()
+    assert store._reindex_name in store._client.list_collections()  # the complete copy
+    store.close()
+    reopened = MilvusStore(milvus_lite_db, collection="crash_copy")
+    try:
+        assert reopened.repairs == ["an interrupted index rebuild was undone; nothing changed"]
+        assert reopened._reindex_name not in reopened._client.list_collections()
+        assert reopened.index_format == 2 and reopened.count_chunks() == 4
+        assert reopened.search("Zürich", ["all"])[0].doc_id == "city"
+        # still written in its own format by this release
+        reopened.replace_document(make_chunks("lake", ["Lausanne lies on Lake Geneva."]))
+        assert reopened.search("Lausanne", ["all"])[0].doc_id == "lake"
+        assert reopened.reindex_format().rebuilt and reopened.index_format == 3
+        after = stored_rows(reopened)
+        assert {c: r for c, r in after.items() if "lake" not in c} == {
+            c: r for c, r in before.items() if "v2" not in c
+        }
+    finally:
+        reopened.drop()
+        reopened.close()
+
+
+def test_a_crash_during_the_swap_is_finished_on_open(
+    milvus_lite_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = legacy_store(milvus_lite_db, "crash_swap", monkeypatch)
+    before = stored_rows(store)
+    monkeypatch.setattr(store_module, "REINDEX_PAGE", 2)
+
+    def progress(step: str, rows: int, total: int) -> None:
+        if step == "swap" and rows >= 2:  # the old collection is gone, the new one half full
+            raise SystemExit("killed during the swap")
+
+    with pytest.raises(SystemExit):
+        store.reindex_format(progress)
+    assert store._count("") == 2
+    store.close()
+    reopened = MilvusStore(milvus_lite_db, collection="crash_swap")
+    try:
+        assert reopened.repairs[0] == "an interrupted index rebuild was finished (format 3)"
+        assert reopened._reindex_name not in reopened._client.list_collections()
+        assert reopened.index_current and reopened.count_chunks() == 4
+        # the pending version of the crashed copy was there too; the repair on open removed it
+        assert stored_rows(reopened) == {c: r for c, r in before.items() if "v2" not in c}
+        assert lexical_top(reopened.search("Tekeze River", ["legal"])).startswith("The Tekezé")
+    finally:
+        reopened.drop()
+        reopened.close()
+
+
+def test_a_new_collection_has_the_current_format(milvus_lite_db: str) -> None:
+    with MilvusStore(milvus_lite_db, collection="fresh_format") as store:
+        stats = store.stats()
+        assert stats["index_format"] == store_module.INDEX_FORMAT and stats["index_current"]
+        assert stats["phraser"] == PHRASER
+        store.drop()
+
+
+def test_on_a_server_a_fresh_copy_may_be_another_process_at_work(
+    milvus_server: MilvusLiteServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = legacy_store(milvus_server.uri, "remote_legacy", monkeypatch)
+    with monkeypatch.context() as m:  # another process, still copying
+        m.setattr(MilvusStore, "_swap_in", killed)
+        with pytest.raises(SystemExit):
+            store.reindex_format()
+    store.close()
+    other = MilvusStore(milvus_server.uri, collection="remote_legacy")  # repairs wait 600 s
+    try:
+        assert other.repairs == [] and other.index_format == 2 and other.count_chunks() == 4
+        with pytest.raises(StoreError, match="being reindexed already"):
+            other.reindex_format()
+    finally:
+        other.close()
+    later = MilvusStore(milvus_server.uri, collection="remote_legacy", repair_after_s=0)
+    try:
+        assert later.repairs == ["an interrupted index rebuild was undone; nothing changed"]
+        assert later.reindex_format().rebuilt and later.count_chunks() == 4
+        assert later.search("Zurich", ["all"])[0].doc_id == "city"
+    finally:
+        later.drop()
+        later.close()
+
+
+def test_a_format_1_collection_gains_the_metadata_field(
+    milvus_lite_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = legacy_store(milvus_lite_db, "legacy1", monkeypatch, index_format=1)
+    try:
+        with_metadata = make_chunks("note", ["Kept with metadata."])
+        with_metadata[0].metadata = {"k": 1}
+        with pytest.raises(StoreError, match="cannot keep document metadata"):
+            store.replace_document(with_metadata)
+        assert store.reindex_format().format_before == 1 and store.count_chunks() == 4
+        store.replace_document(with_metadata)
+        assert store.get_chunks("note")[0].metadata == {"k": 1}
+        assert store.get_chunks("river")[0].metadata == {}
+        assert lexical_top(store.search("Zurich lake", ["all"])).startswith("Zürich")
+    finally:
+        store.drop()
         store.close()
