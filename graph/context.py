@@ -7,7 +7,7 @@ question in graph.runner, tests pass fakes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,16 @@ class GraphContext:
         if code_can_settle and self.code is not None:
             return self.code, True
         return self.reasoner, False
+
+    def phrase_counts(self, keys: Sequence[str]) -> Mapping[str, int]:
+        """The knowledge base's phrase table, as this reader may see it ({} without one)."""
+        lookup = getattr(self.retriever, "phrase_counts", None)
+        if lookup is None or not keys:
+            return {}
+        try:
+            return lookup(list(keys), list(self.groups))
+        except Exception:  # noqa: BLE001 - no phrase table only costs whole names
+            return {}
 
     def emit_event(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:

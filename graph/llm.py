@@ -29,7 +29,7 @@ from graph import prompts as P
 from graph import text as tx
 from graph.config import LLMConfig
 from graph.deadline import WallClockTimeout, deadline_passed, iterate_bounded, run_bounded, stop_at
-from graph.protocols import EvidenceItem, HopView, Reasoner, Usage
+from graph.protocols import EvidenceItem, HopView, PhraseLookup, Reasoner, Usage
 from graph.schemas import (
     BridgeQuery,
     Decomposition,
@@ -265,7 +265,9 @@ class LLMReasoner:
             role="router",
         )
 
-    def decompose(self, question: str) -> tuple[Decomposition, Usage]:
+    def decompose(
+        self, question: str, phrases: PhraseLookup | None = None
+    ) -> tuple[Decomposition, Usage]:
         user = P.DECOMPOSE_USER.format(data_rule=P.DATA_RULE, question=P.question_text(question))
         return self._step(
             "decompose",
@@ -273,7 +275,7 @@ class LLMReasoner:
             P.DECOMPOSE_SYSTEM,
             user,
             _check_decomposition,
-            lambda: self._fallback.decompose(question),
+            lambda: self._fallback.decompose(question, phrases),
             lambda: Decomposition(sub_questions=[SubQuestion(id=1, question=question)]),
         )
 
@@ -365,7 +367,7 @@ class LLMReasoner:
         )
 
     def evaluate(
-        self, question: str, evidence: Sequence[EvidenceItem]
+        self, question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView] = ()
     ) -> tuple[EvidenceVerdict, Usage]:
         user = P.EVALUATE_USER.format(
             data_rule=P.DATA_RULE,
@@ -386,12 +388,16 @@ class LLMReasoner:
             P.EVALUATE_SYSTEM,
             user,
             check,
-            lambda: self._fallback.evaluate(question, evidence),
+            lambda: self._fallback.evaluate(question, evidence, hops),
             lambda: EvidenceVerdict(enough=False, missing=[], web_query=None),
         )
 
     def answer(
-        self, question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
+        self,
+        question: str,
+        evidence: Sequence[EvidenceItem],
+        missing: Sequence[str],
+        hops: Sequence[HopView] = (),
     ) -> Iterator[str | Usage]:
         user = P.ANSWER_USER.format(
             data_rule=P.DATA_RULE,
@@ -404,7 +410,10 @@ class LLMReasoner:
         )
         messages = [SystemMessage(P.ANSWER_SYSTEM), HumanMessage(user)]
         yield from self._stream(
-            "answer", messages, question, lambda: self._fallback.answer(question, evidence, missing)
+            "answer",
+            messages,
+            question,
+            lambda: self._fallback.answer(question, evidence, missing, hops),
         )
 
     def answer_directly(

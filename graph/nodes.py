@@ -172,13 +172,25 @@ def evidence_items(
     return items
 
 
-def hop_views(hops: Sequence[dict[str, Any]], pool: dict[str, dict[str, Any]]) -> list[HopView]:
+def hop_views(
+    hops: Sequence[dict[str, Any]],
+    pool: dict[str, dict[str, Any]],
+    sub_questions: Sequence[dict[str, Any]] = (),
+) -> list[HopView]:
+    """What a reasoner may know of the finished hops; `final` marks the hop that searched the
+    last planned sub-question (so a chain cut short is not answered from its middle)."""
+    planned = [sq["id"] for sq in sub_questions if not sq.get("follow_up")]
+    last = planned[-1] if planned else None
     return [
         HopView(
             sub_question=h["sub_question"],
             query=h["query"],
             new_chunk_ids=[x["chunk_id"] for x in h["hits"] if x["new"]],
             top_hits=[as_hit(pool[x["chunk_id"]]) for x in h["hits"][:3] if x["chunk_id"] in pool],
+            hit_ids=[x["chunk_id"] for x in h["hits"]],
+            follow_up=bool(h.get("follow_up")),
+            final=last is not None and h.get("sub_question_id") == last,
+            entity=str((h.get("bridge") or {}).get("chosen_entity") or ""),
         )
         for h in hops
     ]
@@ -297,7 +309,7 @@ def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> dic
     """Split into ordered, self-contained sub-questions."""
     ctx = runtime.context
     step = Step(ctx, "decompose_question")
-    decomposition, usage = ctx.reasoner.decompose(state["standalone_question"])
+    decomposition, usage = ctx.reasoner.decompose(state["standalone_question"], ctx.phrase_counts)
     step.add(usage)
     subs = sub_question_records(decomposition.sub_questions, state["standalone_question"])
     return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs)]}
@@ -354,7 +366,7 @@ def run_hop(
     round_no: int,
 ) -> dict[str, Any]:
     """One sub-question: bridge if dependent, search unless the query repeats, extract."""
-    query, bridged = sq["question"], False
+    query, bridged, explained = sq["question"], False, {}
     earlier = [h for h in hops if h["sub_question_id"] == sq.get("depends_on")] or hops[-1:]
     if sq.get("depends_on") and earlier:
         ids = [x["chunk_id"] for h in earlier for x in h["hits"]]
@@ -362,19 +374,24 @@ def run_hop(
         found = evidence_items(sub_pool, [], ctx.config.max_evidence_chunks)
         query, usage = ctx.reasoner.bridge(sq["question"], hop_views(earlier, pool), found)
         step.add(usage)
+        explained = usage.details
         query, bridged = (query.strip() or sq["question"]), True
     query = " ".join(tx.PLACEHOLDER_RE.sub(" ", query).split()) or sq["question"]  # unfilled "#1"
     repeated = _norm(query) in {_norm(h["query"]) for h in hops}
     hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.config.top_k)
+    found_by: dict[str, str] = {}
+    if explained.get("beam") and not repeated:
+        query, hits, explained, found_by = search_beam(ctx, query, hits, explained)
     seen = set(pool)
     records: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     new_hits: list[Hit] = []
+    order = evidence_order(query, hits, found_by)
     for rank, hit in enumerate(hits, start=1):
         new = hit.chunk_id not in seen
         seen.add(hit.chunk_id)
         records.append(hit_record(hit, new))
-        item = pool_item(hit, hop_no, rank)
+        item = pool_item(hit, hop_no, order[hit.chunk_id])
         old = pool.get(hit.chunk_id)
         if new:
             new_hits.append(hit)
@@ -399,12 +416,75 @@ def run_hop(
         "sub_question": sq["question"],
         "query": query,
         "bridged": bridged,
+        "bridge": explained,
+        "follow_up": bool(sq.get("follow_up")),
         "repeated": repeated,
         "hits": records,
         "new_count": len(new_hits),
         "evidence": kept,
         "_items": items,
     }
+
+
+def evidence_order(
+    query: str, hits: Sequence[Hit], found_by: dict[str, str] | None = None
+) -> dict[str, int]:
+    """Each hit's place in the hop's evidence: search rank, moved up by how much of the
+    query it holds (a rank-8 hit naming every query term beats a rank-3 one naming half), so
+    the final list keeps each hop's best evidence before anyone's second best."""
+    from graph.offline.evidence import relevance
+    from graph.offline.params import PARAMS
+
+    scored = [
+        (
+            relevance((found_by or {}).get(h.chunk_id, query), h.title, h.text)
+            - PARAMS.rank_penalty * rank,
+            -rank,
+            h.chunk_id,
+        )
+        for rank, h in enumerate(hits, start=1)
+    ]
+    ordered = sorted(scored, reverse=True)
+    return {cid: place for place, (_, _, cid) in enumerate(ordered, start=1)}
+
+
+def search_beam(
+    ctx: GraphContext, query: str, hits: list[Hit], explained: dict[str, Any]
+) -> tuple[str, list[Hit], dict[str, Any], dict[str, str]]:
+    """Search each bridge candidate's query and keep the one its hits confirm best (its own
+    passage, holding the relation's words), weighed by the candidate's score; the runners-up's
+    best hits follow the winner's. (query, hits, explanation for the trace)."""
+    from graph.offline.bridge import confirm
+
+    beam = explained["beam"]
+    top = max(float(b["score"]) for b in beam) or 1.0
+    results: list[tuple[float, dict[str, Any], list[Hit]]] = []
+    for i, option in enumerate(beam):
+        found = (
+            hits
+            if i == 0
+            else ctx.retriever.search(option["query"], list(ctx.groups), k=ctx.config.top_k)
+        )
+        prior = (float(option["score"]) / top) ** BEAM_PRIOR_WEIGHT
+        score = confirm(option["entity"], option["query"], found, option.get("previous", ""))
+        results.append((score * prior, option, found))
+    ranked = sorted(results, key=lambda r: -r[0])
+    _, chosen, chosen_hits = ranked[0]
+    merged: list[Hit] = []
+    found_by: dict[str, str] = {}
+    for rank in range(max(len(r[2]) for r in ranked)):  # each candidate's best before a second
+        for _, option, found in ranked:
+            if rank < len(found) and found[rank].chunk_id not in found_by:
+                found_by[found[rank].chunk_id] = option["query"]
+                merged.append(found[rank])
+    merged = merged[: ctx.config.top_k + BEAM_EXTRA_HITS * (len(ranked) - 1)]
+    shown = [{**o, "confirmed": round(c, 3)} for c, o, _ in ranked]
+    explained = {**explained, "beam": shown, "chosen_entity": chosen["entity"]}
+    return chosen["query"], merged, explained, found_by
+
+
+BEAM_PRIOR_WEIGHT = 1.0
+BEAM_EXTRA_HITS = 2
 
 
 def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
@@ -519,17 +599,29 @@ def evaluate_evidence(state: GraphState, runtime: Runtime[GraphContext]) -> dict
     elif not pool and not web:
         verdict = {"enough": False, "missing": [question], "web_query": question}
     else:
-        # With no web search left to run, the verdict cannot change the path: code may judge.
-        no_web_left = state.get("web_searches", 0) >= state.get("web_budget", 0)
-        reasoner, by_code = ctx.reasoner_for(code_can_settle=no_web_left)
         items = evidence_items(pool, web, ctx.config.max_evidence_chunks)
-        result, usage = reasoner.evaluate(question, items)
+        views = hop_views(state.get("hops", []), pool, state.get("sub_questions", []))
+        result, usage, by_code = _judge(ctx, question, items, views)
         step.add(usage, by_code=by_code)
         verdict = result.model_dump()
     if verdict["enough"] and state.get("stop_reason", "") in NATURAL_STOPS:
         update["stop_reason"] = "enough"
     event = step.finish(**verdict, decided_by=step.decided_by)
     return {**update, "evaluation": verdict, "trace": [event]}
+
+
+def _judge(
+    ctx: GraphContext, question: str, items: list[EvidenceItem], views: list[HopView]
+) -> tuple[Any, Usage, bool]:
+    """The model judges sufficiency; code settles it only when it can prove the answer is
+    there (every part answered by one passage and a short answer found). (verdict, usage,
+    by_code)."""
+    if ctx.code is not None:
+        verdict, usage = ctx.code.evaluate(question, items, views)
+        if verdict.enough:
+            return verdict, usage, True
+    verdict, usage = ctx.reasoner.evaluate(question, items, views)
+    return verdict, usage, False
 
 
 def search_web(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
@@ -575,7 +667,10 @@ def generate_answer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[s
     prefix = degraded_note(question) if earlier_fallback else ""
     if prefix:
         ctx.emit_token(prefix)
-    text = stream_answer(ctx, ctx.reasoner.answer(question, items, missing), step)
+    views = hop_views(
+        state.get("hops", []), state.get("evidence", {}), state.get("sub_questions", [])
+    )
+    text = stream_answer(ctx, ctx.reasoner.answer(question, items, missing, views), step)
     if not prefix and step.mode == "fallback":
         prefix = degraded_note(question)
     answer = prefix + text

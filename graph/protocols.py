@@ -5,8 +5,8 @@ Production builds them once (LLM or offline reasoner, Milvus store, ddgs); tests
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Protocol
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -21,6 +21,7 @@ from ingest.models import Hit
 from ingest.protocols import Searcher
 
 Retriever = Searcher  # the graph only searches the knowledge base (ingest.protocols)
+PhraseLookup = Callable[[Sequence[str]], Mapping[str, int]]  # phrase keys -> chunks naming it
 
 
 class WebResult(BaseModel):
@@ -63,6 +64,10 @@ class HopView(BaseModel):
     query: str
     new_chunk_ids: list[str] = Field(default_factory=list)
     top_hits: list[Hit] = Field(default_factory=list)
+    hit_ids: list[str] = Field(default_factory=list, description="Every hit, in rank order.")
+    follow_up: bool = Field(False, description="A follow-up the planner added.")
+    final: bool = Field(False, description="It searched the last planned sub-question.")
+    entity: str = Field("", description="The entity the bridge filled in, if it chose one.")
 
 
 class Usage(BaseModel):
@@ -74,6 +79,9 @@ class Usage(BaseModel):
     mode: str = Field("offline", description="llm | offline | fallback (offline stood in)")
     method: str | None = Field(None, description="Structured-output method that worked.")
     error: str | None = Field(None, description="Why the model step fell back, if it did.")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="What the step decided and why, for the trace."
+    )
 
 
 class Reasoner(Protocol):
@@ -89,7 +97,11 @@ class Reasoner(Protocol):
         self, question: str, history: Sequence[dict[str, str]]
     ) -> tuple[RouteDecision, Usage]: ...
 
-    def decompose(self, question: str) -> tuple[Decomposition, Usage]: ...
+    def decompose(
+        self, question: str, phrases: PhraseLookup | None = None
+    ) -> tuple[Decomposition, Usage]:
+        """`phrases` looks up the knowledge base's phrase table (the reader's groups applied)."""
+        ...
 
     def bridge(
         self, sub_question: str, earlier: Sequence[HopView], evidence: Sequence[EvidenceItem]
@@ -110,11 +122,15 @@ class Reasoner(Protocol):
     ) -> tuple[PlanDecision, Usage]: ...
 
     def evaluate(
-        self, question: str, evidence: Sequence[EvidenceItem]
+        self, question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView] = ()
     ) -> tuple[EvidenceVerdict, Usage]: ...
 
     def answer(
-        self, question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
+        self,
+        question: str,
+        evidence: Sequence[EvidenceItem],
+        missing: Sequence[str],
+        hops: Sequence[HopView] = (),
     ) -> Iterator[str | Usage]:
         """Streams answer text pieces; the last item yielded is the step's Usage."""
         ...

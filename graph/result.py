@@ -7,6 +7,7 @@ Saved results are validated back into these models, so a field added later needs
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -14,6 +15,28 @@ from pydantic import BaseModel, ConfigDict, Field
 from graph.protocols import EvidenceItem
 
 Mode = Literal["llm", "offline", "degraded"]
+
+
+_ANSWER_LEAD_RE = re.compile(
+    r"^\s*(?:\*\*)?(?:final answer|short answer|answer|答案|回答)\s*(?:\*\*)?\s*[:：]\s*",
+    re.IGNORECASE,
+)
+_NOT_FOUND_RE = re.compile(r"^(?:not found|no answer|知识库中没有|没有找到|未找到)", re.IGNORECASE)
+
+
+def short_answer_of(answer: str) -> str:
+    """The first line of an answer that states one ('Answer: Shenzhen [2]' -> 'Shenzhen'):
+    markdown, citations and a lead word removed; '' when the line says nothing was found or
+    the answer has no first line of its own (a degraded note is skipped)."""
+    lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
+    while lines and lines[0].startswith(("(Note:", "（注意")):
+        lines.pop(0)
+    if not lines:
+        return ""
+    line = _ANSWER_LEAD_RE.sub("", lines[0])
+    line = re.sub(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]", "", line).replace("**", "").strip()
+    line = line.rstrip("。.").strip()
+    return "" if not line or _NOT_FOUND_RE.match(line) else line
 
 
 class _Record(BaseModel):
@@ -64,6 +87,10 @@ class HopRecord(_Record):
     sub_question: str
     query: str = Field(description="What was actually sent to the search.")
     bridged: bool = False
+    bridge: dict[str, Any] = Field(
+        default_factory=dict, description="The bridge candidates, their scores, the winner."
+    )
+    follow_up: bool = False
     repeated: bool = False
     new_count: int = 0
     hits: list[HitRecord] = Field(default_factory=list)
@@ -119,6 +146,7 @@ class QuestionResult(_Record):
     question: str
     thread_id: str = ""
     answer: str = ""
+    short_answer: str = Field("", description="The answer's first line, without its citations.")
     mode: Mode = "offline"
     reasoner: str = "offline"
     route: str = ""
@@ -182,9 +210,13 @@ class QuestionResult(_Record):
             for hop in self.hops
         ]
         cited = any(c.chunk_id in gone for c in self.citations)
+        withheld = cited or any(e.chunk_id in gone for e in self.evidence)
+        if gone & {h.chunk_id for hop in self.hops for h in hop.hits}:
+            hops = [hop.model_copy(update={"bridge": {}}) for hop in hops]  # names from them
         return self.model_copy(
             update={
                 "hops": hops,
+                "short_answer": "" if withheld else self.short_answer,
                 "evidence": [e for e in self.evidence if e.chunk_id not in gone],
                 "citations": [c for c in self.citations if c.chunk_id not in gone],
                 "answer": notice

@@ -14,7 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from graph.context import GraphContext
 from graph.nodes import fell_back
-from graph.result import QuestionResult, TraceEvent
+from graph.result import QuestionResult, TraceEvent, short_answer_of
 
 
 class ConversationStoreError(RuntimeError):
@@ -118,6 +118,7 @@ def build_result(
             "question": state["question"],
             "thread_id": thread_id,
             "answer": state.get("answer", ""),
+            "short_answer": short_answer_of(state.get("answer", "")),
             "mode": answer_mode(reasoner_name, state.get("trace", [])),
             "reasoner": reasoner_name,
             "route": state.get("route", ""),

@@ -244,8 +244,28 @@ def step_rows(events: Sequence[TraceEvent]) -> list[dict[str, Any]]:
     return rows
 
 
-def _score(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
+def _score(value: object) -> float | None:
+    return None if not isinstance(value, (int, float)) else round(float(value), 4)
+
+
+def bridge_rows(hop: HopRecord) -> tuple[str, list[dict[str, Any]]]:
+    """Why the bridge entity won: (winner, one row per candidate with its score from the
+    previous hop's passages and, where its own search ran, how well that search confirmed
+    it). Dataframe cells are text, never Markdown."""
+    details = hop.bridge or {}
+    confirmed = {str(b.get("entity")): b.get("confirmed") for b in details.get("beam", [])}
+    rows = [
+        {
+            "candidate": str(c.get("entity", "")),
+            "score": _score(c.get("score")),
+            "found in hits": ", ".join(str(r) for r in c.get("hit_ranks", [])),
+            "hit title": "yes" if c.get("title") else "",
+            "next to relation word": _score(c.get("near")),
+            "search confirmed": _score(confirmed.get(str(c.get("entity")))),
+        }
+        for c in details.get("candidates", [])
+    ]
+    return str(details.get("chosen_entity") or (details.get("chosen") or [""])[0] or ""), rows
 
 
 def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:

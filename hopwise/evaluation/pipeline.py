@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from graph.protocols import EvidenceItem, Reasoner, Retriever, Usage
-from graph.result import QuestionResult
+from graph.result import QuestionResult, short_answer_of
 from graph.text import PLACEHOLDER_RE
 from hopwise.evaluation.data import Question
 from hopwise.settings import Settings
@@ -34,6 +34,7 @@ class QuestionRun:
     evidence_ids: list[str]
     answer: str
     enough: bool | None = None
+    short_answer: str = ""
     llm_calls: int = 0
     tokens: int = 0
     hops: int = 0
@@ -104,6 +105,7 @@ class Runner:
         usages = [usage_eval, usage_answer]
         return QuestionRun(
             evidence_ids=[h.chunk_id for h in hits], answer=text, enough=verdict.enough,
+            short_answer=short_answer_of(text),
             llm_calls=sum(u.llm_calls for u in usages),
             tokens=sum(u.prompt_tokens + u.completion_tokens for u in usages),
             hops=len(queries), stop_reason="fixed", queries=list(queries),
@@ -154,6 +156,7 @@ def run_from_result(result: QuestionResult) -> QuestionRun:
     return QuestionRun(
         evidence_ids=[item.chunk_id for item in result.evidence if item.chunk_id],
         answer=result.answer,
+        short_answer=result.short_answer,
         enough=result.evaluation.enough,
         llm_calls=result.llm_calls,
         tokens=result.tokens,

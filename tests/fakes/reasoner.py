@@ -69,7 +69,7 @@ class ScriptedReasoner:
         route = "simple" if GREETING.match(question) else "complex"
         return RouteDecision(standalone_question=standalone, route=route, reason="scripted"), usage
 
-    def decompose(self, question: str) -> tuple[Decomposition, Usage]:
+    def decompose(self, question: str, phrases: object = None) -> tuple[Decomposition, Usage]:
         usage = self._usage("decompose", question)
         parts = self.decompositions.get(question, [(question, None)])
         subs = [SubQuestion(id=i, question=q, depends_on=d) for i, (q, d) in enumerate(parts, 1)]
@@ -107,7 +107,7 @@ class ScriptedReasoner:
         return PlanDecision(action="retrieve", reason="scripted: keep going"), usage
 
     def evaluate(
-        self, question: str, evidence: Sequence[EvidenceItem]
+        self, question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView] = ()
     ) -> tuple[EvidenceVerdict, Usage]:
         usage = self._usage("evaluate", question, list(evidence))
         if self.verdicts:
@@ -115,7 +115,11 @@ class ScriptedReasoner:
         return EvidenceVerdict(enough=True), usage
 
     def answer(
-        self, question: str, evidence: Sequence[EvidenceItem], missing: Sequence[str]
+        self,
+        question: str,
+        evidence: Sequence[EvidenceItem],
+        missing: Sequence[str],
+        hops: Sequence[HopView] = (),
     ) -> Iterator[str | Usage]:
         usage = self._usage("answer", question, list(evidence), list(missing))
         yield from re.findall(r"\S+\s*", self.answer_fn(question, evidence))

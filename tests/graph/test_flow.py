@@ -267,16 +267,29 @@ def test_economy_lets_code_settle_what_it_can() -> None:
     assert reasoner.calls[3] == "route"  # a follow-up needs the model to rewrite it
 
 
-def test_economy_still_asks_the_model_when_web_can_follow() -> None:
+def test_the_model_judges_sufficiency_unless_code_proves_the_answer_is_there() -> None:
     web = FakeWebSearch([WebResult(url="https://example.org/nolan", snippet="born 1970")])
     reasoner = director_reasoner(verdicts=[NOT_ENOUGH])
-    code = ScriptedReasoner(name="offline")
+    unsure = ScriptedReasoner(name="offline", verdicts=[NOT_ENOUGH])  # cannot prove it
     app = Hopwise(
-        Settings(web_search=True), KeywordRetriever(sample_chunks()), reasoner, web, code=code
+        Settings(web_search=True), KeywordRetriever(sample_chunks()), reasoner, web, code=unsure
     )
     result = app.ask(DIRECTOR)
-    assert reasoner.calls.count("evaluate") == 1 and code.calls.count("evaluate") == 1
+    assert reasoner.calls.count("evaluate") >= 1 and unsure.calls.count("evaluate") >= 1
     assert result.web_used and web.queries == ["Nolan birth year"]
+    judged = [e for e in result.trace if e.node == "evaluate_evidence"]
+    assert judged[0].details["decided_by"] == "model"
+
+
+def test_code_settles_sufficiency_when_it_proves_the_answer_is_there() -> None:
+    reasoner = director_reasoner(verdicts=[NOT_ENOUGH])
+    sure = ScriptedReasoner(name="offline")  # its verdict: enough
+    app = Hopwise(Settings(web_search=True), KeywordRetriever(sample_chunks()), reasoner,
+                  FakeWebSearch([]), code=sure)  # fmt: skip
+    result = app.ask(DIRECTOR)
+    assert "evaluate" not in reasoner.calls and not result.web_used
+    judged = [e for e in result.trace if e.node == "evaluate_evidence"]
+    assert judged[0].details["decided_by"] == "code" and judged[0].details["enough"] is True
 
 
 def test_taken_edges_follow_the_trace_and_exist_in_the_graph() -> None:

@@ -1,9 +1,20 @@
-"""The offline reasoner: routing, decomposition, bridging, extraction, verdicts and answers."""
+"""The offline reasoner on invented entities and small synthetic corpora.
+
+No question here comes from a dataset. The decomposition tests are metamorphic: renaming
+an entity, paraphrasing the wh-word or reordering compared items must not change the
+structure (how many hops, which depends on which), only the names in it.
+"""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner, decompose_question
-from graph.protocols import EvidenceItem, HopView, Usage
+import pytest
+
+from graph.offline import OfflineReasoner, decompose_question, judge
+from graph.offline import answer as ans
+from graph.offline import bridge as br
+from graph.offline.route import rewrite_followup
+from graph.offline.spans import mask, question_spans
+from graph.protocols import EvidenceItem, HopView
 from ingest.models import Hit
 
 R = OfflineReasoner()
@@ -14,371 +25,286 @@ def _hit(chunk_id: str, title: str, text: str, rank: int = 1) -> Hit:
                rank=rank)  # fmt: skip
 
 
-def _item(n: int, hit: Hit, sentences: list[str] | None = None) -> EvidenceItem:
-    return EvidenceItem(n=n, chunk_id=hit.chunk_id, title=hit.title, text=hit.text,
-                        sentences=sentences or [])  # fmt: skip
+def _item(n: int, hit: Hit) -> EvidenceItem:
+    return EvidenceItem(n=n, chunk_id=hit.chunk_id, title=hit.title, text=hit.text)
 
 
-def _subs(question: str) -> list[tuple[str, int | None]]:
-    return [(s.question, s.depends_on) for s in decompose_question(question)]
+def _shape(question: str, table: dict[str, int] | None = None) -> list[int | None]:
+    """The structure of a decomposition: each sub-question's dependency."""
+    lookup = (lambda keys: {k: table[k] for k in keys if k in table}) if table else None
+    return [s.depends_on for s in decompose_question(question, lookup)]
 
 
-# ---------------------------------------------------------------- route
+def _subs(question: str, table: dict[str, int] | None = None) -> list[str]:
+    lookup = (lambda keys: {k: table[k] for k in keys if k in table}) if table else None
+    return [s.question for s in decompose_question(question, lookup)]
 
 
-def test_route_greetings_are_simple_and_questions_complex() -> None:
+# ----------------------------------------------------------------- spans and decomposition
+
+
+def test_a_corpus_phrase_stays_whole_even_in_lower_case_or_with_and_in_it() -> None:
+    table = {"orvieto sul mare dei lupi": 3, "brant and fellows": 2}
+    spans = question_spans("Who composed orvieto sul mare dei lupi?", lambda k: table)
+    assert [s.text for s in spans] == ["orvieto sul mare dei lupi"]
+    subs = _subs("Which opened first, Brant and Fellows or Kessler Mills?", table)
+    assert subs == ["Brant and Fellows opened?", "Kessler Mills opened?"]
+    assert "⟨0⟩" in mask(
+        "the Brant and Fellows office",
+        question_spans("the Brant and Fellows office", lambda k: table),
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which film has the director who was born earlier, Quorra Nights or Velmar?",
+        "Which film has the director who was born earlier, Velmar or Quorra Nights?",
+        "Which film has the director who died first, Ostrel Bay or The Iron Tamsin?",
+        "Which film whose director is younger, Ostrel Bay or The Iron Tamsin?",
+    ],
+)
+def test_a_comparison_of_roles_looks_up_each_role_then_compares(question: str) -> None:
+    assert _shape(question) == [None, None, 1, 2]
+    subs = _subs(question)
+    assert subs[0].startswith("director of ") and subs[2].startswith("#1")
+
+
+@pytest.mark.parametrize(
+    ("original", "renamed"),
+    [
+        (
+            "Who was born first, Ilse Varga or Tomas Brell?",
+            "Who was born first, Noor Akande or Pieter Vos?",
+        ),
+        (
+            "Are Ilse Varga and Tomas Brell of the same nationality?",
+            "Are Mina Soto and Ruben Kask of the same nationality?",
+        ),
+        (
+            "When was the director of Quorra Nights born?",
+            "When was the director of The Pale Orchard born?",
+        ),
+        (
+            "What county is Ilse Varga's birthplace in?",
+            "What county is Noor Akande's birthplace in?",
+        ),
+        (
+            "Who founded the company that makes the Zephyr 9?",
+            "Who founded the company that makes the Kestrel X?",
+        ),
+        (
+            "Who is the spouse of the Orlen performer?",
+            "Who is the spouse of the Tavi Sun performer?",
+        ),
+    ],
+)
+def test_renaming_an_entity_keeps_the_structure(original: str, renamed: str) -> None:
+    assert _shape(original) == _shape(renamed)
+    assert len(_shape(original)) >= 2  # each of these needs more than one search
+
+
+def test_paraphrasing_the_wh_word_keeps_the_structure() -> None:
+    assert _shape("When was the director of Quorra Nights born?") == _shape(
+        "Where was the director of Quorra Nights born?"
+    ) == [None, 1]  # fmt: skip
+    assert _subs("When was the director of Quorra Nights born?")[0] == "director of Quorra Nights?"
+
+
+def test_two_questions_joined_by_and_are_decomposed_apart_with_the_pronoun_filled() -> None:
+    subs = _subs("What is the Halvard accord and when was it signed?", {"halvard accord": 2})
+    assert subs == ["What is the Halvard accord?", "when was Halvard accord signed?"]
+    assert _shape("What is the Halvard accord and when was it signed?") == [None, None]
+
+
+def test_a_role_question_resolves_the_role_first() -> None:
+    assert _subs("Who is the legal representative of the lessor?") == [
+        "Who is the lessor?",
+        "legal representative of #1?",
+    ]
+    assert _subs("出租方的法定代表人是谁？") == ["出租方", "#1的法定代表人是谁？"]
+    # an attribute of a named thing is one question
+    assert _subs("《长河》的作者是谁？") == ["《长河》的作者是谁？"]
+    assert _subs("《长河》导演的父亲是谁？") == ["《长河》导演", "#1的父亲是谁？"]
+
+
+def test_chinese_coordination_splits_per_item() -> None:
+    subs = _subs("《长河》和《远山》的导演分别是谁？")
+    assert subs == ["《长河》的导演是谁？", "《远山》的导演是谁？"]
+
+
+def test_a_plain_question_stays_whole() -> None:
+    for question in (
+        "What is the notice period?",
+        "What is the boiling point of water?",
+        "违约金是多少？",
+    ):
+        assert _subs(question) == [question]
+
+
+# ----------------------------------------------------------------------------- bridging
+
+
+BRIDGE_HITS = [
+    _hit(
+        "a",
+        "Quorra Nights",
+        "Quorra Nights is a 1962 Velmarian drama film directed by Ilse "
+        "Varga. It stars Tomas Brell and Noor Akande.",
+        1,
+    ),
+    _hit("b", "Tomas Brell", "Tomas Brell is a Velmarian actor. He directed one film.", 2),
+    _hit("c", "Ilse Varga", "Ilse Varga (born 4 May 1921) was a Velmarian film director.", 3),
+]
+
+
+def test_the_bridge_entity_is_the_one_the_anchor_passage_names_with_the_relation() -> None:
+    hop = HopView(sub_question="director of Quorra Nights?", query="director of Quorra Nights?",
+                  top_hits=BRIDGE_HITS, hit_ids=[h.chunk_id for h in BRIDGE_HITS])  # fmt: skip
+    found = br.candidates(hop, BRIDGE_HITS)
+    assert found[0].text == "Ilse Varga"
+    assert found[0].near > 0 and 1 in found[0].hits
+    assert "Velmarian" not in [c.text for c in found]  # an adjective is no entity
+    assert "Quorra Nights" not in [c.text for c in found]  # the anchor is not its own bridge
+
+
+def test_the_next_query_is_the_entity_and_the_relation_words_only() -> None:
+    assert br.next_query("When was #1 born?", "Ilse Varga") == "Ilse Varga born"
+    assert br.next_query("#1的法定代表人是谁？", "星河公司") == "星河公司法定代表人"
+
+
+def test_bridge_reports_its_candidates_and_a_beam_of_clean_queries() -> None:
+    hop = HopView(sub_question="director of Quorra Nights?", query="director of Quorra Nights?",
+                  top_hits=BRIDGE_HITS, hit_ids=[h.chunk_id for h in BRIDGE_HITS])  # fmt: skip
+    evidence = [_item(i, h) for i, h in enumerate(BRIDGE_HITS, 1)]
+    query, usage = R.bridge("When was #1 born?", [hop], evidence)
+    assert query == "Ilse Varga born"
+    beam = usage.details["beam"]
+    assert [b["query"] for b in beam][0] == "Ilse Varga born"
+    assert all(len(b["query"].split()) <= 4 for b in beam)  # one entity each, no clutter
+    assert usage.details["candidates"][0]["entity"] == "Ilse Varga"
+
+
+def test_confirmation_prefers_the_candidate_whose_own_passage_holds_the_relation() -> None:
+    own = [_hit("c", "Ilse Varga", "Ilse Varga (born 4 May 1921) was a film director.")]
+    other = [_hit("b", "Tomas Brell", "Tomas Brell is an actor.")]
+    assert br.confirm("Ilse Varga", "Ilse Varga born", own) > br.confirm(
+        "Tomas Brell", "Tomas Brell born", other
+    )
+
+
+# ------------------------------------------------------------------------------ answers
+
+
+def test_answer_types_follow_the_question_word_and_shape() -> None:
+    assert ans.answer_type("When was Ilse Varga born?") == "date"
+    assert ans.answer_type("Where is the Brell Museum?") == "place"
+    assert ans.answer_type("How many staff does Kessler Mills employ?") == "number"
+    assert ans.answer_type("Who directed Quorra Nights?") == "person"
+    assert ans.answer_type("Is Kessler Mills older than Brant Hall?") == "yes_no"
+    assert ans.answer_type("Which opened first, Kessler Mills or Brant Hall?") == "choice"
+    assert ans.answer_type("违约金是多少？") == "number"
+    assert ans.answer_type("为什么要延期交付？") == "explain"
+
+
+def _view(query: str, hits: list[Hit], final: bool = True) -> HopView:
+    return HopView(sub_question=query, query=query, hit_ids=[h.chunk_id for h in hits], final=final)
+
+
+def test_the_short_answer_is_the_entity_of_the_expected_type_with_its_citation() -> None:
+    hits = [
+        _hit("p", "Ilse Varga", "Ilse Varga was born on 4 May 1921 in Ostrel. She died in 1990.")
+    ]
+    evidence = [_item(1, hits[0])]
+    when = ans.short_answer("When was Ilse Varga born?", evidence, [_view("Ilse Varga born", hits)])
+    assert when is not None and when.text == "4 May 1921" and when.n == 1
+    where = ans.short_answer(
+        "Where was Ilse Varga born?", evidence, [_view("Ilse Varga born", hits)]
+    )
+    assert where is not None and where.text == "Ostrel"
+
+
+def test_a_choice_compares_the_values_the_comparison_word_asks_for() -> None:
+    a = _hit("a", "Kessler Mills", "Kessler Mills opened in 1931 in Ostrel.")
+    b = _hit("b", "Brant Hall", "Brant Hall opened in 1904.")
+    evidence = [_item(1, a), _item(2, b)]
+    first = ans.short_answer("Which opened first, Kessler Mills or Brant Hall?", evidence)
+    last = ans.short_answer("Which opened last, Kessler Mills or Brant Hall?", evidence)
+    assert first is not None and first.text == "Brant Hall" and first.n == 2
+    assert last is not None and last.text == "Kessler Mills"
+
+
+def test_the_answer_states_the_answer_first_then_the_evidence_per_hop() -> None:
+    hits = [
+        _hit("a", "Quorra Nights", "Quorra Nights is a drama film directed by Ilse Varga."),
+        _hit("c", "Ilse Varga", "Ilse Varga was born on 4 May 1921 in Ostrel."),
+    ]
+    evidence = [_item(1, hits[0]), _item(2, hits[1])]
+    hops = [
+        _view("director of Quorra Nights?", hits[:1], final=False),
+        _view("Ilse Varga born", hits[1:]),
+    ]
+    text = "".join(
+        p
+        for p in R.answer("When was the director of Quorra Nights born?", evidence, [], hops)
+        if isinstance(p, str)
+    )
+    lines = text.splitlines()
+    assert lines[0] == "Answer: 4 May 1921 [2]"
+    assert "directed by Ilse Varga. [1]" in lines[3] and "born on 4 May 1921" in lines[4]
+    assert "Not found" not in text
+
+
+def test_missing_pieces_are_named_in_words_and_the_first_line_says_not_found() -> None:
+    hits = [_hit("a", "Quorra Nights", "Quorra Nights is a drama film directed by Ilse Varga.")]
+    evidence = [_item(1, hits[0])]
+    born = HopView(sub_question="When was #1 born?", query="Ilse Varga born", entity="Ilse Varga",
+                   final=True)  # fmt: skip
+    hops = [_view("director of Quorra Nights?", hits, final=False), born]
+    verdict = judge("When was the director of Quorra Nights born?", evidence, hops)
+    assert not verdict.enough and verdict.missing == ["when was Ilse Varga born"]
+    assert all("'" not in m for m in verdict.missing)  # words, not a token list
+    text = "".join(
+        p
+        for p in R.answer(
+            "When was the director of Quorra Nights born?", evidence, verdict.missing, hops
+        )
+        if isinstance(p, str)
+    )
+    assert text.startswith("Not found in the knowledge base.") and "Not found: " in text
+
+
+def test_nothing_is_said_missing_when_nothing_is() -> None:
+    hits = [_hit("c", "Ilse Varga", "Ilse Varga was born on 4 May 1921 in Ostrel.")]
+    verdict = judge(
+        "When was Ilse Varga born?", [_item(1, hits[0])], [_view("When was Ilse Varga born?", hits)]
+    )
+    assert verdict.enough and verdict.missing == []
+
+
+# ---------------------------------------------------------------------------- follow-ups
+
+
+def test_a_follow_up_is_rewritten_only_when_it_depends_on_the_conversation() -> None:
+    history = [
+        {"role": "user", "content": "Who supplies the Orlen turbines?"},
+        {"role": "assistant", "content": "Answer: Kessler Mills [1]"},
+    ]
+    same = "How long does that burn-in run?"  # a demonstrative with its own noun
+    assert rewrite_followup(same, history) == same
+    assert rewrite_followup("Who founded Brant Hall?", history) == "Who founded Brant Hall?"
+    assert rewrite_followup("What is its warranty?", history) == "What is Orlen's warranty?"
+    assert rewrite_followup("When did he retire?", [
+        {"role": "user", "content": "Who directed Quorra Nights?"},
+        {"role": "assistant", "content": "Answer: Ilse Varga [1]"},
+    ]) == "When did Ilse Varga retire?"  # fmt: skip
+    assert rewrite_followup("What about the lessee?", [
+        {"role": "user", "content": "Who is the auditor of the lessor?"},
+    ]) == "Who is the auditor of the lessee?"  # fmt: skip
+
+
+def test_route_keeps_greetings_simple() -> None:
     for greeting in ("hi", "Hello there!", "谢谢", "你好！"):
         decision, usage = R.route(greeting, [])
-        assert decision.route == "simple", greeting
-        assert usage.mode == "offline" and usage.llm_calls == 0
-    for question in ("What is the notice period?", "合同的违约金是多少？", "Acme?"):
-        assert R.route(question, [])[0].route == "complex", question
-
-
-def test_route_rewrites_follow_ups_from_history() -> None:
-    history = [
-        {"role": "user", "content": "What is the payment term of the Acme contract?"},
-        {"role": "assistant", "content": "30 days [1]."},
-    ]
-    decision, _ = R.route("and its penalty?", history)
-    assert "Acme" in decision.standalone_question and "penalty" in decision.standalone_question
-    zh_history = [{"role": "user", "content": "《星河合同》的付款期限是多久？"}]
-    decision, _ = R.route("那它的违约金呢？", zh_history)
-    assert decision.standalone_question.startswith("星河合同")
-    assert "违约金" in decision.standalone_question
-    standalone = R.route("Who signed the Orion lease?", history)[0].standalone_question
-    assert standalone == "Who signed the Orion lease?"
-
-
-# ------------------------------------------------------------ decompose
-
-
-def test_english_comparison_splits_per_entity() -> None:
-    subs = _subs("Which film came out first, The Love Route or Engagement Ring?")
-    assert len(subs) == 2 and all(dep is None for _, dep in subs)
-    assert "The Love Route" in subs[0][0] and "Engagement Ring" in subs[1][0]
-    subs = _subs("Who was born earlier, Ari Vatanen or Henrik Svensen?")
-    assert subs == [("Ari Vatanen born", None), ("Henrik Svensen born", None)]
-
-
-def test_comparison_of_roles_looks_up_each_role_first() -> None:
-    subs = _subs("Which film has the director who was born later, Silver Harbor or Night Train?")
-    assert subs == [
-        ("director of Silver Harbor?", None),
-        ("director of Night Train?", None),
-        ("#1 born", 1),
-        ("#2 born", 2),
-    ]
-
-
-def test_nested_chains_become_ordered_hops_with_placeholders() -> None:
-    assert _subs("Who is the father of the director of Silver Harbor?") == [
-        ("director of Silver Harbor?", None),
-        ("father of #1?", 1),
-    ]
-    assert _subs("When did the sports team that Craig Westcarr played for win the fa cup?") == [
-        ("sports team that Craig Westcarr played for?", None),
-        ("When did #1 win the fa cup?", 1),
-    ]
-    assert _subs("What is the place of birth of Gilberto Hernández Guerrero's wife?") == [
-        ("wife of Gilberto Hernández Guerrero?", None),
-        ("place of birth of #1?", 1),
-    ]
-    three = _subs("Who is the mother of the founder of the company that makes the Orion X2?")
-    assert [dep for _, dep in three] == [None, 1, 2]
-    assert "Orion X2" in three[0][0] and three[2][0].startswith("mother of #2")
-
-
-def test_a_relative_clause_keeps_its_own_verb() -> None:
-    """'the town where the founder of X died': 'died' closes 'town where #1', and each
-    relative clause of a longer chain takes the verb group that follows it."""
-    assert _subs("When did the town where the founder of Orion Mills died get a railway?") == [
-        ("founder of Orion Mills?", None),
-        ("town where #1 died?", 1),
-        ("When did #2 get a railway?", 2),
-    ]
-    four = _subs(
-        "Which lake lies near the county where the largest town in the province where "
-        "Radio KLMX can be found is located?"
-    )
-    assert four == [
-        ("province where Radio KLMX can be found?", None),
-        ("largest town in #1?", 1),
-        ("county where #2 is located?", 2),
-        ("Which lake lies near #3?", 3),
-    ]
-
-
-def test_chinese_comparisons_conjunctions_and_chains() -> None:
-    assert _subs("苹果公司和微软哪个成立更早？") == [
-        ("苹果公司成立早？", None),
-        ("微软成立早？", None),
-    ]
-    assert _subs("合同A和合同B的违约金分别是多少？") == [
-        ("合同A的违约金是多少？", None),
-        ("合同B的违约金是多少？", None),
-    ]
-    assert _subs("谁是《银港》导演的父亲？") == [("《银港》导演", None), ("#1的父亲？", 1)]
-    assert _subs("张三的母亲是谁？") == [("张三的母亲是谁？", None)]
-
-
-def test_single_hop_question_stays_whole() -> None:
-    assert _subs("What county is Icknield Walk First School located in?") == [
-        ("What county is Icknield Walk First School located in?", None)
-    ]
-
-
-# --------------------------------------------------------------- bridge
-
-SILVER = _hit(
-    "c1", "Silver Harbor",
-    "Silver Harbor is a 1987 drama film directed by Mara Ellison and starring Tom Reed. "
-    "It was shot in Portugal.",
-)  # fmt: skip
-OTHER = _hit("c2", "Night Train", "Night Train is a 1990 thriller directed by Paul Denk.", 2)
-MARA = _hit("c3", "Mara Ellison", "Mara Ellison (born 1950) is the daughter of Tomas Ellison.", 3)
-
-
-def test_bridge_fills_the_entity_the_best_evidence_names() -> None:
-    hop = HopView(sub_question="director of Silver Harbor?", query="director of Silver Harbor?",
-                  new_chunk_ids=["c1", "c2"], top_hits=[SILVER, OTHER])  # fmt: skip
-    evidence = [_item(1, SILVER), _item(2, OTHER)]
-    query, usage = R.bridge("father of #1?", [hop], evidence)
-    assert usage.mode == "offline"
-    assert query.startswith("father of Mara Ellison")
-    assert "#1" not in query and "Paul Denk" not in query
-
-
-def test_bridge_prefers_a_linked_entity_with_its_own_page() -> None:
-    hop = HopView(sub_question="director of Silver Harbor?", query="director of Silver Harbor?",
-                  new_chunk_ids=["c1", "c3"], top_hits=[SILVER, MARA])  # fmt: skip
-    query, _ = R.bridge("When was #1 born?", [hop], [_item(1, SILVER), _item(2, MARA)])
-    assert query.split(" born")[0].startswith("When was Mara Ellison")
-
-
-def test_a_candidate_named_with_the_relation_word_gets_no_credit_for_it() -> None:
-    """'state' inside 'Lakeview State College' is not the hop's relation: the state the
-    school is located in wins."""
-    from graph.offline import bridge_candidates
-
-    school = _hit("s1", "Brookfield-Oak High School",
-                  "Brookfield-Oak High School is a public school located in Brookfield, Ohio. "
-                  "Its graduates often go on to Lakeview State College.")  # fmt: skip
-    hop = HopView(sub_question="state where Brookfield-Oak High is?",
-                  query="state where Brookfield-Oak High is?", top_hits=[school])  # fmt: skip
-    assert bridge_candidates(hop, [_item(1, school)])[0] == "Ohio"
-
-
-def test_a_lowercase_hop_takes_the_page_its_query_spells_out_as_anchor() -> None:
-    """'who plays the pilot in skyline rising' names no capitalised entity; the retrieved page
-    titled 'Skyline Rising' is what the hop is about, so its cast outranks another page's."""
-    from graph.offline import bridge_candidates
-
-    film = _hit("f1", "Skyline Rising (film)",
-                "Skyline Rising is a 2015 drama film. Dana Kell plays the pilot.")  # fmt: skip
-    other = _hit("f2", "Night Pilots",
-                 "Rob Vance plays the pilot in Night Pilots. Rob Vance plays the pilot in its "
-                 "sequel. Rob Vance plays the pilot on stage.", 2)  # fmt: skip
-    hop = HopView(sub_question="actor who plays the pilot in skyline rising?",
-                  query="actor who plays the pilot in skyline rising?",
-                  top_hits=[film, other])  # fmt: skip
-    assert bridge_candidates(hop, [_item(1, film), _item(2, other)])[0] == "Dana Kell"
-
-
-def test_bridge_in_chinese_picks_the_named_person() -> None:
-    film = _hit(
-        "z1", "银港", "《银港》是2019年上映的剧情片，由李安执导，王菲主演。影片在台湾拍摄。"
-    )
-    other = _hit("z2", "夜车", "《夜车》是一部由张三执导的电影。", 2)
-    hop = HopView(sub_question="《银港》导演", query="《银港》导演", top_hits=[film, other])
-    query, _ = R.bridge("#1的父亲？", [hop], [_item(1, film), _item(2, other)])
-    assert query.startswith("李安") and query.endswith("的父亲？")
-    assert "张三" not in query and "剧情片" not in query
-
-
-# -------------------------------------------------------------- extract
-
-
-def test_extract_copies_relevant_sentences_verbatim_with_chunk_ids() -> None:
-    sentences, usage = R.extract("director of Silver Harbor?", [SILVER, OTHER, MARA])
-    assert usage.mode == "offline"
-    assert [s.chunk_id for s in sentences] == ["c1"]  # the other hits do not bear on it
-    assert sentences[0].text == (
-        "Silver Harbor is a 1987 drama film directed by Mara Ellison and starring Tom Reed."
-    )
-
-
-# ------------------------------------------------------ plan / evaluate
-
-
-def test_plan_retrieves_while_sub_questions_remain() -> None:
-    decision, _ = R.plan("q", ["father of #1?"], [], [])
-    assert decision.action == "retrieve"
-    decision, _ = R.plan("q", [], [], [])
-    assert decision.action == "evaluate"
-
-
-def test_evaluate_judges_term_coverage() -> None:
-    question = "Who directed Silver Harbor?"
-    verdict, _ = R.evaluate(question, [_item(1, SILVER)])
-    assert verdict.enough and not verdict.missing
-    verdict, _ = R.evaluate("Who composed the music of Silver Harbor?", [_item(1, OTHER)])
-    assert not verdict.enough
-    assert verdict.missing and verdict.web_query and "Silver Harbor" in verdict.web_query
-    verdict, _ = R.evaluate(question, [])
-    assert not verdict.enough
-
-
-# --------------------------------------------------------------- answer
-
-
-def _text(pieces: list[object]) -> str:
-    assert isinstance(pieces[-1], Usage) and pieces[-1].mode == "offline"
-    return "".join(p for p in pieces[:-1] if isinstance(p, str))
-
-
-def test_answer_is_extractive_and_cites_the_right_chunk() -> None:
-    evidence = [_item(1, OTHER), _item(2, SILVER)]
-    text = _text(list(R.answer("Who directed Silver Harbor?", evidence, [])))
-    assert "Offline mode" in text
-    first = text.splitlines()[1]
-    assert "directed by Mara Ellison" in first and first.endswith("[2]")
-
-
-def test_answer_skips_heading_lines() -> None:
-    doc = _hit(
-        "h1", "Silver Harbor", "Silver Harbor\n\nSilver Harbor was directed by Mara Ellison."
-    )
-    text = _text(list(R.answer("Who directed Silver Harbor?", [_item(1, doc)], [])))
-    assert text.splitlines()[1:] == ["- Silver Harbor was directed by Mara Ellison. [1]"]
-
-
-def test_answer_says_what_is_missing_in_the_question_language() -> None:
-    zh = _hit("z1", "星河合同", "星河合同的付款期限为30天。合同于2023年生效。")
-    text = _text(list(R.answer("星河合同的违约金是多少？", [_item(1, zh)], ["违约金"])))
-    assert "离线模式" in text and "缺少" in text and "违约金" in text and "[1]" in text
-    empty = _text(list(R.answer("Who directed Silver Harbor?", [], ["the director"])))
-    assert "no relevant passages" in empty and "the director" in empty
-
-
-# A Chinese question naming an English product: the rules that once disagreed called it English.
-STARFIELD_ZH = "Starfield Cloud Pro 的退款期限？"
-STARFIELD_DOC = "Starfield Cloud Pro 提供每日备份，数据保留30天。"
-
-
-def test_a_chinese_question_with_a_missing_piece_gets_chinese_notes() -> None:
-    item = _item(1, _hit("s1", "Starfield Cloud Pro 服务说明", STARFIELD_DOC))
-    verdict, _ = R.evaluate(STARFIELD_ZH, [item])
-    assert not verdict.enough and verdict.missing
-    text = _text(list(R.answer(STARFIELD_ZH, [item], verdict.missing)))
-    assert text.startswith("离线模式") and "证据不足，仍缺少：" in text and "[1]" in text
-    assert "Offline mode" not in text and "still missing" not in text
-    empty = _text(list(R.answer(STARFIELD_ZH, [], verdict.missing)))
-    assert "知识库中没有找到" in empty and "缺少：" in empty and "Missing" not in empty
-
-
-def test_the_graph_answers_a_chinese_question_with_chinese_notes() -> None:
-    from langgraph.checkpoint.memory import InMemorySaver
-
-    from hopwise.app import Hopwise
-    from hopwise.settings import Settings
-    from tests.fakes.retriever import KeywordRetriever, make_chunk
-
-    kb = KeywordRetriever([make_chunk("s1", STARFIELD_DOC, title="Starfield Cloud Pro 服务说明")])
-    app = Hopwise(Settings(web_search=False), kb, OfflineReasoner(), None, InMemorySaver())
-    result = app.ask(STARFIELD_ZH)
-    assert not result.evaluation.enough and "证据不足，仍缺少：" in result.answer
-    assert "Offline mode" not in result.answer and "still missing" not in result.answer
-    late = Hopwise(Settings(web_search=False, question_deadline_s=0), kb, OfflineReasoner(),
-                   None, InMemorySaver()).ask(STARFIELD_ZH)  # fmt: skip
-    assert late.stop_reason == "deadline" and "时间已用完" in late.answer, late.answer
-    assert "time ran out" not in late.answer
-
-
-def test_answer_directly() -> None:
-    assert "Hopwise" in _text(list(R.answer_directly("hello", [])))
-    note = _text(list(R.answer_directly("What is 2+2?", [])))
-    assert "Offline mode" in note and "LLM" in note
-
-
-# ---------------------------------------------------------------- roles in contracts
-CONTRACT = "本合同的供货方为深圳星河电子有限公司，采购方为北京云帆科技有限公司。"
-XINGHE = "深圳星河电子有限公司成立于2009年，法定代表人为李明远，总部位于深圳市南山区。"
-YUNFAN = "北京云帆科技有限公司成立于2015年，法定代表人为王佳。"
-
-
-def test_a_role_question_becomes_a_bridge_chain() -> None:
-    assert _subs("供货方的法定代表人是谁？") == [
-        ("供货方是谁？", None),
-        ("#1的法定代表人是谁？", 1),
-    ]
-    assert _subs("项目负责人的联系电话是多少？")[1] == ("#1的联系电话是多少？", 1)
-    assert _subs("Who is the legal representative of the supplier?") == [
-        ("Who is the supplier?", None), ("legal representative of #1?", 1)]  # fmt: skip
-    # a named company or a plain word before 的 is no role
-    assert len(_subs("深圳星河电子有限公司的法定代表人是谁？")) == 1
-    assert len(_subs("对方的名称是什么？")) == 1
-
-
-def test_the_role_is_filled_by_the_name_after_it_not_the_other_party() -> None:
-    contract = _hit("c1", "供货合同", CONTRACT)
-    hop = HopView(sub_question="供货方是谁？", query="供货方是谁？", top_hits=[contract])
-    filled, _ = R.bridge("#1的法定代表人是谁？", [hop], [_item(1, contract)])
-    assert filled == "深圳星河电子有限公司的法定代表人是谁？"
-    hop = HopView(sub_question="采购方是谁？", query="采购方是谁？", top_hits=[contract])
-    assert R.bridge("#1的法定代表人是谁？", [hop], [])[0].startswith("北京云帆科技有限公司")
-
-
-def test_a_one_character_fragment_is_not_a_missing_term() -> None:
-    items = [_item(1, _hit("c1", "供货合同", CONTRACT)), _item(2, _hit("x", "公司档案", XINGHE))]
-    verdict, _ = R.evaluate("供货方的法定代表人是谁？", items)
-    assert verdict.enough, verdict.missing
-    verdict, _ = R.evaluate("供货方的开户银行是哪家？", items)
-    assert not verdict.enough and "'开户银行'" in verdict.missing
-
-
-def test_role_answer_follows_the_chain_and_leaves_out_the_other_party() -> None:
-    items = [
-        _item(1, _hit("y", "北京云帆科技有限公司", YUNFAN)),
-        _item(2, _hit("x", "深圳星河电子有限公司", XINGHE)),
-        _item(3, _hit("c1", "第一条 供货方", CONTRACT)),
-    ]
-    answer = "".join(
-        p for p in R.answer("供货方的法定代表人是谁？", items, []) if isinstance(p, str)
-    )
-    lines = [line for line in answer.splitlines() if line.startswith("- ")]
-    assert lines[0].endswith("[3]") and "供货方为深圳星河" in lines[0]
-    assert lines[1].endswith("[2]") and "李明远" in lines[1]
-    assert "王佳" not in answer
-
-
-def test_a_follow_up_about_the_other_party_asks_the_same_question() -> None:
-    history = [{"role": "user", "content": "供货方的法定代表人是谁？"}]
-    assert R.route("那采购方呢？", history)[0].standalone_question == "采购方的法定代表人是谁？"
-    history = [{"role": "user", "content": "Who is the legal representative of the supplier?"}]
-    decision, _ = R.route("What about the purchaser?", history)
-    assert decision.standalone_question == "Who is the legal representative of the purchaser?"
-
-
-def test_a_follow_up_naming_another_company_or_title_swaps_it_in() -> None:
-    cases = {
-        ("2022年特斯拉的交付量是多少？", "那比亚迪呢？"): "2022年比亚迪的交付量是多少？",
-        ("《星河合同》的付款期限是多久？", "那《云帆合同》呢？"): "《云帆合同》的付款期限是多久？",
-        ("供货方的法定代表人是谁？", "那它的违约金呢？"): "供货方的违约金呢？",
-    }
-    for (previous, question), expected in cases.items():
-        history = [{"role": "user", "content": previous}]
-        assert R.route(question, history)[0].standalone_question == expected
-
-
-def test_the_other_partys_record_does_not_make_a_role_answer_enough() -> None:
-    contract = _item(1, _hit("c1", "供货合同", CONTRACT))
-    verdict, _ = R.evaluate(
-        "供货方的法定代表人是谁？", [contract, _item(2, _hit("y", "档案", YUNFAN))]
-    )
-    assert not verdict.enough
-    assert verdict.missing == ["深圳星河电子有限公司的法定代表人是谁？"]
-    verdict, _ = R.evaluate(
-        "采购方的法定代表人是谁？", [contract, _item(2, _hit("y", "档案", YUNFAN))]
-    )
-    assert verdict.enough, verdict.missing
+        assert decision.route == "simple" and usage.llm_calls == 0
+    assert R.route("What is the notice period?", [])[0].route == "complex"

@@ -43,36 +43,54 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hopwise]:
     store.close()
 
 
-def _lines(result: dict) -> list[str]:
-    return [line for line in result.answer.splitlines() if line.startswith("- ")]
+def _lines(result: object) -> list[str]:
+    return [line for line in result.answer.splitlines() if line.startswith("- ")]  # type: ignore[attr-defined]
 
 
-def test_role_bridge_answers_in_reasoning_order(app: Hopwise) -> None:
+def test_role_bridge_answers_first_then_evidence_in_reasoning_order(app: Hopwise) -> None:
     result = app.ask("供货方的法定代表人是谁？")
     hops = result.hops
-    assert hops[0].sub_question == "供货方是谁？"
+    assert hops[0].sub_question == "供货方"
     assert hops[1].query.startswith("深圳星河电子有限公司") and hops[1].bridged
+    assert hops[1].bridge["chosen_entity"] == "深圳星河电子有限公司"
+    assert result.short_answer == "李明远" and result.answer.startswith("答案：李明远 [")
     assert result.evaluation.enough, result.evaluation
     lines = _lines(result)
     assert "供货方为深圳星河电子有限公司" in lines[0] and "李明远" in lines[1]
-    assert "王佳" not in result.answer and "证据不足" not in result.answer
+    assert "王佳" not in result.answer and "未找到" not in result.answer
 
 
 def test_follow_up_about_the_other_party(app: Hopwise) -> None:
     first = app.ask("供货方的法定代表人是谁？")
     follow = app.ask("那采购方呢？", thread_id=first.thread_id)
     assert follow.standalone_question == "采购方的法定代表人是谁？"
-    lines = _lines(follow)
-    assert "采购方为北京云帆科技有限公司" in lines[0] and "王佳" in lines[1]
+    assert follow.short_answer == "王佳"
     assert "李明远" not in follow.answer
 
 
 def test_english_role_bridge_and_follow_up(app: Hopwise) -> None:
     result = app.ask("Who is the legal representative of the supplier?")
-    assert "of Starriver Electronics Ltd" in result.hops[1].query
-    lines = _lines(result)
-    assert "supplier under this contract is Starriver" in lines[0]
-    assert "Li Mingyuan" in lines[1] and "Wang Jia" not in result.answer
+    assert result.hops[1].query.startswith("Starriver Electronics Ltd")
+    assert result.short_answer == "Li Mingyuan"
+    assert "supplier under this contract is Starriver" in _lines(result)[0]
+    assert "Wang Jia" not in result.answer
     follow = app.ask("What about the purchaser?", thread_id=result.thread_id)
     assert follow.standalone_question == "Who is the legal representative of the purchaser?"
-    assert "Wang Jia" in _lines(follow)[1] and "Li Mingyuan" not in follow.answer
+    assert follow.short_answer == "Wang Jia" and "Li Mingyuan" not in follow.answer
+
+
+def test_a_self_contained_follow_up_passes_through_unchanged(app: Hopwise) -> None:
+    first = app.ask("Who is the legal representative of the supplier?")
+    question = "When was Cloudsail Technology Co. founded?"
+    follow = app.ask(question, thread_id=first.thread_id)
+    assert follow.standalone_question == question
+    assert follow.short_answer == "2015"
+
+
+def test_an_unanswerable_question_says_so_first_and_names_what_is_missing(app: Hopwise) -> None:
+    result = app.ask("Who is the auditor of the purchaser?")
+    assert not result.evaluation.enough
+    assert result.short_answer == ""
+    assert result.answer.startswith("Not found in the knowledge base.")
+    missing = result.answer.split("Not found: ", 1)[1]
+    assert "auditor" in missing and "'" not in missing  # a sub-question in words, no tokens

@@ -83,8 +83,9 @@ def ask_and_trace(question: str) -> tuple[str, str]:
 
 def test_a_hostile_document_shows_as_text_in_chat_and_trace(kb: Path) -> None:
     chat, trace = ask_and_trace(QUESTION)
-    for shown in (chat, trace):  # all there, as text
-        assert HEADING_IMAGE in shown and HTML in shown and AUTOLINK in shown and LINK in shown
+    assert HEADING_IMAGE in chat  # the section on the source card, as text
+    for shown in (chat, trace):  # the body's hostile parts are there, as text
+        assert HTML in shown and AUTOLINK in shown and LINK in shown
     assert "gadgets ![f](leak-file).md" in chat  # the file name in the source card
 
 

@@ -9,6 +9,7 @@ import streamlit as st
 from ui import safe
 from ui.formatting import (
     badges,
+    bridge_rows,
     hit_rows,
     hop_evidence,
     state_machine_dot,
@@ -143,6 +144,10 @@ for number, hop in enumerate(hops, start=1):
     label = f"Hop {number}: {safe.escape_inline(hop.sub_question)}"  # labels render Markdown
     with st.expander(label, expanded=number == 1):
         st.markdown(f"Query sent: “{safe.escape_inline(hop.query)}”")
+        winner, candidates = bridge_rows(hop)
+        if candidates:
+            st.markdown(f"Bridge entity: **{safe.escape_inline(winner or '—')}** — candidates:")
+            st.dataframe(pd.DataFrame(candidates), hide_index=True, width="stretch")
         table = hit_rows(hop, notes)
         if table:
             st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")

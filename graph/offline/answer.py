@@ -1,0 +1,369 @@
+"""An answer, then the evidence: the short answer chosen by the type the question expects.
+
+The type comes from the question word (ingest/lexicon/answer_types.txt: a person, a date, a
+place, a number with its unit) or the question's shape (yes/no; a choice between named
+items). Candidates of that type are read from the sentences of the passages found for the
+last sub-question, scored by how well their sentence matches it and how close they sit to
+its relation words; a name the question already gives is never its answer.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graph import text as tx
+from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.spans import MASK_RE, mask, question_spans
+from graph.protocols import EvidenceItem, HopView
+from ingest import lexicon
+from ingest.phrases import cjk_name_kinds, text_phrases
+
+_LEXICON = lexicon._HERE  # the data files' folder
+
+
+def _read_table(name: str) -> list[tuple[str, list[str]]]:
+    rows = []
+    for line in (_LEXICON / f"{name}.txt").read_text(encoding="utf-8").splitlines():
+        fields = line.split("#", 1)[0].split()
+        if len(fields) > 1:
+            rows.append((fields[0], [f.replace("_", " ") for f in fields[1:]]))
+    return rows
+
+
+ANSWER_TYPES = _read_table("answer_types")
+DIRECTIONS = {w: (-1 if sign == "-" else 1) for sign, ws in _read_table("comparatives") for w in ws}
+_YES_NO_RE = re.compile(
+    r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I
+)
+_ZH_YES_NO_RE = re.compile(r"(?:吗|是否|是不是|有没有)[？?。]?\s*$|^是否|是否")
+_MONTH = "|".join(sorted(tx.MONTHS, key=len, reverse=True))
+_DATE_RE = re.compile(
+    rf"\b(?:\d{{1,2}}\s+(?:{_MONTH})\.?,?\s+\d{{3,4}}|(?:{_MONTH})\.?\s+\d{{1,2}},?\s+\d{{3,4}}|"
+    rf"(?:{_MONTH})\.?\s+\d{{3,4}}|\d{{3,4}})\b|\d{{4}}年(?:\d{{1,2}}月(?:\d{{1,2}}日)?)?",
+    re.IGNORECASE,
+)
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s*(?:%|percent\b|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?"
+    rf"|[万亿千百]?[{tx.CJK}]{{0,2}})?"
+)
+
+
+@dataclass
+class Short:
+    text: str
+    n: int | None  # the citation of the passage that says it
+    score: float
+
+
+def answer_type(question: str) -> str:
+    """yes_no | choice | number | date | place | person | entity."""
+    q = question.strip().lower()
+    spans = question_spans(question)
+    masked = mask(question, spans)
+    if re.search(r"⟨\d+⟩,?\s+or\s+(?:the\s+)?(?:\w+\s+)?⟨\d+⟩", masked) or re.search(
+        r"⟨\d+⟩(?:还是|或)⟨\d+⟩", masked
+    ):
+        return "choice"
+    if _YES_NO_RE.match(q) or (tx.has_cjk(q) and _ZH_YES_NO_RE.search(q)):
+        return "yes_no"
+    for kind, words in ANSWER_TYPES:
+        for word in words:
+            if (tx.has_cjk(word) and word in q) or re.search(rf"\b{re.escape(word)}\b", q):
+                return kind
+    return "entity"
+
+
+def short_answer(
+    question: str,
+    evidence: Sequence[EvidenceItem],
+    hops: Sequence[HopView] = (),
+    params: OfflineParams = PARAMS,
+) -> Short | None:
+    """The answer as briefly as the question allows, with the passage that says it."""
+    if not evidence:
+        return None
+    kind = answer_type(question)
+    if kind == "choice":
+        return _choice(question, evidence, hops)
+    if kind == "yes_no":
+        return _yes_no(question, evidence, hops, params)
+    parallel = len(hops) > 1 and not any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in hops)
+    if parallel:  # 'A和B的X': one answer per part, in the question's order
+        parts = [_one(kind, h.query, question, evidence, [h], params) for h in hops]
+        found = [p for p in parts if p is not None]
+        if not found:
+            return None
+        joiner = "；" if tx.has_cjk(question) else "; "
+        return Short(joiner.join(p.text for p in found), found[0].n, min(p.score for p in found))
+    finals = [h for h in hops if h.final]
+    if hops and not finals:  # the chain was cut short: answer the question itself
+        return _one(kind, question, question, evidence, (), params)
+    focus = finals[-1] if finals else None
+    return _one(kind, focus.query if focus else question, question, evidence, hops, params)
+
+
+def _one(
+    kind: str,
+    focus: str,
+    question: str,
+    evidence: Sequence[EvidenceItem],
+    hops: Sequence[HopView],
+    params: OfflineParams,
+) -> Short | None:
+    """The answer to one part: `focus` asks for it; the whole question names what it is not."""
+    items = _focus_items(evidence, hops)
+    if kind == "explain":
+        return _best_sentence(focus, items)
+    best = _best_span(kind, focus, question, items)
+    if best and best.score >= params.answer_min_score:
+        return best
+    if kind == "entity":  # 'what is the refund window': the answer is said, not named
+        sentence = _best_sentence(focus, items)
+        if sentence and sentence.score >= params.relevant_coverage:
+            return sentence
+    return None
+
+
+def _best_sentence(focus: str, items: Sequence[EvidenceItem]) -> Short | None:
+    """For 'why' and 'how' questions: the sentence that best matches what is asked."""
+    from graph.offline.evidence import best_sentences, relevance
+
+    scored = [(relevance(focus, e.title, e.text), -i, e) for i, e in enumerate(items[:8])]
+    if not scored:
+        return None
+    score, _, item = max(scored, key=lambda x: (x[0], x[1]))
+    sentences = item.sentences or best_sentences(focus, item.text, 1)
+    return Short(sentences[0].strip(), item.n, score) if sentences else None
+
+
+def _focus_items(evidence: Sequence[EvidenceItem], hops: Sequence[HopView]) -> list[EvidenceItem]:
+    """The last hop's passages first (in its rank order), then the rest."""
+    if not hops:
+        return list(evidence)
+    order = {cid: i for i, cid in enumerate(hops[-1].hit_ids)}
+    first = sorted(
+        (e for e in evidence if e.chunk_id in order), key=lambda e: order[e.chunk_id or ""]
+    )
+    return first + [e for e in evidence if e.chunk_id not in order]
+
+
+_NUMBER_WORDS = lexicon.words("numbers")
+_NUMBER_WORD_RE = re.compile(
+    r"\b(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b(?:\s+[a-z]{3,12}\b)?",
+    re.IGNORECASE,
+)
+_PLACE_CUES = frozenset({"in", "at", "from", "near"})
+_PERSON_CUES = frozenset({"by"})
+
+
+def _spans(kind: str, sentence: str) -> list[str]:
+    if kind == "date":
+        return [m.group(0) for m in _DATE_RE.finditer(sentence)]
+    if kind == "number":
+        dates = [m.span() for m in _DATE_RE.finditer(sentence) if not _is_year(m.group(0))]
+        found = [
+            _trim_unit(m.group(0))
+            for m in _NUMBER_RE.finditer(sentence)
+            if not _is_year(m.group(0).split()[0].strip(",."))
+            and not any(a <= m.start() < b for a, b in dates)
+        ]
+        return found + [m.group(0) for m in _NUMBER_WORD_RE.finditer(sentence)]
+    names = text_phrases(sentence)
+    return [n for n in names if not _DATE_RE.fullmatch(n) and not _attributive(sentence, n)]
+
+
+def _trim_unit(text: str) -> str:
+    """'27,000 students' stays; '1,200, and' loses the function word and the comma."""
+    words = text.strip().split()
+    while len(words) > 1 and words[-1].lower() in tx.EN_STOPWORDS:
+        words.pop()
+    return " ".join(words).strip(",. ")
+
+
+def _cue_fit(kind: str, sentence: str, span: str) -> float:
+    """The preposition before a name says what it is: 'in X' a place, 'by X' a person; a
+    Chinese name's tag says it directly."""
+    if tx.has_cjk(span):
+        tag = cjk_name_kinds(span).get(span, "")
+        wanted = {"person": ("person",), "place": ("place",)}.get(kind)
+        if wanted and tag:
+            return 1.5 if tag in wanted else 0.5
+        if wanted and span in tx.cjk_org_names(span):
+            return 1.2 if kind == "person" else 0.5  # a company can be 'who'
+        return 1.0
+    m = re.search(r"(\w+)\s+(?:the\s+)?" + re.escape(span), sentence)
+    before = m.group(1).lower() if m else ""
+    if kind == "place":
+        return 1.5 if before in _PLACE_CUES else 0.5 if before in _PERSON_CUES else 1.0
+    if kind == "person":
+        return 0.5 if before in _PLACE_CUES else 1.5 if before in _PERSON_CUES else 1.0
+    return 1.0
+
+
+def _attributive(sentence: str, name: str) -> bool:
+    """A capitalised word used as an adjective ('an American actor') is not an answer to
+    'who' or 'which' (a nationality question asks for it by type, not by name)."""
+    if " " in name or tx.has_cjk(name):
+        return False
+    m = re.search(re.escape(name) + r"\s+([a-z][\w-]*)", sentence)
+    return m is not None and m.group(1) not in tx.EN_STOPWORDS
+
+
+def _is_year(text: str) -> bool:
+    return bool(re.fullmatch(r"1\d{3}|20\d{2}", text.strip()))
+
+
+def _best_span(kind: str, focus: str, question: str, items: Sequence[EvidenceItem]) -> Short | None:
+    focus_terms = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", focus))
+    given = tx.term_set(question) | tx.term_set(focus)
+    given_names = {n.lower() for n in text_phrases(question) + text_phrases(focus)}
+    anchors = [n.lower() for n in text_phrases(focus)]
+    scores: dict[str, Short] = {}
+    for rank, item in enumerate(items[:8], start=1):
+        for sentence in item.sentences or tx.split_sentences(item.text)[:6]:
+            overlap = len(focus_terms & tx.term_set(f"{item.title} {sentence}"))
+            if not overlap:
+                continue
+            base = overlap / (len(focus_terms) or 1) / math.sqrt(rank)
+            place = f"{item.title} {item.section} {sentence}".lower()
+            if anchors and not any(a in place for a in anchors):
+                base *= 0.2  # a sentence about something else than what is asked about
+            spans = _spans(kind, sentence)
+            spans = [x for x in spans if not any(x != y and x in y for y in spans)]
+            for span in spans:
+                terms = tx.term_set(span)
+                if span.lower() in given_names or (terms and terms <= given):
+                    continue
+                near = _nearness(sentence, span, focus_terms)
+                score = base * (1 + near) * _cue_fit(kind, sentence, span)
+                key = span.lower()
+                if key in scores:
+                    scores[key].score += score * 0.5
+                else:
+                    scores[key] = Short(span, item.n, score)
+    return max(scores.values(), key=lambda s: s.score, default=None)
+
+
+def _nearness(sentence: str, span: str, terms: set[str]) -> float:
+    from graph.offline.evidence import nearness
+
+    return nearness(sentence, span, terms)
+
+
+def _items_of(question: str) -> list[str]:
+    spans = question_spans(question)
+    return [s.text for s in spans]
+
+
+def _passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem | None:
+    """The best passage about a name: its title names it, else the first that mentions it."""
+    low = name.lower().strip('"“”《》')
+    titled = [e for e in evidence if e.title and low in e.title.lower()]
+    if titled:
+        return titled[0]
+    return next((e for e in evidence if low in e.text.lower()), None)
+
+
+def _choice(
+    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView]
+) -> Short | None:
+    """'Which …, A or B?': the item whose value the comparison word picks (an earlier date,
+    a larger number); without one, the item whose passage best matches the question."""
+    masked = mask(question, question_spans(question))
+    names = _items_of(question)
+    named = [names[int(k)] for k in MASK_RE.findall(masked)]
+    items = named[-2:] if len(named) >= 2 else named
+    if len(items) < 2:
+        return None
+    direction = next((d for w, d in DIRECTIONS.items() if _has_word(question, w)), 0)
+    values: list[tuple[float, str, int | None]] = []
+    for name in items:
+        passage = _passage_about(name, evidence) or _via_hop(name, evidence, hops)
+        if passage is None:
+            continue
+        value = _first_value(passage.text)
+        if value is not None:
+            values.append((value, name, passage.n))
+    if direction and len(values) == len(items):
+        value, name, n = (min if direction < 0 else max)(values)
+        return Short(name, n, 1.0)
+    rel_terms = tx.term_set(MASK_RE.sub(" ", masked))
+    scored = []
+    for name in items:
+        passage = _passage_about(name, evidence)
+        if passage is not None:
+            scored.append((len(rel_terms & tx.term_set(passage.text)), name, passage.n))
+    if not scored:
+        return None
+    _, name, n = max(scored)
+    return Short(name, n, 0.6)
+
+
+def _via_hop(
+    name: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView]
+) -> EvidenceItem | None:
+    """For 'the director of A': the passage of the hop that bridged from A's lookup."""
+    for k, hop in enumerate(hops):
+        if name.lower() in hop.query.lower():
+            for later in hops[k + 1 :]:
+                if f"#{k + 1}" in later.sub_question and later.hit_ids:
+                    return next((e for e in evidence if e.chunk_id == later.hit_ids[0]), None)
+    return None
+
+
+def _has_word(text: str, word: str) -> bool:
+    if tx.has_cjk(word):
+        return word in text
+    return re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) is not None
+
+
+def _first_value(text: str) -> float | None:
+    """The first date (as a year with a fraction for month and day) or number in a passage."""
+    m = _DATE_RE.search(text)
+    if m:
+        years = re.findall(r"\d{3,4}", m.group(0))
+        if years:
+            month = next((i for i, mo in enumerate(_MONTH_ORDER) if mo in m.group(0).lower()), 0)
+            day = re.match(r"\d{1,2}\b", m.group(0))
+            return int(years[-1]) + month / 13 + (int(day.group(0)) / 400 if day else 0)
+    n = re.search(r"\d[\d,]*(?:\.\d+)?", text)
+    return float(n.group(0).replace(",", "")) if n else None
+
+
+_MONTH_ORDER = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+
+def _yes_no(
+    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView], params: OfflineParams
+) -> Short | None:
+    """Yes when every part of the question is backed by one passage; for 'both'/'same'
+    questions, when the compared items' passages share the value asked about."""
+    zh = tx.has_cjk(question)
+    yes, no = ("是", "否") if zh else ("yes", "no")
+    parts = [h.query for h in hops] or [question]
+    support: list[EvidenceItem] = []
+    from graph.offline.evidence import relevance
+
+    for part in parts:
+        scored = [(relevance(part, e.title, e.text), e) for e in evidence]
+        best = max(scored, key=lambda x: x[0], default=(0.0, None))
+        if best[1] is None or best[0] < params.relevant_coverage:
+            return Short(no, best[1].n if best[1] else None, 0.6)
+        support.append(best[1])
+    if len(support) >= 2 and re.search(r"\b(?:same|both)\b|相同|同一|都", question, re.I):
+        values = [set(_attributes(e.text)) for e in support]
+        shared = set.intersection(*values) if values else set()
+        return Short(yes if shared else no, support[0].n, 0.8)
+    return Short(yes, support[0].n, 0.7)
+
+
+def _attributes(text: str) -> list[str]:
+    """Capitalised words used as adjectives in a passage's first sentence ('an American
+    film director'): nationality, origin, kind."""
+    first = tx.split_sentences(text)[:1]
+    if not first:
+        return []
+    return [m.group(1) for m in re.finditer(r"\b(?:an?|the)\s+([A-Z][a-z]+)\s+[a-z]", first[0])]

@@ -1,0 +1,225 @@
+"""Bridging by evidence: which entity the previous hop found, and the next hop's query.
+
+Candidates are the phrases of the previous hop's top hits (their titles and the names in
+their text, ingest/phrases.py). Each is scored by general signals only: the rank of the hits
+naming it, whether it is a hit's title (the entity has its own passage), how close it sits to
+the sub-question's relation words, how many hits agree on it, and whether the whole question
+names it. The anchor the hop searched for is never its own bridge. The next query is the
+winner plus the next sub-question's own content words, nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from graph import text as tx
+from graph.offline.params import PARAMS, OfflineParams
+from graph.protocols import HopView
+from ingest.models import Hit
+from ingest.phrases import text_phrases
+
+_PAREN_RE = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+@dataclass
+class Candidate:
+    text: str
+    score: float = 0.0
+    hits: set[int] = field(default_factory=set)  # ranks of the hits naming it
+    title: bool = False
+    near: float = 0.0
+    relation: int = 0
+    in_question: bool = False
+
+    def why(self) -> dict[str, object]:
+        """What the trace shows for it."""
+        return {
+            "entity": self.text, "score": round(self.score, 3), "hit_ranks": sorted(self.hits),
+            "title": self.title, "relation_words": self.relation, "near": round(self.near, 2),
+            "named_in_question": self.in_question,
+        }  # fmt: skip
+
+
+def candidates(
+    hop: HopView, hits: Sequence[Hit], question: str = "", params: OfflineParams = PARAMS
+) -> list[Candidate]:
+    """The entities hop `hop` found, best first."""
+    asked = tx.PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query}")
+    asked_terms = tx.term_set(asked)
+    relation = tx.term_set(_relation_text(hop.sub_question, hop.query)) - _anchor_terms(hop, hits)
+    question_terms = tx.term_set(question) - asked_terms
+    cue = _cue_words(hop.sub_question)
+    found: dict[str, Candidate] = {}
+    titles = {_PAREN_RE.sub("", h.title).strip().lower() for h in hits[: params.bridge_hits]}
+    anchor = _anchor_terms(hop, hits)
+    for rank, hit in enumerate(hits[: params.bridge_hits], start=1):
+        weight = _aboutness(anchor, hit) / math.sqrt(rank)
+        for i, sentence in enumerate(_sentences(hit)):
+            sentence_terms = tx.term_set(sentence)
+            rel_here = len(relation & sentence_terms)
+            for name in _names(sentence, hit, i):
+                terms = tx.term_set(name)
+                if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
+                    continue
+                cand = found.setdefault(name.lower(), Candidate(text=name))
+                near = _nearness(sentence, name, relation)
+                cand.hits.add(rank)
+                cand.title = cand.title or name.lower() in titles
+                cand.near = max(cand.near, near)
+                cand.relation = max(cand.relation, rel_here)
+                cand.in_question = cand.in_question or bool(terms & question_terms)
+                score = weight * (0.5 + rel_here) * (1 + params.bridge_near_weight * near)
+                if i == 0:
+                    score *= params.bridge_first_sentence_weight
+                if _cued(sentence, name, cue):
+                    score *= params.bridge_cue_weight
+                cand.score += score
+    for cand in found.values():
+        cand.score *= 1 + params.bridge_agreement_weight * (len(cand.hits) - 1)
+        if cand.title:
+            cand.score *= params.bridge_title_weight
+        if cand.in_question:
+            cand.score *= params.bridge_question_weight
+    ranked = sorted(found.values(), key=lambda c: -c.score)
+    return _distinct(ranked)
+
+
+def next_query(sub_question: str, entity: str, params: OfflineParams = PARAMS) -> str:
+    """The entity and the sub-question's own content words ('#1 born?' + X -> 'X born')."""
+    rest = tx.PLACEHOLDER_RE.sub(" ", sub_question)
+    words = tx.coverage_terms(rest) if tx.has_cjk(rest) else tx.content_words(rest)
+    entity_words = set(tx.words(entity))
+    words = [w for w in dict.fromkeys(words) if w not in entity_words]
+    joiner = "" if tx.has_cjk(entity) and words and tx.has_cjk(words[0]) else " "
+    return tx.normalize_space(entity + joiner + " ".join(words[: params.bridge_relation_words]))
+
+
+_CUES = {  # prepositions that introduce a filler, by the kind of answer asked for
+    "person": {"by", "to", "with"},
+    "place": {"in", "at", "from", "near", "of"},
+    "date": {"in", "on", "since"},
+}
+
+
+def _cue_words(sub_question: str) -> set[str]:
+    """The prepositions that introduce the kind of entity the sub-question asks for; all of
+    them when it names no kind (a bare 'author of ⟨E⟩')."""
+    from graph.offline.answer import answer_type
+
+    kind = answer_type(sub_question)
+    return _CUES.get(kind, set().union(*_CUES.values()))
+
+
+def _cued(sentence: str, name: str, cue: set[str]) -> bool:
+    m = re.search(r"(\w+)\s+(?:the\s+)?" + re.escape(name), sentence)
+    return m is not None and m.group(1).lower() in cue
+
+
+def _relation_text(sub_question: str, query: str) -> str:
+    return tx.PLACEHOLDER_RE.sub(" ", f"{sub_question} {query}")
+
+
+def _anchor_terms(hop: HopView, hits: Sequence[Hit]) -> set[str]:
+    """What the hop searched about: the names in its query, else a top hit's title that the
+    query spells out (a lower-case question names no entity)."""
+    query = tx.PLACEHOLDER_RE.sub(" ", hop.query)
+    names = tx.capitalized_spans(query) + tx.quoted_titles(query)
+    if tx.has_cjk(query):
+        names += tx.cjk_org_names(query) + tx.cjk_names(query)
+    terms = tx.term_set(" ".join(names))
+    if terms:
+        return terms
+    query_terms = tx.term_set(query)
+    for hit in hits[:3]:
+        title_terms = tx.term_set(_PAREN_RE.sub("", hit.title))
+        if title_terms and title_terms <= query_terms:
+            return title_terms
+    return set()
+
+
+def _aboutness(anchor: set[str], hit: Hit) -> float:
+    """1 when the hit's title names the anchor, less when only its text does, little else:
+    the entity a hop found sits in a passage about what the hop asked about."""
+    if not anchor:
+        return 1.0
+    title = tx.term_set(_PAREN_RE.sub("", hit.title))
+    if title and (title <= anchor or anchor <= title):
+        return 1.0
+    shared = tx.overlap(anchor, tx.term_set(f"{hit.title} {hit.text[:600]}"))
+    return 0.4 * shared if shared >= 0.6 else 0.05 + 0.1 * shared
+
+
+def _sentences(hit: Hit) -> list[str]:
+    return tx.split_sentences(hit.text)
+
+
+def _names(sentence: str, hit: Hit, index: int) -> list[str]:
+    """The phrases of a sentence, minus dates, adjectives and the passage's own subject (a
+    page naming itself is no evidence; another passage naming it is)."""
+    own = _PAREN_RE.sub("", hit.title).strip().lower()
+    return [
+        n
+        for n in dict.fromkeys(text_phrases(sentence))
+        if not _date_like(n) and not _attributive(sentence, n) and n.lower() != own
+    ]
+
+
+def _attributive(sentence: str, name: str) -> bool:
+    """A capitalised word or run used as an adjective ('an Indian film', 'a 1998 Indian
+    Bollywood film'): followed by a lower-case content word, and not a name of its own there."""
+    if tx.has_cjk(name):
+        return False
+    m = re.search(r"(\S*)\s+" + re.escape(name) + r"\s+([a-z][\w-]*)", " " + sentence)
+    if m is None or m.group(2) in tx.EN_STOPWORDS:
+        return False
+    return " " not in name or m.group(1).lower() in {"a", "an"} or m.group(1).isdigit()
+
+
+_DATE_RE = re.compile(r"^[\d\s,./-]+$")
+
+
+def _date_like(name: str) -> bool:
+    return bool(_DATE_RE.match(name)) or name.split()[0].lower() in tx.MONTHS
+
+
+def _nearness(sentence: str, name: str, relation: set[str]) -> float:
+    from graph.offline.evidence import nearness
+
+    return nearness(sentence, name, relation, after_bonus=1.5)
+
+
+def _distinct(ranked: list[Candidate]) -> list[Candidate]:
+    """Drop a candidate inside a better one ('Forest' after 'Nottingham Forest')."""
+    out: list[Candidate] = []
+    for cand in ranked:
+        low = cand.text.lower()
+        if any(low in o.text.lower() or o.text.lower() in low for o in out):
+            continue
+        out.append(cand)
+    return out
+
+
+def confirm(entity: str, query: str, hits: Sequence[Hit], previous: str = "") -> float:
+    """How well a candidate's search confirms it: a top hit about the entity (its title names
+    it, or its opening does) that holds the relation's words and links back to what the
+    previous hop asked about (the entity's own passage names the anchor it was found from)."""
+    relation = tx.term_set(query) - tx.term_set(entity)
+    back = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", previous)) - tx.term_set(entity)
+    name = entity.lower()
+    best = 0.0
+    for rank, hit in enumerate(hits[:3], start=1):
+        title = _PAREN_RE.sub("", hit.title).strip().lower()
+        text = hit.text.lower()
+        about = (
+            1.0
+            if title and (title == name or name in title)
+            else (0.6 if name in text[:200] else 0.2 if name in text else 0.0)
+        )
+        terms = tx.term_set(f"{hit.title} {hit.text}")
+        held = tx.overlap(relation, terms) if relation else 1.0
+        linked = tx.overlap(back, terms) if back else 0.0
+        best = max(best, about * (0.5 + held) * (1 + linked) / math.sqrt(rank))
+    return best

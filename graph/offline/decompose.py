@@ -1,0 +1,438 @@
+"""Decomposition by the question's structure, never by its vocabulary.
+
+Names and the knowledge base's phrases are masked first (graph/offline/spans.py), so a rule
+sees `⟨0⟩` where a title or a name stands. Then only clear signals split the question:
+
+- two questions joined by "and" (or a Chinese clause break): each is decomposed alone;
+- a comparison, "Which …, ⟨A⟩ or ⟨B⟩?" / "Are ⟨A⟩ and ⟨B⟩ both …?": one hop per item, and
+  a lookup hop first when the compared thing is a role of the item ("the director who…");
+- nested noun phrases and relative clauses ("the R of the N that V ⟨E⟩", "⟨E⟩'s R",
+  "X的Y的Z"): a chain, innermost first, each later hop naming the earlier one as `#k`;
+  which entity fills `#k` is decided by what retrieval finds (graph/offline/bridge.py).
+
+Everything else is one sub-question: the whole question.
+"""
+
+from __future__ import annotations
+
+import re
+
+from graph import text as tx
+from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.spans import MASK_RE, PhraseLookup, mask, question_spans, unmask
+from graph.schemas import SubQuestion
+from ingest import lexicon
+
+Part = tuple[str, int | None]  # (sub-question, the earlier sub-question it depends on)
+
+_ENT = r"⟨\d+⟩"
+_PARTICIPLES = "|".join(sorted(lexicon.words("en_irregular_participles"), key=len, reverse=True))
+_PARTICIPLE = rf"(?:[a-z]+ed|{_PARTICIPLES})"
+_AUX = r"(?:is|are|was|were|did|do|does|has|have|had|can|could|will|would|should)"
+_WH = r"(?:what|which|who|whom|whose|when|where|why|how)"
+_COMPARATIVE = frozenset(
+    w for line in lexicon.words("comparatives") for w in [line] if w not in {"-", "+"}
+)
+
+
+def decompose_question(
+    question: str, lookup: PhraseLookup | None = None, params: OfflineParams = PARAMS
+) -> list[SubQuestion]:
+    """Ordered sub-questions; `#k` in one stands for what sub-question k finds."""
+    q = tx.normalize_space(question)
+    if not q:
+        return [SubQuestion(id=1, question=question)]
+    spans = question_spans(q, lookup, params)
+    masked = mask(q, spans)
+    parts = _zh(masked, params) if tx.language_of(q) == "zh" else _en(masked, params)
+    subs: list[SubQuestion] = []
+    for text, dep in _dedupe(parts)[: tx.MAX_SUB_QUESTIONS]:
+        sub = tx.normalize_space(unmask(text, spans))
+        subs.append(SubQuestion(id=len(subs) + 1, question=sub, depends_on=dep))
+    return subs or [SubQuestion(id=1, question=q)]
+
+
+def _dedupe(parts: list[Part]) -> list[Part]:
+    seen: set[str] = set()
+    out = []
+    for text, dep in parts:
+        if text.strip() and text not in seen:
+            seen.add(text)
+            out.append((text, dep))
+    return out
+
+
+def _shift(parts: list[Part], offset: int) -> list[Part]:
+    """Renumber a sub-decomposition that follows `offset` earlier parts."""
+    return [
+        (tx.PLACEHOLDER_RE.sub(lambda m: f"#{int(m.group(1)) + offset}", t),
+         None if d is None else d + offset)
+        for t, d in parts
+    ]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- English
+_PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
+
+
+def _en(q: str, params: OfflineParams) -> list[Part]:
+    """Two questions joined by 'and' are decomposed one by one; a pronoun in the second
+    stands for the first one's entity ('What is ⟨0⟩ and when was it published?')."""
+    pieces = re.split(rf",?\s+and\s+(?={_WH}\b|{_AUX}\b)", q.strip(), flags=re.IGNORECASE)
+    if len(pieces) > 1 and all(tx.tokenize(MASK_RE.sub(" x ", p)) for p in pieces):
+        parts: list[Part] = []
+        subject = ""
+        for piece in pieces:
+            names = MASK_RE.findall(piece)
+            if names and not subject:
+                subject = f"⟨{names[0]}⟩"
+            elif not names and subject:
+                piece = _PRONOUN_RE.sub(subject, piece, count=1)
+            parts += _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
+        return parts
+    return _en_one(q, params)
+
+
+def _en_one(q: str, params: OfflineParams) -> list[Part]:
+    return _comparison_en(q) or _chain_en(q, params) or _role_chain_en(q) or [(q, None)]
+
+
+_ROLE_CHAIN_RE = re.compile(
+    rf"^(?P<head>{_WH}\s+{_AUX}\s+)the\s+(?P<rel>(?:[a-z][\w-]*\s+){{0,3}}?[a-z][\w-]*)\s+of\s+"
+    rf"the\s+(?P<role>(?:[a-z][\w-]*\s+){{0,2}}?[a-z][\w-]*)\s*\??$",
+    re.IGNORECASE,
+)
+
+
+def _role_chain_en(q: str) -> list[Part] | None:
+    """'Who is the R of the X?' naming nothing: X is a role or thing the documents name
+    ('the supplier'), so first find who or what it is, then its R."""
+    m = _ROLE_CHAIN_RE.match(q.strip())
+    if not m:
+        return None
+    return [(f"{m.group('head')}the {m.group('role')}?", None), (f"{m.group('rel')} of #1?", 1)]
+
+
+_CHOICE_RE = re.compile(
+    rf"^(?P<head>(?:{_WH}|{_AUX})\b[^,]*?),\s*(?P<items>[^,]+(?:,\s*[^,]+)*?,?\s+or\s+.+?)\s*\??$",
+    re.IGNORECASE,
+)
+_BOTH_RE = re.compile(rf"^(?P<aux>{_AUX})\s+(?:both\s+)?(?P<body>.+?)\s*\??$", re.IGNORECASE)
+# 'the director who was born first', 'the director born first', 'whose director is younger'
+_ROLE_RE = re.compile(
+    rf"^(?:(?:{_WH})\s+(?:[a-z]+\s+)?)?(?:(?:has|had|have|with)\s+)?(?:"
+    rf"whose\s+(?P<whose>[a-z][\w-]*?)s?\s+(?P<whose_rest>.+)"
+    rf"|the\s+(?P<role>[a-z][\w-]*?)s?\s+(?P<rest>(?:who|that|which)\b.*|"
+    rf"(?:(?:was|were|is)\s+)?{_PARTICIPLE}\b.*))$",
+    re.IGNORECASE,
+)
+# 'director of film ⟨A⟩': the compared thing is a role of the item, looked up first
+_OF_ITEM_RE = re.compile(r"^(?:the\s+)?(?P<rel>[a-z][a-z ]{1,30}?)\s+of\s+(?P<item>.+)$")
+MAX_ITEM_WORDS = 14
+
+
+def _comparison_en(q: str) -> list[Part] | None:
+    """One hop per compared item ('…, A or B?', 'Are A and B both …?'), lookup hops first
+    when the compared thing is a role of each item."""
+    m = _CHOICE_RE.match(q.strip())
+    if m:
+        head = m.group("head")
+        items = re.split(r"\s*,\s*(?:or\s+)?|\s+or\s+", m.group("items"))
+    else:
+        both = _BOTH_RE.match(q.strip())
+        split = _split_pair(both.group("body")) if both else None
+        if not split:
+            return None
+        items, head = split
+    items = [i.strip(" ?,") for i in items if i.strip(" ?,")]
+    if len(items) < 2 or any(len(i.split()) > MAX_ITEM_WORDS for i in items):
+        return None
+    items, shared_role = _shared_role(items)
+    role = _ROLE_RE.match(head.strip())
+    rel = _relation_words(_role_rest(role) if role else head)
+    if role or shared_role:
+        name = (role.group("role") or role.group("whose")) if role else shared_role
+        firsts = [(f"{name} of {item}?", None) for item in items]
+        return firsts + [(f"#{k} {rel}".strip() + "?", k) for k in range(1, len(items) + 1)]
+    return [(f"{item} {rel}".strip() + "?", None) for item in items]
+
+
+def _role_rest(role: re.Match[str]) -> str:
+    return role.group("rest") or role.group("whose_rest") or ""
+
+
+_LEAD_ROLE_RE = re.compile(
+    r"^(?:the\s+)?(?P<role>[a-z][\w-]*?)s?\s+of\s+(?:the\s+)?(?:[a-z]+\s+)?$"
+)
+
+
+def _split_pair(body: str) -> tuple[list[str], str] | None:
+    """'⟨A⟩ and ⟨B⟩ share …' -> ([⟨A⟩, ⟨B⟩], 'share …'); 'A longer than B' -> ([A, B],
+    'longer'). The second item repeats the first one's leading words ('director of film ⟨A⟩
+    and director of film ⟨B⟩') and then runs while its words are names or masked spans."""
+    than = re.match(
+        r"^(?:the\s+)?(?P<a>.+?)\s+(?P<cmp>(?:more|less)\s+\w+|\w+er)\s+than\s+(?:the\s+)?(?P<b>.+)$",
+        body,
+    )
+    if than and _named(than.group("a")) and _named(than.group("b")):
+        return [than.group("a"), than.group("b")], than.group("cmp")
+    m = re.match(r"^(?P<first>.+?)\s+(?:and|or)\s+(?P<tail>.+)$", body)
+    if not m or not _named(m.group("first")):
+        return None
+    first_words = m.group("first").split()
+    lead = [
+        w for w in first_words[: next((i for i, w in enumerate(first_words) if _name_word(w)), 0)]
+    ]
+    words = m.group("tail").split()
+    start = len(lead) if [w.lower() for w in words[: len(lead)]] == [w.lower() for w in lead] else 0
+    taken = start
+    for i in range(start, len(words)):
+        if not _name_word(words[i]):
+            break
+        taken = i + 1
+    if taken == start or taken >= len(words):
+        return None
+    first = m.group("first")
+    items = [first, " ".join(words[:taken])]
+    if lead and not start:  # 'films ⟨A⟩ and ⟨B⟩': the shared words belong to both
+        items[0] = " ".join(first_words[len(lead) :])
+        role = _LEAD_ROLE_RE.match(" ".join(lead) + " ")
+        if role:  # 'the directors of films ⟨A⟩ and ⟨B⟩'
+            items = [f"{role.group('role')} of {item}" for item in items]
+    return items, " ".join(words[taken:])
+
+
+def _name_word(word: str) -> bool:
+    bare = word.strip("¿¡?\"“”'’(),:")
+    return bool(MASK_RE.search(word)) or bare[:1].isupper() or bare.isdigit() or not bare
+
+
+def _named(text: str) -> bool:
+    return bool(MASK_RE.search(text) or re.search(r"\b[A-Z]", text))
+
+
+def _shared_role(items: list[str]) -> tuple[list[str], str]:
+    """'director of film ⟨A⟩', 'director of film ⟨B⟩' -> ([film ⟨A⟩, film ⟨B⟩], 'director')."""
+    found = [_OF_ITEM_RE.match(i) for i in items]
+    if all(found):
+        rels = {f.group("rel") for f in found if f}
+        if len(rels) == 1:
+            return [f.group("item") for f in found if f], rels.pop()
+    return items, ""
+
+
+def _relation_words(text: str) -> str:
+    """The content words of a comparison head: no question, function or comparison words."""
+    words = [
+        w
+        for w in re.findall(r"[A-Za-z][\w'-]*", MASK_RE.sub(" ", text))
+        if w.lower() not in tx.EN_STOPWORDS
+        and w.lower() not in tx.EN_QUESTION_WORDS
+        and w.lower() not in _COMPARATIVE
+        and w.lower() not in {"both", "same", "either"}
+    ]
+    return " ".join(words)
+
+
+# 'the capital of', 'the state that', 'the award ⟨E⟩ received': where a nested phrase starts
+_NP_START_RE = re.compile(
+    rf"(?:\b(?:the)|^The)\s+(?:[a-z][\w-]*\s+){{0,3}}?[a-z][\w-]*\s+(?=(?:of|that|which|who|"
+    rf"whom|whose|where|when|with|in|at|by|for|from|on)\b|the\s+{_ENT}|{_ENT}|{_PARTICIPLE}\b)"
+)
+_NP_LEAD_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+# one verb group closing a relative clause: 'is', 'died', 'can be found', 'was born in'
+_VERB_GROUP_RE = re.compile(
+    rf"(?:(?:\s+(?:can|could|may|might|will|would|be|been|being|has|have|had|is|are|was|"
+    rf"were))*\s+{_PARTICIPLE}(?:\s+(?:in|for|on|at|with|by|from|to|of))?"
+    rf"|\s+(?:is|are|was|were))(?=\s|$)"
+)
+_OPEN_CLAUSE_RE = re.compile(r"\b(?:that|which|who|whom|whose|where)$")
+_REL_NP_RE = re.compile(
+    r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:who|that|which|whose|where)\b"
+)
+
+
+def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
+    """Nested relations, innermost first: 'the capital of the state that won ⟨E⟩' ->
+    ['state that won ⟨E⟩?', 'capital of #1?', ...the question with #k]."""
+    body = q.strip().rstrip(" ?")
+    anchor = _anchor(body)
+    if anchor is None:
+        return _relative_chain(body)
+    pos, end = anchor
+    noun = re.match(r"\s+([a-z][\w-]*)(?=\s|$)", body[end:])
+    starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
+    if noun and _is_noun(noun.group(1)) and re.search(r"\bthe\s+$", body[:pos], re.I):
+        end += noun.end()  # 'the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
+        starts.append(re.search(r"\bthe\s+$", body[:pos], re.I).start())  # type: ignore[union-attr]
+    possessive = re.match(r"['’]s?\s+((?:[a-z][\w-]*)(?:\s+of\s+[a-z][\w-]*)?)", body[end:])
+    hops: list[str] = []
+    if possessive:
+        hops.append(f"{possessive.group(1)} of {body[pos:end]}?")
+        inner_start, inner_end = pos, end + possessive.end()
+    elif starts:
+        inner_start = starts.pop()
+        named = re.match(
+            rf"\s+(?:in|on|at|of|from)\s+(?:the\s+)?(?:{_ENT}|\d{{3,4}}\b)", body[end:]
+        )
+        end += named.end() if named else 0
+        tail = _VERB_GROUP_RE.match(body[end:]) if _relative(body[inner_start:pos]) else None
+        inner_end = end + (tail.end() if tail else 0)
+        hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
+    else:
+        return None
+    room = params.max_chain_hops - 2  # the innermost hop and the outer question
+    starts = starts[-room:] if len(starts) > room else starts
+    boundary = inner_start
+    for start in reversed(starts):
+        segment = _NP_LEAD_RE.sub("", body[start:boundary].strip())
+        clause_tail = _clause_tail(segment, body[inner_end:])
+        hops.append(tx.normalize_space(f"{segment} #{len(hops)} {clause_tail}") + "?")
+        inner_end += len(clause_tail)
+        boundary = start
+    outer = tx.normalize_space(f"{body[:boundary]} #{len(hops)} {body[inner_end:]}") + "?"
+    if tx.tokenize(MASK_RE.sub(" ", tx.PLACEHOLDER_RE.sub(" ", outer))):
+        hops.append(outer)
+    if len(hops) < 2:
+        return None
+    return [(h, i if i else None) for i, h in enumerate(hops)]
+
+
+def _is_noun(word: str) -> bool:
+    """Not a function word, auxiliary, participle or preposition: a head noun."""
+    w = word.lower()
+    return not (
+        w in tx.EN_STOPWORDS
+        or w in tx.EN_QUESTION_WORDS
+        or re.fullmatch(_PARTICIPLE, w)
+        or w.endswith("ing")
+    )
+
+
+def _anchor(body: str) -> tuple[int, int] | None:
+    """(start, end) of the entity the innermost phrase is about: the first masked span after
+    the last nested-phrase start that precedes one, else a possessive one, else the first."""
+    located = [(m.start(), m.end()) for m in MASK_RE.finditer(body)]
+    if not located:
+        return None
+    starts = [m.start() for m in _NP_START_RE.finditer(body)]
+    for start in reversed(starts):
+        after = [p for p in located if p[0] > start]
+        later = [p for p in starts if p > start]
+        if after and (not later or after[0][0] < min(later) or start == starts[-1]):
+            return after[0]
+    for p in located:
+        if re.match(r"['’]s?\s+[a-z]", body[p[1] :]):
+            return p
+    return located[0]
+
+
+def _relative(phrase: str) -> bool:
+    """A relative clause ('the state that', 'the award ⟨E⟩ received'), not 'the X of'."""
+    if re.search(r"\b(?:that|which|who|whom|whose|where|when)\b", phrase):
+        return True
+    return not re.search(r"\b(?:of|in|at|by|for|from|with|on)\s+(?:the\s+)?(?:\w+\s+)?$", phrase)
+
+
+def _clause_tail(segment: str, rest: str) -> str:
+    """The verb closing a relative clause around the inner hop: in 'the city where the
+    author of ⟨E⟩ died', 'died' belongs to 'city where #1 died'."""
+    if not _OPEN_CLAUSE_RE.search(segment.strip()):
+        return ""
+    tail = _VERB_GROUP_RE.match(rest)
+    return tail.group(0) if tail else ""
+
+
+def _relative_chain(body: str) -> list[Part] | None:
+    """No named anchor: 'the brother of the player who has won the cup' -> ['player who has
+    won the cup?', 'the brother of #1?']."""
+    m = _REL_NP_RE.search(body)
+    if not m or m.start() == 0:
+        return None
+    inner = _NP_LEAD_RE.sub("", body[m.start() :]).strip()
+    outer = tx.normalize_space(f"{body[: m.start()]} #1") + "?"
+    if not tx.tokenize(tx.PLACEHOLDER_RE.sub(" ", outer)) or len(tx.tokenize(inner)) < 2:
+        return None
+    return [(inner + "?", None), (outer, 1)]
+
+
+# ---------------------------------------------------------------------------- Chinese
+_ZH_CLAUSE_SPLIT_RE = re.compile(
+    r"[，,；;？?]\s*(?:以及|并且|而且|同时|另外|还有|并)?|(?:以及|并且)"
+)
+_ZH_QUESTION_RE = re.compile(r"什么|如何|哪些|哪|多少|几|何|吗|是否|怎样|怎么|谁|为什么|为何|呢")
+_ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
+_ZH_LEAD_RE = re.compile(r"^(?:谁是|请问|问：)")
+
+
+def _zh(q: str, params: OfflineParams) -> list[Part]:
+    clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
+    clauses = [c for c in clauses if tx.tokenize(MASK_RE.sub(" ", c)) or MASK_RE.search(c)]
+    if len(clauses) > 1:
+        subject = _zh_subject(clauses[0]) if not _ZH_QUESTION_RE.search(clauses[0]) else ""
+        parts: list[Part] = []
+        for i, clause in enumerate(clauses):
+            if subject and i == 0:
+                continue
+            if subject and not MASK_RE.search(clause) and subject not in clause:
+                clause = f"{subject}{clause}"
+            for piece in _zh_conjunction(clause):
+                parts += _shift(_zh_chain(piece) or [(piece, None)], len(parts))
+        if parts:
+            return parts
+    parts = []
+    for piece in _zh_conjunction(q):
+        parts += _shift(_zh_chain(piece) or [(piece, None)], len(parts))
+    return parts
+
+
+def _zh_subject(clause: str) -> str:
+    """What a leading statement clause is about, for later clauses that name no subject."""
+    spans = MASK_RE.findall(clause)
+    if spans:
+        return "".join(f"⟨{k}⟩" for k in spans)
+    return "".join(tx.cjk_terms(clause)[:3])
+
+
+def _zh_chain(q: str) -> list[Part] | None:
+    """'X的Y的Z' -> ['X的Y', '#1的Z']: the last 的 splits when what precedes it is a relation
+    of something (a name plus a noun: '⟨A⟩导演') or names nothing (a role to resolve first:
+    '供货方'); '⟨A⟩的Z' (an attribute of a named thing) is one question."""
+    body = _ZH_LEAD_RE.sub("", q.strip())
+    cut = body.rfind("的")
+    if cut <= 0:
+        return None
+    inner, outer = body[:cut].strip(), body[cut + 1 :].strip()
+    inner_terms = tx.coverage_terms(MASK_RE.sub(" ", inner))
+    if not outer or not tx.tokenize(MASK_RE.sub(" ", outer)):
+        return None
+    names = MASK_RE.findall(inner)
+    if names and not inner_terms:
+        return None  # an attribute of a named thing
+    if not names and (len(inner_terms) != 1 or len(inner) > 6 or "的" in inner):
+        return None  # a long description is searched whole
+    return [(inner, None), (f"#1的{outer}", 1)]
+
+
+def _zh_conjunction(text: str) -> list[str]:
+    """'⟨A⟩和⟨B⟩的X' -> ['⟨A⟩的X', '⟨B⟩的X']; parallel words ('合同A和合同B') likewise."""
+    tokens = [t for t in re.split(r"(⟨\d+⟩)", text) if t]
+    flat: list[str] = []
+    for tok in tokens:
+        flat += [tok] if MASK_RE.fullmatch(tok) else tx.raw_tokens(tok)
+    for i, tok in enumerate(flat):
+        if tok not in _ZH_CONJ or not 0 < i < len(flat) - 1:
+            continue
+        left, right = flat[i - 1], flat[i + 1]
+        if not (_zh_item(left) and _zh_item(right)):
+            continue
+        prefix, suffix = flat[: i - 1], flat[i + 2 :]
+        suffix = [t for t in suffix if t not in {"哪个", "哪一个", "更", "还是", "分别", "各自"}]
+        return ["".join(prefix + [side] + suffix).strip() for side in (left, right)]
+    return [text]
+
+
+def _zh_item(token: str) -> bool:
+    return bool(MASK_RE.fullmatch(token)) or (
+        bool(token.strip()) and not tx.is_stopword(token) and 2 <= len(token) <= 12
+    )

@@ -1,0 +1,152 @@
+"""Routing without a model: greetings and general requests need no documents; everything else
+might. And follow-ups: only a question that depends on the conversation is rewritten.
+
+A question depends on the conversation when it refers back with a pronoun that stands alone
+("its penalty", "when did he die") or is an ellipsis ("what about X?", "那X呢？"). A
+demonstrative with its own noun ("that burn-in") names its referent, and a question naming
+its own entity is self-contained: both pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from graph import text as tx
+from graph.offline.spans import question_spans
+
+_GREETING_RE = re.compile(
+    r"^\s*(hi|hello|hey|howdy|good (morning|afternoon|evening)|thanks|thank you|thx|bye|goodbye|"
+    r"see you|ok(ay)?|cool|great|nice|who are you|what can you do|how are you|"
+    r"你好|您好|嗨|哈喽|早上好|晚上好|下午好|谢谢|多谢|感谢|再见|拜拜|好的|你是谁|你能做什么|你会什么)"
+    r"[\s!！。.,，?？~]*(there|hopwise|you|a lot|so much|呀|啊|哦)?[\s!！。.,，?？~]*$",
+    re.IGNORECASE,
+)
+_GENERAL_RE = re.compile(
+    r"^\s*(what is|what's|calculate|compute)?\s*[\d\s+\-*/().^%=]+\??\s*$"
+    r"|^\s*(translate|翻译)\b"
+    r"|^\s*(tell me a joke|讲个笑话|write a poem|写一首诗)",
+    re.IGNORECASE,
+)
+
+_PRONOUN_RE = re.compile(
+    r"\b(?:it|its|they|them|their|he|him|his|she|her|hers)\b"
+    r"|\b(?:this|that|these|those)\b(?=\s*(?:is|was|are|were|do|does|did|has|have|had|[?.!]|$))"
+    rf"|它们|他们|她们|它|他|她|其(?=[{tx.CJK}])|(?:这|那|该|此)(?=[呢吗？?]|是|$)",
+    re.IGNORECASE,
+)
+_ELLIPSIS_RE = re.compile(
+    r"^\s*(?:and|what about|how about)\s+(?P<en>.+?)\s*\??\s*$"
+    r"|^\s*(?:那么?|还有|那)?(?P<zh>[^，,？?]{1,30}?)(?:呢|怎么样|如何)[？?。]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def is_simple(question: str) -> str | None:
+    """The reason a message needs no documents, or None."""
+    q = question.strip()
+    if not q:
+        return "Empty message."
+    if _GREETING_RE.match(q):
+        return "Greeting or chit-chat; no documents needed."
+    if _GENERAL_RE.match(q):
+        return "General request that documents cannot answer."
+    return None
+
+
+def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
+    """The question made standalone when it depends on the conversation; else unchanged."""
+    previous = [h.get("content", "") for h in history if h.get("role") == "user"]
+    previous = [p for p in previous if p.strip() and p.strip() != question.strip()]
+    if not previous:
+        return question
+    q = question.strip()
+    ellipsis = _ELLIPSIS_RE.match(q)
+    if ellipsis:
+        other = (ellipsis.group("en") or ellipsis.group("zh") or "").strip()
+        swapped = _swap_subject(previous[-1], other) if other else None
+        if swapped:
+            return swapped
+    pronoun = _PRONOUN_RE.search(q)
+    if not pronoun or _own_entity(q, pronoun.start()):
+        return question
+    entity = _previous_answer(history) if _PERSONAL_RE.fullmatch(pronoun.group(0)) else None
+    entity = entity or next((e for p in reversed(previous) if (e := main_entity(p))), None)
+    if not entity or entity.lower() in q.lower():
+        return question
+    word = pronoun.group(0)
+    if tx.has_cjk(word):
+        return q[: pronoun.start()] + entity + q[pronoun.end() :]
+    possessive = word.lower() in {"its", "their", "his", "her", "hers"}
+    return q[: pronoun.start()] + (f"{entity}'s" if possessive else entity) + q[pronoun.end() :]
+
+
+_PERSONAL_RE = re.compile(r"he|him|his|she|her|hers|他|她", re.IGNORECASE)
+
+
+def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
+    """The short answer of the last reply ('Answer: Christopher Nolan [1]'): what 'he' or
+    'she' in the next question most likely means."""
+    from graph.result import short_answer_of
+
+    replies = [h.get("content", "") for h in history if h.get("role") == "assistant"]
+    answer = short_answer_of(replies[-1]) if replies else ""
+    return answer if answer and len(answer.split()) <= 6 else None
+
+
+def _own_entity(question: str, before: int) -> bool:
+    """The question names its own entity before the pronoun ('Acme said it…')."""
+    return any(s.start < before for s in question_spans(question))
+
+
+def main_entity(question: str) -> str | None:
+    """What a question is about: its first name or title, else its first 'the X' phrase."""
+    spans = [s for s in question_spans(question) if not tx.years(s.text) or len(s.text) > 4]
+    if spans:
+        return spans[0].text
+    m = re.search(r"\bthe\s+(?:[a-z][\w-]*\s+)?[a-z][\w-]*", question)
+    if m and not tx.has_cjk(question):
+        return m.group(0)
+    terms = [t for t in tx.coverage_terms(question) if len(t) >= 2 and not t.isdigit()]
+    return terms[0] if terms and tx.has_cjk(question) else None
+
+
+def _swap_subject(previous: str, other: str) -> str | None:
+    """'what about X?' after a question about E: the same question about X. A common noun
+    ('the buyer') takes the place of the previous question's first common noun phrase, a name
+    the place of its first name."""
+    if not tx.has_cjk(other) and not question_spans(other):
+        bare = re.sub(r"^the\s+", "", other, flags=re.IGNORECASE)
+        found = list(re.finditer(r"\bthe\s+([a-z][\w-]*)\b(?!\s+of\b)", previous))
+        if found:  # 'the R of the X': another X, the same R ('what about Germany?')
+            m = found[-1]
+            return previous[: m.start(1)] + bare + previous[m.end(1) :]
+    entity = main_entity(previous)
+    if not entity or entity not in previous:
+        return None
+    return previous.replace(entity, other, 1)
+
+
+def direct_reply(question: str) -> str:
+    zh = tx.language_of(question) == "zh"
+    q = question.strip()
+    if re.search(r"thank|谢", q, re.IGNORECASE):
+        return "不客气！还有什么想查的吗？" if zh else "You're welcome! Anything else to look up?"
+    if re.search(r"bye|再见|拜拜", q, re.IGNORECASE):
+        return "再见！" if zh else "Goodbye!"
+    if _GREETING_RE.match(q):
+        if zh:
+            return "你好！我是 Hopwise，可以根据知识库中的文档回答问题并给出引用。请问想了解什么？"
+        return (
+            "Hello! I'm Hopwise. I answer questions from your team's documents, with "
+            "citations. What would you like to know?"
+        )
+    if zh:
+        return (
+            "离线模式（未配置语言模型）无法在没有文档的情况下回答常识性问题；"
+            "请配置 LLM（HOPWISE_LLM_BASE_URL、HOPWISE_LLM_MODEL），或就知识库中的内容提问。"
+        )
+    return (
+        "Offline mode cannot answer general knowledge questions without documents; configure "
+        "an LLM (HOPWISE_LLM_BASE_URL, HOPWISE_LLM_MODEL) or ask about your documents."
+    )
