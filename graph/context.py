@@ -14,6 +14,7 @@ from typing import Any
 from graph.config import GraphConfig
 from graph.protocols import Reasoner, Retriever, WebSearch
 
+DOMINANT_LANGUAGE_SHARE = 0.6
 EventCallback = Callable[[dict[str, Any]], None]
 TokenCallback = Callable[[str], None]
 
@@ -60,6 +61,19 @@ class GraphContext:
             return lookup(list(keys), list(self.groups))
         except Exception:  # noqa: BLE001 - no phrase table only costs whole names
             return {}
+
+    def documents_language(self) -> str | None:
+        """The language most chunks this reader may see are in (at least 60 % of a sample),
+        else None (mixed, empty, or a retriever that cannot tell)."""
+        mix_of = getattr(self.retriever, "language_mix", None)
+        if mix_of is None:
+            return None
+        try:
+            mix = mix_of(list(self.groups))
+        except Exception:  # noqa: BLE001 - not knowing only skips the translated query
+            return None
+        lang, share = max(mix.items(), key=lambda kv: kv[1], default=(None, 0.0))
+        return lang if share >= DOMINANT_LANGUAGE_SHARE else None
 
     def emit_event(self, event: dict[str, Any]) -> None:
         if self.on_event is not None:

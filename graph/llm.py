@@ -266,16 +266,23 @@ class LLMReasoner:
         )
 
     def decompose(
-        self, question: str, phrases: PhraseLookup | None = None
+        self,
+        question: str,
+        phrases: PhraseLookup | None = None,
+        documents_language: str | None = None,
     ) -> tuple[Decomposition, Usage]:
-        user = P.DECOMPOSE_USER.format(data_rule=P.DATA_RULE, question=P.question_text(question))
+        user = P.DECOMPOSE_USER.format(
+            data_rule=P.DATA_RULE,
+            question=P.question_text(question),
+            documents_rule=P.documents_rule(question, documents_language),
+        )
         return self._step(
             "decompose",
             Decomposition,
             P.DECOMPOSE_SYSTEM,
             user,
             _check_decomposition,
-            lambda: self._fallback.decompose(question, phrases),
+            lambda: self._fallback.decompose(question, phrases, documents_language),
             lambda: Decomposition(sub_questions=[SubQuestion(id=1, question=question)]),
         )
 
@@ -289,14 +296,18 @@ class LLMReasoner:
             evidence=P.render_evidence(evidence, compact=True),
         )
 
+        entities: list[str] = []
+
         def check(result: BridgeQuery) -> str | None:
             query = result.query.strip()
             entity = result.entity.strip()
             if entity and P.has_placeholder(query):
                 query = tx.PLACEHOLDER_RE.sub(lambda _: entity, query)
+            if query and entity:
+                entities.append(entity)
             return query or None
 
-        return self._step(
+        query, usage = self._step(
             "bridge",
             BridgeQuery,
             P.BRIDGE_SYSTEM,
@@ -305,6 +316,9 @@ class LLMReasoner:
             lambda: self._fallback.bridge(sub_question, earlier, evidence),
             lambda: sub_question,
         )
+        if entities and usage.mode == "llm":
+            usage.details = {"chosen_entity": entities[-1]}
+        return query, usage
 
     def extract(
         self, sub_question: str, hits: Sequence[Hit]

@@ -309,7 +309,9 @@ def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> dic
     """Split into ordered, self-contained sub-questions."""
     ctx = runtime.context
     step = Step(ctx, "decompose_question")
-    decomposition, usage = ctx.reasoner.decompose(state["standalone_question"], ctx.phrase_counts)
+    question = state["standalone_question"]
+    language = ctx.documents_language()
+    decomposition, usage = ctx.reasoner.decompose(question, ctx.phrase_counts, language)
     step.add(usage)
     subs = sub_question_records(decomposition.sub_questions, state["standalone_question"])
     return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs)]}
@@ -382,6 +384,12 @@ def run_hop(
     found_by: dict[str, str] = {}
     if explained.get("beam") and not repeated:
         query, hits, explained, found_by = search_beam(ctx, query, hits, explained)
+    translated = "" if repeated else documents_query(sq, query, explained)
+    if translated:  # the same sub-question in the documents' language, searched too
+        extra = ctx.retriever.search(translated, list(ctx.groups), k=ctx.config.top_k)
+        hits = interleave([hits, extra])[: ctx.config.top_k * 2]
+        for hit in extra:
+            found_by.setdefault(hit.chunk_id, translated)
     seen = set(pool)
     records: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
@@ -417,6 +425,7 @@ def run_hop(
         "query": query,
         "bridged": bridged,
         "bridge": explained,
+        "search_query": translated,
         "follow_up": bool(sq.get("follow_up")),
         "repeated": repeated,
         "hits": records,
@@ -424,6 +433,29 @@ def run_hop(
         "evidence": kept,
         "_items": items,
     }
+
+
+def documents_query(sq: dict[str, Any], query: str, explained: dict[str, Any]) -> str:
+    """The sub-question's search_query (written in the documents' language by the model),
+    its #k filled with the entity the bridge chose; '' when there is none or it repeats."""
+    translated = str(sq.get("search_query") or "").strip()
+    if tx.PLACEHOLDER_RE.search(translated):
+        entity = str(explained.get("chosen_entity") or "")
+        translated = tx.PLACEHOLDER_RE.sub(entity, translated) if entity else ""
+    translated = " ".join(translated.split())
+    return translated if translated and _norm(translated) != _norm(query) else ""
+
+
+def interleave(lists: Sequence[Sequence[Hit]]) -> list[Hit]:
+    """Each list's first hit, then each one's second…, duplicates dropped."""
+    out: list[Hit] = []
+    seen: set[str] = set()
+    for rank in range(max((len(x) for x in lists), default=0)):
+        for hits in lists:
+            if rank < len(hits) and hits[rank].chunk_id not in seen:
+                seen.add(hits[rank].chunk_id)
+                out.append(hits[rank])
+    return out
 
 
 def evidence_order(
@@ -455,6 +487,7 @@ def search_beam(
     passage, holding the relation's words), weighed by the candidate's score; the runners-up's
     best hits follow the winner's. (query, hits, explanation for the trace)."""
     from graph.offline.bridge import confirm
+    from graph.offline.params import PARAMS
 
     beam = explained["beam"]
     top = max(float(b["score"]) for b in beam) or 1.0
@@ -465,26 +498,20 @@ def search_beam(
             if i == 0
             else ctx.retriever.search(option["query"], list(ctx.groups), k=ctx.config.top_k)
         )
-        prior = (float(option["score"]) / top) ** BEAM_PRIOR_WEIGHT
+        prior = (float(option["score"]) / top) ** PARAMS.bridge_prior_weight
         score = confirm(option["entity"], option["query"], found, option.get("previous", ""))
         results.append((score * prior, option, found))
     ranked = sorted(results, key=lambda r: -r[0])
     _, chosen, chosen_hits = ranked[0]
-    merged: list[Hit] = []
+    merged = interleave([found for _, _, found in ranked])  # each one's best before a second
     found_by: dict[str, str] = {}
-    for rank in range(max(len(r[2]) for r in ranked)):  # each candidate's best before a second
-        for _, option, found in ranked:
-            if rank < len(found) and found[rank].chunk_id not in found_by:
-                found_by[found[rank].chunk_id] = option["query"]
-                merged.append(found[rank])
-    merged = merged[: ctx.config.top_k + BEAM_EXTRA_HITS * (len(ranked) - 1)]
+    for _, option, found in ranked:
+        for hit in found:
+            found_by.setdefault(hit.chunk_id, option["query"])
+    merged = merged[: ctx.config.top_k + PARAMS.bridge_extra_hits * (len(ranked) - 1)]
     shown = [{**o, "confirmed": round(c, 3)} for c, o, _ in ranked]
     explained = {**explained, "beam": shown, "chosen_entity": chosen["entity"]}
     return chosen["query"], merged, explained, found_by
-
-
-BEAM_PRIOR_WEIGHT = 1.0
-BEAM_EXTRA_HITS = 2
 
 
 def plan_next_step(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:

@@ -88,7 +88,7 @@ Rules:
   (one sub-question each, depends_on null); do not add a sub-question that only compares.
 - A single-hop question gets exactly one sub-question: the question itself.
 - Write in the language of the question; keep names, numbers and dates exactly as written.
-
+{documents_rule}
 Question: {question}"""
 
 # ------------------------------------------------------------------------ bridge
@@ -223,6 +223,22 @@ def fence(kind: str, body: str, **attrs: object) -> str:
     head = " ".join(f'{k}="{_attr(v)}"' for k, v in attrs.items() if v not in (None, ""))
     opener = f"<<<{kind}{' ' + head if head else ''}>>>"
     return f"{opener}\n{neutralise(body)}\n<<<END {kind}>>>"
+
+
+LANGUAGE_NAMES = {"zh": "Chinese (中文)", "en": "English"}
+
+
+def documents_rule(question: str, documents_language: str | None) -> str:
+    """When the documents are in another language than the question: ask for each
+    sub-question's search_query in the documents' language, so the keyword search matches."""
+    if not documents_language or documents_language == tx.language_of(question):
+        return ""
+    name = LANGUAGE_NAMES.get(documents_language, documents_language)
+    return (
+        f"- The documents are written in {name}. Also give each sub-question a search_query: "
+        f"the same sub-question written in {name}, names as the documents would write them "
+        "(keep #k placeholders).\n"
+    )
 
 
 def language_rule(question: str) -> str:

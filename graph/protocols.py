@@ -98,9 +98,13 @@ class Reasoner(Protocol):
     ) -> tuple[RouteDecision, Usage]: ...
 
     def decompose(
-        self, question: str, phrases: PhraseLookup | None = None
+        self,
+        question: str,
+        phrases: PhraseLookup | None = None,
+        documents_language: str | None = None,
     ) -> tuple[Decomposition, Usage]:
-        """`phrases` looks up the knowledge base's phrase table (the reader's groups applied)."""
+        """`phrases` looks up the knowledge base's phrase table (the reader's groups applied);
+        `documents_language` is the language most of the readable documents are in."""
         ...
 
     def bridge(

@@ -29,7 +29,7 @@ def short_answer_of(answer: str) -> str:
     markdown, citations and a lead word removed; '' when the line says nothing was found or
     the answer has no first line of its own (a degraded note is skipped)."""
     lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
-    while lines and lines[0].startswith(("(Note:", "（注意")):
+    while lines and lines[0].startswith(("(Note:", "（", "(This answer")):
         lines.pop(0)
     if not lines:
         return ""
@@ -37,6 +37,9 @@ def short_answer_of(answer: str) -> str:
     line = re.sub(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]", "", line).replace("**", "").strip()
     line = line.rstrip("。.").strip()
     return "" if not line or _NOT_FOUND_RE.match(line) else line
+
+
+WITHHELD = "(withheld: it came from a document you can no longer read)"
 
 
 class _Record(BaseModel):
@@ -91,6 +94,9 @@ class HopRecord(_Record):
         default_factory=dict, description="The bridge candidates, their scores, the winner."
     )
     follow_up: bool = False
+    search_query: str = Field(
+        "", description="Also searched: the query in the documents' language."
+    )
     repeated: bool = False
     new_count: int = 0
     hits: list[HitRecord] = Field(default_factory=list)
@@ -209,18 +215,40 @@ class QuestionResult(_Record):
             )
             for hop in self.hops
         ]
-        cited = any(c.chunk_id in gone for c in self.citations)
-        withheld = cited or any(e.chunk_id in gone for e in self.evidence)
-        if gone & {h.chunk_id for hop in self.hops for h in hop.hits}:
-            hops = [hop.model_copy(update={"bridge": {}}) for hop in hops]  # names from them
+        if not gone:
+            return self.model_copy(update={"hops": hops})
+        # Names found in them travel on: bridged queries, queries in the documents' language,
+        # follow-ups, the missing parts and web query, the trace. All of it is withheld.
+        hops = [
+            hop.model_copy(
+                update={
+                    "bridge": {},
+                    "search_query": "",
+                    "query": hop.sub_question if hop.bridged or hop.follow_up else hop.query,
+                }
+            )  # fmt: skip
+            for hop in hops
+        ]
+        subs = [
+            sq.model_copy(update={"question": WITHHELD}) if sq.follow_up else sq
+            for sq in self.sub_questions
+        ]
+        trace = [
+            e.model_copy(update={"details": {}})
+            if e.node in {"retrieve_hop", "plan_next_step", "evaluate_evidence", "search_web"}
+            else e
+            for e in self.trace
+        ]
         return self.model_copy(
             update={
                 "hops": hops,
-                "short_answer": "" if withheld else self.short_answer,
+                "sub_questions": subs,
+                "trace": trace,
+                "evaluation": Verdict(enough=self.evaluation.enough),
+                "web_query": "",
+                "short_answer": "",
                 "evidence": [e for e in self.evidence if e.chunk_id not in gone],
                 "citations": [c for c in self.citations if c.chunk_id not in gone],
-                "answer": notice
-                if cited or any(e.chunk_id in gone for e in self.evidence)
-                else self.answer,
+                "answer": notice,
             }
         )

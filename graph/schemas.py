@@ -56,6 +56,11 @@ class SubQuestion(BaseModel):
     depends_on: int | None = Field(
         None, description="id of the earlier sub-question whose answer this one needs, or null."
     )
+    search_query: Question | None = Field(
+        None,
+        description="The same sub-question written in the documents' language when that differs "
+        "from the question's (keep #k placeholders); null otherwise.",
+    )
 
 
 class Decomposition(BaseModel):

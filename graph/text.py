@@ -75,7 +75,14 @@ def renumber_sub_questions(
             question = normalize_space(question)
         dep = new_id.get(s.depends_on) if s.depends_on is not None else None
         dep = dep if dep is not None and dep < i else next((k for k in refs if k < i), None)
-        out.append(SubQuestion(id=i, question=question.strip(), depends_on=dep))
+        search = s.search_query
+        if search:
+            search = normalize_space(PLACEHOLDER_RE.sub(lambda m: _renumbered(m, new_id), search))
+        out.append(
+            SubQuestion(
+                id=i, question=question.strip(), depends_on=dep, search_query=search or None
+            )
+        )
     return out
 
 

@@ -31,7 +31,7 @@ import threading
 import time
 import uuid
 import warnings
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,6 +89,8 @@ CHUNK_FIELDS = [
 # collection description. An older collection still opens, answers and takes writes in its
 # own format until `reindex_format` rebuilds it; format 1 refuses writes that carry metadata.
 INDEX_FORMAT = 3
+LANGUAGE_SAMPLE = 200  # chunks read to tell the knowledge base's language
+LANGUAGE_CACHE_S = 60.0
 MAX_METADATA_BYTES = 16_384
 PHRASE_BYTES = 4 * MAX_KEY_CHARS + 32  # an element's VARCHAR limit: 4 UTF-8 bytes a character
 FORMAT3_ROW_BYTES = 400  # the folded text and phrase keys, per chunk (see _bytes_need)
@@ -464,6 +466,7 @@ class MilvusStore:
         self._timeout = timeout_s
         self._maybe_empty = True
         self.index_format = INDEX_FORMAT  # of the opened collection (set when it is checked)
+        self._language_cache: dict[tuple[str, ...], tuple[float, dict[str, float]]] = {}
         # the phrase extractor of the collection's phrases ("" before format 3)
         self.phraser = PHRASER if self.index_format >= 3 else ""
         # Embedded: this process holds the file lock, so every transition is a crash leftover.
@@ -1391,6 +1394,29 @@ class MilvusStore:
         counts = {key: self._count(f"array_contains(phrases, {quote_value(key)}) and {expr}")
                   for key in wanted}  # fmt: skip
         return {key: n for key, n in counts.items() if n}
+
+    @_milvus_errors
+    def language_mix(
+        self, groups: Sequence[str], sample: int = LANGUAGE_SAMPLE
+    ) -> dict[str, float]:
+        """The languages of the chunks the groups may read, as shares of a sample of them
+        ({'zh': 0.9, 'en': 0.1}); {} for an empty knowledge base. Cached for a minute per
+        group set: it only steers whether a model also writes queries in another language."""
+        key = tuple(sorted(set(groups)))
+        cached = self._language_cache.get(key)
+        if cached and time.monotonic() - cached[0] < LANGUAGE_CACHE_S:
+            return cached[1]
+        rows = self._client.query(
+            self.collection, filter=self.search_filter(groups), output_fields=["text"],
+            limit=sample,
+        )  # fmt: skip
+        counts = Counter(language_of(str(r.get("text", ""))[:400]) for r in rows)
+        total = sum(counts.values())
+        mix: dict[str, float] = (
+            {lang: round(n / total, 3) for lang, n in counts.items()} if total else {}
+        )
+        self._language_cache[key] = (time.monotonic(), mix)
+        return mix
 
     def _channel(self, data: Any, field: str, expr: str, limit: int) -> list[tuple[float, dict]]:
         """One filtered search request; scores normalised so higher is better."""

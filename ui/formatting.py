@@ -265,7 +265,7 @@ def bridge_rows(hop: HopRecord) -> tuple[str, list[dict[str, Any]]]:
         }
         for c in details.get("candidates", [])
     ]
-    return str(details.get("chosen_entity") or (details.get("chosen") or [""])[0] or ""), rows
+    return str(details.get("chosen_entity") or ""), rows
 
 
 def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:

@@ -57,8 +57,13 @@ class OfflineReasoner:
         ), _usage()
 
     def decompose(
-        self, question: str, phrases: PhraseLookup | None = None
+        self,
+        question: str,
+        phrases: PhraseLookup | None = None,
+        documents_language: str | None = None,
     ) -> tuple[Decomposition, Usage]:
+        """Offline, a question in another language than the documents is left to the dense
+        channel (the built-in multilingual embedder): there is no translator here."""
         subs = decompose_question(question, phrases, self.params)
         return Decomposition(sub_questions=subs), _usage()
 
@@ -114,7 +119,33 @@ class OfflineReasoner:
                 reason="The parts were searched apart; the whole question joins them.",
                 follow_up=question,
             ), _usage()
+        chase = self._chase(question, hops, evidence)
+        if chase:
+            return PlanDecision(
+                action="retrieve",
+                reason="The answer is not there yet; following the entity the last hop found.",
+                follow_up=chase,
+            ), _usage()
         return PlanDecision(action="evaluate", reason="Every sub-question was searched."), _usage()
+
+    def _chase(
+        self, question: str, hops: Sequence[HopView], evidence: Sequence[EvidenceItem]
+    ) -> str | None:
+        """One more hop when the question is not answered yet: the best entity the last hop
+        found, with the question's words that its top passage did not already hold."""
+        if not hops or len(hops) >= self.params.chase_max_hops:
+            return None
+        if judge(question, evidence, hops, self.params).enough:
+            return None
+        last = hops[-1]
+        found = br.candidates(last, last.top_hits, question, self.params)
+        if not found or not last.top_hits:
+            return None
+        held = tx.term_set(f"{last.top_hits[0].title} {last.top_hits[0].text}")
+        rest = [w for w in tx.content_words(question) if tx.stem(w) not in held and w not in held]
+        query = br.next_query(" ".join(rest), found[0].text, self.params)
+        searched = {tx.normalize_space(h.query).lower() for h in hops}
+        return query if rest and query.lower() not in searched else None
 
     def evaluate(
         self, question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView] = ()
@@ -171,8 +202,7 @@ def judge(
     missing: list[str] = []
     for asked, ids, said in _parts(question, hops):
         pool = [e for e in evidence if ids is None or e.chunk_id in ids]
-        best = max((ev.relevance(asked, e.title, e.text) for e in pool), default=0.0)
-        if best < params.relevant_coverage:
+        if not any(ev.answers(asked, e.title, e.text, params) for e in pool):
             missing.append(ev.missing_line(said, zh))
     short = ans.short_answer(question, evidence, [h for h in hops if not h.follow_up], params)
     if not missing and short is not None:

@@ -61,6 +61,7 @@ class Short:
 def answer_type(question: str) -> str:
     """yes_no | choice | number | date | place | person | entity."""
     q = question.strip().lower()
+    question = question.replace("⟨", "〈").replace("⟩", "〉")  # ours mark spans
     spans = question_spans(question)
     masked = mask(question, spans)
     if re.search(r"⟨\d+⟩,?\s+or\s+(?:the\s+)?(?:\w+\s+)?⟨\d+⟩", masked) or re.search(
@@ -272,6 +273,7 @@ def _choice(
 ) -> Short | None:
     """'Which …, A or B?': the item whose value the comparison word picks (an earlier date,
     a larger number); without one, the item whose passage best matches the question."""
+    question = question.replace("⟨", "〈").replace("⟩", "〉")
     masked = mask(question, question_spans(question))
     names = _items_of(question)
     named = [names[int(k)] for k in MASK_RE.findall(masked)]
@@ -351,7 +353,7 @@ def _yes_no(
         scored = [(relevance(part, e.title, e.text), e) for e in evidence]
         best = max(scored, key=lambda x: x[0], default=(0.0, None))
         if best[1] is None or best[0] < params.relevant_coverage:
-            return Short(no, best[1].n if best[1] else None, 0.6)
+            return None  # no passage speaks to it: not found, not "no"
         support.append(best[1])
     if len(support) >= 2 and re.search(r"\b(?:same|both)\b|相同|同一|都", question, re.I):
         values = [set(_attributes(e.text)) for e in support]

@@ -39,7 +39,7 @@ def decompose_question(
     question: str, lookup: PhraseLookup | None = None, params: OfflineParams = PARAMS
 ) -> list[SubQuestion]:
     """Ordered sub-questions; `#k` in one stands for what sub-question k finds."""
-    q = tx.normalize_space(question)
+    q = tx.normalize_space(question).replace("⟨", "〈").replace("⟩", "〉")  # ours mark spans
     if not q:
         return [SubQuestion(id=1, question=question)]
     spans = question_spans(q, lookup, params)
@@ -53,12 +53,19 @@ def decompose_question(
 
 
 def _dedupe(parts: list[Part]) -> list[Part]:
-    seen: set[str] = set()
-    out = []
-    for text, dep in parts:
-        if text.strip() and text not in seen:
-            seen.add(text)
-            out.append((text, dep))
+    """Repeated sub-questions dropped; every #k and dependency follows the one kept."""
+    kept: dict[str, int] = {}
+    new_id: dict[int, int] = {}
+    out: list[Part] = []
+    for k, (text, dep) in enumerate(parts, start=1):
+        text = tx.PLACEHOLDER_RE.sub(lambda m: f"#{new_id.get(int(m.group(1)), 0)}", text)
+        if not text.strip():
+            continue
+        if text in kept:
+            new_id[k] = kept[text]
+            continue
+        out.append((text, new_id.get(dep) if dep is not None else None))
+        kept[text] = new_id[k] = len(out)
     return out
 
 
@@ -114,7 +121,7 @@ def _role_chain_en(q: str) -> list[Part] | None:
 
 
 _CHOICE_RE = re.compile(
-    rf"^(?P<head>(?:{_WH}|{_AUX})\b[^,]*?),\s*(?P<items>[^,]+(?:,\s*[^,]+)*?,?\s+or\s+.+?)\s*\??$",
+    rf"^(?P<head>(?:{_WH}|{_AUX})\b[^,]*?),\s*(?P<items>[^,]+(?:,[^,]+)*?,?\s+or\s+.+?)\s*\??$",
     re.IGNORECASE,
 )
 _BOTH_RE = re.compile(rf"^(?P<aux>{_AUX})\s+(?:both\s+)?(?P<body>.+?)\s*\??$", re.IGNORECASE)
@@ -246,6 +253,8 @@ _VERB_GROUP_RE = re.compile(
     rf"were))*\s+{_PARTICIPLE}(?:\s+(?:in|for|on|at|with|by|from|to|of))?"
     rf"|\s+(?:is|are|was|were))(?=\s|$)"
 )
+# 'the company that makes ⟨E⟩': the clause has its verb, so a verb after ⟨E⟩ is the outer one's
+_CLAUSE_VERB_RE = re.compile(r"\b(?:that|which|who)\s+(?!the\b|a\b|an\b|⟨)[a-z]+")
 _OPEN_CLAUSE_RE = re.compile(r"\b(?:that|which|who|whom|whose|where)$")
 _REL_NP_RE = re.compile(
     r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:who|that|which|whose|where)\b"
@@ -276,7 +285,9 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
             rf"\s+(?:in|on|at|of|from)\s+(?:the\s+)?(?:{_ENT}|\d{{3,4}}\b)", body[end:]
         )
         end += named.end() if named else 0
-        tail = _VERB_GROUP_RE.match(body[end:]) if _relative(body[inner_start:pos]) else None
+        phrase = body[inner_start:pos]
+        open_clause = _relative(phrase) and not _CLAUSE_VERB_RE.search(phrase)
+        tail = _VERB_GROUP_RE.match(body[end:]) if open_clause else None
         inner_end = end + (tail.end() if tail else 0)
         hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
     else:
@@ -350,7 +361,11 @@ def _relative_chain(body: str) -> list[Part] | None:
     if not m or m.start() == 0:
         return None
     inner = _NP_LEAD_RE.sub("", body[m.start() :]).strip()
-    outer = tx.normalize_space(f"{body[: m.start()]} #1") + "?"
+    tail = ""
+    closing = re.search(rf"\s+{_PARTICIPLE}(?:\s+(?:in|on|at|by|for|from|to|of|with))?$", inner)
+    if closing and _CLAUSE_VERB_RE.search(inner[: closing.start()]):
+        inner, tail = inner[: closing.start()], closing.group(0)  # 'Where is #1 based?'
+    outer = tx.normalize_space(f"{body[: m.start()]} #1{tail}") + "?"
     if not tx.tokenize(tx.PLACEHOLDER_RE.sub(" ", outer)) or len(tx.tokenize(inner)) < 2:
         return None
     return [(inner + "?", None), (outer, 1)]

@@ -34,6 +34,25 @@ def relevance(question: str, title: str, text: str) -> float:
     return max(by_words, hit / len(phrases))
 
 
+_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def answers(question: str, title: str, text: str, params: OfflineParams = PARAMS) -> bool:
+    """Whether one passage can answer the question: it holds enough of its terms, every
+    number it names (a year, an amount: 2021 is not 2022) and the name it is about."""
+    if relevance(question, title, text) < params.relevant_coverage:
+        return False
+    passage = tx.fold(f"{title} {text}").casefold()
+    asked = tx.PLACEHOLDER_RE.sub(" ", question)
+    if any(n not in passage for n in _NUMBER_RE.findall(asked)):
+        return False
+    from graph.offline.spans import question_spans
+
+    names = [tx.fold(s.text).casefold().strip('"“”《》「」『』') for s in question_spans(asked)]
+    names = [n for n in names if n and not n.isdigit()]
+    return not names or any(n in passage for n in names)
+
+
 def heading_like(line: str) -> bool:
     """A short line without closing punctuation: a heading or title, not a statement."""
     line = line.strip()

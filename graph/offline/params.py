@@ -14,6 +14,8 @@ class OfflineParams:
     # decomposition
     max_chain_hops: int = 4  # sub-questions of one nested chain, the outer question included
     max_span_words: int = 8  # longest question n-gram looked up in the phrase table
+    max_phrase_keys: int = 300  # n-grams of one question looked up at most (a long paste)
+    chase_max_hops: int = 2  # below this many hops an unanswered question follows one entity
     # extraction and sufficiency
     relevant_coverage: float = 2 / 3  # share of a sub-question's terms a passage must hold
     sentences_per_hit: int = 2
@@ -27,7 +29,8 @@ class OfflineParams:
     bridge_first_sentence_weight: float = 1.2  # a passage's opening says what it is about
     bridge_cue_weight: float = 1.0  # a preposition that introduces a filler ('by X', 'in X')
     bridge_beam: int = 5  # candidates whose queries are searched; the hits pick the winner
-    bridge_prior_weight: float = 0.5  # exponent of the candidate's own score in the choice
+    bridge_prior_weight: float = 1.0  # exponent of the candidate's own score in the choice
+    bridge_extra_hits: int = 2  # hits each runner-up's search adds to the hop
     # evidence ranking across hops
     rank_penalty: float = 0.03  # query coverage a hit gives up per search rank
     # answers

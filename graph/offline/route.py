@@ -42,9 +42,12 @@ _ELLIPSIS_RE = re.compile(
 )
 
 
+MAX_ROUTED_CHARS = 500  # greetings and requests are short; the patterns only read this much
+
+
 def is_simple(question: str) -> str | None:
     """The reason a message needs no documents, or None."""
-    q = question.strip()
+    q = tx.normalize_space(question)[:MAX_ROUTED_CHARS]
     if not q:
         return "Empty message."
     if _GREETING_RE.match(q):
@@ -60,8 +63,8 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
     previous = [p for p in previous if p.strip() and p.strip() != question.strip()]
     if not previous:
         return question
-    q = question.strip()
-    ellipsis = _ELLIPSIS_RE.match(q)
+    q = tx.normalize_space(question)
+    ellipsis = _ELLIPSIS_RE.match(q[:MAX_ROUTED_CHARS])
     if ellipsis:
         other = (ellipsis.group("en") or ellipsis.group("zh") or "").strip()
         swapped = _swap_subject(previous[-1], other) if other else None
@@ -91,7 +94,8 @@ def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
 
     replies = [h.get("content", "") for h in history if h.get("role") == "assistant"]
     answer = short_answer_of(replies[-1]) if replies else ""
-    return answer if answer and len(answer.split()) <= 6 else None
+    short = len(answer) <= 20 if tx.has_cjk(answer) else len(answer.split()) <= 6
+    return answer if answer and short else None
 
 
 def _own_entity(question: str, before: int) -> bool:

@@ -87,7 +87,7 @@ def _corpus_spans(question: str, lookup: PhraseLookup, params: OfflineParams) ->
     """Word n-grams of the question that the knowledge base names as a phrase (two words or
     more, or one Chinese word of two characters or more)."""
     grams: dict[str, list[tuple[int, int]]] = {}
-    for start, end in _ngrams(question, params.max_span_words):
+    for start, end in _ngrams(question, params.max_span_words)[: params.max_phrase_keys]:
         key = tx.phrase_key(question[start:end])
         if key:
             grams.setdefault(key, []).append((start, end))

@@ -27,7 +27,7 @@ from ingest.models import Hit
 
 DEV_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "dev"
 OVERHEAD_TARGET_MS = 50.0
-CALLS_TARGET = 3.0
+CALLS_TARGET = 3.5  # issue 14: the model judges sufficiency unless code proves it
 
 
 class Clock:

@@ -24,7 +24,8 @@ def half_of(question_id: str) -> str:
 
 
 def score_halves(report: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """Recall@5/10/20 of each half (and of all) from a report's per-question rows."""
+    """Recall@5/10/20, short-answer F1 and (unanswerable runs) abstention of each half and of
+    all, from a report's per-question rows."""
     rows = [r for r in report.get("questions", []) if not r.get("error")]
     out: dict[str, dict[str, float]] = {}
     for half in ("A", "B", "all"):
@@ -35,21 +36,28 @@ def score_halves(report: dict[str, Any]) -> dict[str, dict[str, float]]:
             f"R@{b}": round(sum(float(r["recall_at"][b]) for r in chosen) / len(chosen), 3)
             for b in BUDGETS
         }
+        scores["F1"] = round(sum(float(r.get("f1") or 0.0) for r in chosen) / len(chosen), 3)
+        abstained = [r["abstained"] for r in chosen if r.get("abstained") is not None]
+        if abstained:
+            scores["abstain"] = round(sum(1 for a in abstained if a) / len(abstained), 3)
         out[half] = {"n": len(chosen), **scores}
     return out
 
 
 def main(paths: list[str]) -> int:
-    print("| dataset | mode | half | n | R@5 | R@10 | R@20 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| dataset | mode | half | n | R@5 | R@10 | R@20 | F1 | abstain |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for path in paths:
         report = json.loads(Path(path).read_text(encoding="utf-8"))
         if "questions" not in report:
             continue
         for half, row in score_halves(report).items():
+            mode = report["mode"] + (", unanswerable" if report.get("unanswerable") else "")
+            abstain = f"{row['abstain']:.2f}" if "abstain" in row else "—"
             print(
-                f"| {report['dataset']} | {report['mode']} | {half} | {row['n']:.0f} | "
-                f"{row['R@5']:.3f} | {row['R@10']:.3f} | {row['R@20']:.3f} |"
+                f"| {report['dataset']} | {mode} | {half} | {row['n']:.0f} | "
+                f"{row['R@5']:.3f} | {row['R@10']:.3f} | {row['R@20']:.3f} | {row['F1']:.2f} | "
+                f"{abstain} |"
             )
     return 0
 

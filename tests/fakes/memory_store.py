@@ -226,6 +226,16 @@ class MemoryStore:
                 counts.update(wanted & _phrases(c.title, c.section_path, c.text))
         return dict(counts)
 
+    def language_mix(self, groups: Sequence[str], sample: int = 200) -> dict[str, float]:
+        """As MilvusStore: the languages of (a sample of) the chunks the groups may read."""
+        from ingest.lang import language_of
+
+        allowed = set(validate_groups(groups))
+        texts = [c.text for c in self.backing.chunks.values()
+                 if self._visible(c) and allowed & set(c.groups)][:sample]  # fmt: skip
+        counts = Counter(language_of(t[:400]) for t in texts)
+        return {k: round(v / len(texts), 3) for k, v in counts.items()} if texts else {}
+
     def get_document(self, doc_id: str) -> DocumentInfo | None:
         row = self.backing.manifest.get(doc_id)
         return _info(row) if row and row["active_version"] > 0 else None

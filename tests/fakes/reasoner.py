@@ -69,7 +69,9 @@ class ScriptedReasoner:
         route = "simple" if GREETING.match(question) else "complex"
         return RouteDecision(standalone_question=standalone, route=route, reason="scripted"), usage
 
-    def decompose(self, question: str, phrases: object = None) -> tuple[Decomposition, Usage]:
+    def decompose(
+        self, question: str, phrases: object = None, documents_language: str | None = None
+    ) -> tuple[Decomposition, Usage]:
         usage = self._usage("decompose", question)
         parts = self.decompositions.get(question, [(question, None)])
         subs = [SubQuestion(id=i, question=q, depends_on=d) for i, (q, d) in enumerate(parts, 1)]

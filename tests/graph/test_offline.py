@@ -308,3 +308,52 @@ def test_route_keeps_greetings_simple() -> None:
         decision, usage = R.route(greeting, [])
         assert decision.route == "simple" and usage.llm_calls == 0
     assert R.route("What is the notice period?", [])[0].route == "complex"
+
+
+# ------------------------------------------------------------------------- hostile input
+
+
+def test_long_or_odd_questions_decompose_without_blowing_up() -> None:
+    many_commas = "Which " + "aa, " * 40 + "b?"  # once exponential in the choice pattern
+    assert _subs(many_commas)
+    assert R.route("what is" + " " * 3000 + "x", [])[0].route in {"simple", "complex"}
+    assert _subs("What is ⟨5⟩ and ⟨0⟩?")  # our own span marks typed by a user
+    subs = decompose_question(
+        "Who founded the firm that makes pumps and where is the firm that makes pumps based?"
+    )
+    for sub in subs:  # a repeated sub-question is dropped, its #k follow the one kept
+        refs = [int(k) for k in __import__("re").findall(r"#(\d+)", sub.question)]
+        assert all(0 < k < sub.id for k in refs) and (sub.depends_on or 0) < sub.id
+
+
+def test_yes_no_without_any_passage_on_it_is_not_found_rather_than_no() -> None:
+    unrelated = [_item(1, _hit("x", "Weather", "It rained in Ostrel on Monday."))]
+    assert ans.short_answer("Is Kessler Mills based in Brant?", unrelated) is None
+
+
+def test_a_withdrawn_document_leaves_no_bridged_name_behind() -> None:
+    from graph.result import QuestionResult
+
+    hit = {"chunk_id": "c1", "doc_id": "d1", "snippet": "Quorra Nights was directed by Jane Roe."}
+    public = {"chunk_id": "c2", "doc_id": "d2", "snippet": "She was born in 1921."}
+    result = QuestionResult.model_validate({
+        "question": "When was the director of Quorra Nights born?",
+        "answer": "Answer: 1921 [1]", "short_answer": "1921",
+        "sub_questions": [{"id": 1, "question": "director of Quorra Nights?"},
+                          {"id": 2, "question": "When was #1 born?", "depends_on": 1},
+                          {"id": 3, "question": "Jane Roe career", "follow_up": True}],
+        "hops": [{"hop": 1, "sub_question": "director of Quorra Nights?",
+                  "query": "director of Quorra Nights?", "hits": [hit]},
+                 {"hop": 2, "sub_question": "When was #1 born?", "query": "Jane Roe born",
+                  "bridged": True, "search_query": "Jane Roe 出生",
+                  "bridge": {"chosen_entity": "Jane Roe"}, "hits": [public]}],
+        "evidence": [{"n": 1, "chunk_id": "c2", "text": "She was born in 1921."}],
+        "citations": [{"n": 1, "chunk_id": "c2"}],
+        "evaluation": {"enough": False, "missing": ["when was Jane Roe born"],
+                       "web_query": "Jane Roe born"},
+        "trace": [{"node": "retrieve_hop", "started_ms": 0, "ended_ms": 1, "duration_ms": 1,
+                   "details": {"hops": [{"query": "Jane Roe born"}]}}],
+    })  # fmt: skip
+    shown = result.without_documents({"d1"}, "withheld").to_json()
+    assert "Jane Roe" not in repr(shown)
+    assert shown["answer"] == "withheld" and shown["hops"][1]["query"] == "When was #1 born?"

@@ -95,3 +95,43 @@ def test_endpoint_failing_mid_run_gives_a_degraded_answer(stub: StubOpenAIServer
     assert hop_event.mode == "fallback" and hop_event.details["errors"]
     assert "sk-test-secret" not in str(result)
     assert "nolan" in {c.chunk_id for c in result.citations}  # offline bridge still found it
+
+
+ZH_CONTRACT = (
+    "# 供货合同\n\n## 违约责任\n\n供货方逾期交货的，每逾期一周应支付合同总额百分之五的违约金。\n\n"
+    "## 付款\n\n采购方应在收货后三十日内付款。\n"
+)
+
+
+def test_a_question_in_another_language_is_also_searched_in_the_documents_language(
+    stub: StubOpenAIServer, tmp_path: Any
+) -> None:
+    """English question, Chinese documents: the model writes each sub-question's search
+    query in Chinese too, and the keyword search finds the clause through it."""
+    from hopwise.app import open_store
+    from ingest.pipeline import ingest_bytes
+
+    question = "What is the penalty for late delivery?"
+    decomposition = {"sub_questions": [
+        {"id": 1, "question": question, "depends_on": None, "search_query": "逾期交货的违约金是多少？"},
+    ]}  # fmt: skip
+    answers = {**STRUCTURED, "Decomposition": decomposition,
+               "RouteDecision": {"standalone_question": question, "route": "complex", "reason": "docs"}}  # fmt: skip
+    stub.responder = lambda request: answers.get(
+        requested_schema(request) or "", "5% per week [1]."
+    )
+    settings = Settings(data_dir=tmp_path, llm_base_url=stub.url, llm_model="stub-model",
+                        llm_max_retries=0, llm_timeout_s=5, web_search=False,
+                        embeddings="off", milvus_uri=None)  # type: ignore[call-arg]  # fmt: skip
+    store = open_store(settings)
+    try:
+        ingest_bytes(ZH_CONTRACT.encode(), "合同.md", store, groups=["all"], config=settings.ingest)
+        reasoner = LLMReasoner(settings.llm, fallback=OfflineReasoner(), backoff_s=0.0)
+        result = Hopwise(settings, store, reasoner, None).ask(question)
+    finally:
+        store.close()
+    decompose = next(r for r in stub.chat_requests if r.schema_name == "Decomposition")
+    assert "The documents are written in Chinese" in decompose.prompt_text
+    hop = result.hops[0]
+    assert hop.query == question and hop.search_query == "逾期交货的违约金是多少？"
+    assert any("逾期交货" in h.snippet for h in hop.hits)

@@ -26,6 +26,15 @@ SALARIES = b"""# Salary bands
 ## Engineering
 The salary band for senior engineers is 90,000 to 120,000 euros per year.
 """
+SERVICING = b"""# Maintenance plan
+
+## Servicing
+The generators are serviced every six months by Kessler Mills under a framework agreement.
+"""
+KESSLER = b"""# Kessler Mills
+
+Kessler Mills is an engineering firm based in Ostrel, founded in 1931.
+"""
 CONTRACT_ZH = """# 供货合同
 
 ## 违约责任
@@ -48,6 +57,8 @@ def kb(app_data: Path) -> Path:
         ("supply.md", SUPPLY, ["all"]),
         ("salaries.md", SALARIES, ["hr"]),
         ("供货合同.md", CONTRACT_ZH, ["all"]),
+        ("maintenance.md", SERVICING, ["all"]),
+        ("kessler.md", KESSLER, ["all"]),
     ]
     for name, data, groups in docs:
         result = ingest_bytes(data, name, store, groups=groups, config=settings.ingest)
@@ -199,3 +210,17 @@ def test_a_trace_link_opens_that_answer_but_not_another_users_chat(kb: Path) -> 
     options = " ".join(str(box.options) for box in bob.selectbox)
     assert hana_thread not in options and private not in options
     assert private not in texts(bob) and "90,000" not in texts(bob)
+
+
+def test_trace_shows_the_bridge_candidates_and_why_the_entity_won(kb: Path) -> None:
+    at = new_app().run()
+    ask(at, "Where is the firm that services the generators based?")
+    answer = [m for m in at.chat_message if m.name == "assistant"][-1]
+    assert "Ostrel" in "\n".join(str(x.value) for x in answer.markdown)
+    next(b for b in at.button if b.label.startswith("Open hop trace")).click().run()
+    assert_no_exception(at)
+    shown = texts(at)
+    assert "Bridge entity: **Kessler Mills**" in shown
+    tables = [d.value for d in at.dataframe if "candidate" in d.value.columns]
+    assert tables and tables[0]["candidate"].iloc[0] == "Kessler Mills"
+    assert {"score", "found in hits", "search confirmed"} <= set(tables[0].columns)

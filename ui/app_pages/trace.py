@@ -144,6 +144,10 @@ for number, hop in enumerate(hops, start=1):
     label = f"Hop {number}: {safe.escape_inline(hop.sub_question)}"  # labels render Markdown
     with st.expander(label, expanded=number == 1):
         st.markdown(f"Query sent: “{safe.escape_inline(hop.query)}”")
+        if hop.search_query:
+            st.markdown(
+                f"Also searched, in the documents' language: “{safe.escape_inline(hop.search_query)}”"
+            )
         winner, candidates = bridge_rows(hop)
         if candidates:
             st.markdown(f"Bridge entity: **{safe.escape_inline(winner or '—')}** — candidates:")
