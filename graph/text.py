@@ -112,8 +112,13 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             if suffix == "s" and w.endswith(("ss", "us", "is")):
                 return w
-            return w[: len(w) - len(suffix)] + repl
-    return w
+            return _without_e(w[: len(w) - len(suffix)] + repl)
+    return _without_e(w)
+
+
+def _without_e(stem_: str) -> str:
+    """'service', 'services' and 'serviced' share 'servic': a final silent e is dropped."""
+    return stem_[:-1] if len(stem_) > 4 and stem_.endswith("e") else stem_
 
 
 def _is_cjk_token(token: str) -> bool:

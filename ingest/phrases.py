@@ -19,7 +19,7 @@ from ingest import lexicon
 from ingest.lang import CJK
 from ingest.normalize import normalize_text
 
-PHRASER = "phrases-2"  # part of the index lineage: change it and `hopwise reindex` rebuilds
+PHRASER = "phrases-3"  # part of the index lineage: change it and `hopwise reindex` rebuilds
 MAX_PHRASES = 48  # per chunk, best kinds first
 MAX_KEY_CHARS = 120
 EN_STOPWORDS = lexicon.words("en_stopwords")

@@ -245,14 +245,19 @@ def _evidence_lines(
     """The best sentence for each hop (its own passages first), then the best overall."""
     out: list[tuple[int, str]] = []
     used: set[str] = set()
-    # a hop's line should name what the next hop searched for (the entity it found)
-    asked_parts: list[tuple[str, list[str] | None]] = [
-        (f"{h.query} {hops[i + 1].query if i + 1 < len(hops) else ''}", h.hit_ids)
+    # a hop's line answers its own query and, second, names what the next hop searched for
+    asked_parts: list[tuple[str, str, list[str] | None]] = [
+        (h.query, hops[i + 1].query if i + 1 < len(hops) else "", h.hit_ids)
         for i, h in enumerate(hops)
     ]
-    for asked, ids in asked_parts or [(question, None)]:
+    for own, following, ids in asked_parts or [(question, "", None)]:
+        asked = f"{own} {following}"
         pool = [e for e in evidence if ids is None or e.chunk_id in ids] or list(evidence)
-        scored = [(ev.relevance(asked, e.title, e.text), -i, e) for i, e in enumerate(pool)]
+        scored = [
+            (ev.relevance(own, e.title, e.text)
+             + (0.5 * ev.relevance(following, e.title, e.text) if following else 0.0), -i, e)
+            for i, e in enumerate(pool)
+        ]  # fmt: skip
         for _, _, item in sorted(scored, key=lambda x: (-x[0], -x[1]))[:2]:
             sentence = next(
                 (s for s in (item.sentences or ev.best_sentences(asked, item.text, 1))
