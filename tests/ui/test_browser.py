@@ -370,7 +370,7 @@ def test_a_hostile_document_fetches_nothing_in_chromium(browser, server, sink, t
     assert "gadgets ![f](leak-file) <img src=leak-name>.md" in chat  # the file name, as text
     assert f"![x]({sink.url}/leak-heading)" in chat  # the heading, in the card's location
     assert f"<img src={sink.url}/html>" in chat and f"{sink.url}/autolink" in chat
-    assert f"![x]({sink.url}/leak-heading)" in trace and f"[click]({sink.url}/link)" in trace
+    assert f"[click]({sink.url}/link)" in trace  # the body, as text (the heading is on the card)
 
 
 def exfil_image(sink: Sink) -> str:
