@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph import text as tx
+from graph.offline.evidence import nearness
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
 from graph.protocols import EvidenceItem, HopView
@@ -238,7 +239,7 @@ def _best_span(kind: str, focus: str, question: str, items: Sequence[EvidenceIte
                 terms = tx.term_set(span)
                 if span.lower() in given_names or (terms and terms <= given):
                     continue
-                near = _nearness(sentence, span, focus_terms)
+                near = nearness(sentence, span, focus_terms)
                 score = base * (1 + near) * _cue_fit(kind, sentence, span)
                 key = span.lower()
                 if key in scores:
@@ -246,12 +247,6 @@ def _best_span(kind: str, focus: str, question: str, items: Sequence[EvidenceIte
                 else:
                     scores[key] = Short(span, item.n, score)
     return max(scores.values(), key=lambda s: s.score, default=None)
-
-
-def _nearness(sentence: str, span: str, terms: set[str]) -> float:
-    from graph.offline.evidence import nearness
-
-    return nearness(sentence, span, terms)
 
 
 def _items_of(question: str) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graph import text as tx
+from graph.offline.evidence import nearness
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import HopView
 from ingest.models import Hit
@@ -65,7 +66,7 @@ def candidates(
                 if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
                     continue
                 cand = found.setdefault(name.lower(), Candidate(text=name))
-                near = _nearness(sentence, name, relation)
+                near = nearness(sentence, name, relation, after_bonus=1.5)
                 cand.hits.add(rank)
                 cand.title = cand.title or name.lower() in titles
                 cand.near = max(cand.near, near)
@@ -183,12 +184,6 @@ _DATE_RE = re.compile(r"^[\d\s,./-]+$")
 
 def _date_like(name: str) -> bool:
     return bool(_DATE_RE.match(name)) or name.split()[0].lower() in tx.MONTHS
-
-
-def _nearness(sentence: str, name: str, relation: set[str]) -> float:
-    from graph.offline.evidence import nearness
-
-    return nearness(sentence, name, relation, after_bonus=1.5)
 
 
 def _distinct(ranked: list[Candidate]) -> list[Candidate]:

@@ -5,7 +5,7 @@ sees `⟨0⟩` where a title or a name stands. Then only clear signals split the
 
 - two questions joined by "and" (or a Chinese clause break): each is decomposed alone;
 - a comparison, "Which …, ⟨A⟩ or ⟨B⟩?" / "Are ⟨A⟩ and ⟨B⟩ both …?": one hop per item, and
-  a lookup hop first when the compared thing is a role of the item ("the director who…");
+  a lookup hop first when the compared thing is a role of the item ("the author who…");
 - nested noun phrases and relative clauses ("the R of the N that V ⟨E⟩", "⟨E⟩'s R",
   "X的Y的Z"): a chain, innermost first, each later hop naming the earlier one as `#k`;
   which entity fills `#k` is decided by what retrieval finds (graph/offline/bridge.py).
@@ -125,7 +125,7 @@ _CHOICE_RE = re.compile(
     re.IGNORECASE,
 )
 _BOTH_RE = re.compile(rf"^(?P<aux>{_AUX})\s+(?:both\s+)?(?P<body>.+?)\s*\??$", re.IGNORECASE)
-# 'the director who was born first', 'the director born first', 'whose director is younger'
+# 'the author who was born first', 'the author born first', 'whose author is younger'
 _ROLE_RE = re.compile(
     rf"^(?:(?:{_WH})\s+(?:[a-z]+\s+)?)?(?:(?:has|had|have|with)\s+)?(?:"
     rf"whose\s+(?P<whose>[a-z][\w-]*?)s?\s+(?P<whose_rest>.+)"

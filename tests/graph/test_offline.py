@@ -58,16 +58,16 @@ def test_a_corpus_phrase_stays_whole_even_in_lower_case_or_with_and_in_it() -> N
 @pytest.mark.parametrize(
     "question",
     [
-        "Which film has the director who was born earlier, Quorra Nights or Velmar?",
-        "Which film has the director who was born earlier, Velmar or Quorra Nights?",
-        "Which film has the director who died first, Ostrel Bay or The Iron Tamsin?",
-        "Which film whose director is younger, Ostrel Bay or The Iron Tamsin?",
+        "Which novel has the author who was born earlier, Quorra Nights or Velmar?",
+        "Which novel has the author who was born earlier, Velmar or Quorra Nights?",
+        "Which album has the author who died first, Ostrel Bay or The Iron Tamsin?",
+        "Which album whose author is younger, Ostrel Bay or The Iron Tamsin?",
     ],
 )
 def test_a_comparison_of_roles_looks_up_each_role_then_compares(question: str) -> None:
     assert _shape(question) == [None, None, 1, 2]
     subs = _subs(question)
-    assert subs[0].startswith("director of ") and subs[2].startswith("#1")
+    assert subs[0].startswith("author of ") and subs[2].startswith("#1")
 
 
 @pytest.mark.parametrize(
