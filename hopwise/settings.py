@@ -95,6 +95,12 @@ class Settings(BaseSettings):
     users: str | None = Field(
         None, description='JSON {"user": {"password": "...", "groups": ["g1"]}} for chat sign-in.'
     )
+    session_hours: float = Field(
+        12, gt=0, description="A sign-in lasts this long (a reload or a shared link keeps it)."
+    )
+    session_secret: SecretStr | None = Field(
+        None, description="Key that signs session cookies; generated into the data dir if unset."
+    )
 
     @field_validator("web_search", "llm_economy", mode="before")
     @classmethod
@@ -202,7 +208,7 @@ class Settings(BaseSettings):
         values = [
             _secret(v) or ""
             for v in (self.llm_api_key, self.embedding_api_key, self.milvus_token,
-                      self.admin_password)
+                      self.admin_password, self.session_secret)
         ]  # fmt: skip
         for uri in (self.milvus_uri, self.llm_base_url, self.embedding_base_url):
             found = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://([^/@\s]*)@", uri or "")
