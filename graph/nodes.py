@@ -229,6 +229,32 @@ def find_citations(answer: str, items: Sequence[EvidenceItem]) -> list[dict[str,
     return [citation(by_n[n]) for n in sorted(used)]
 
 
+def renumber_citations(
+    answer: str, items: Sequence[EvidenceItem]
+) -> tuple[str, list[EvidenceItem], list[dict[str, Any]]]:
+    """Number the sources 1, 2, 3... in the order the answer first uses them, so the answer, the
+    source cards and the trace agree and have no gaps; the unused evidence follows, in its
+    order. Markers that name no evidence item stay as written. (answer, items, citations)."""
+    by_n = {item.n: item for item in items}
+    order: list[int] = []
+    for match in CITATION_RE.finditer(answer):
+        for n in re.split(r"\s*[,，、]\s*", match.group(1)):
+            if int(n) in by_n and int(n) not in order:
+                order.append(int(n))
+    order += [item.n for item in items if item.n not in order]
+    new_n = {old: new for new, old in enumerate(order, start=1)}
+
+    def marker(match: re.Match[str]) -> str:
+        parts = re.split(r"(\s*[,，、]\s*)", match.group(1))
+        return "[" + "".join(str(new_n.get(int(p), p)) if p.isdigit() else p for p in parts) + "]"
+
+    text = CITATION_RE.sub(marker, answer)
+    renumbered = sorted(
+        (item.model_copy(update={"n": new_n[item.n]}) for item in items), key=lambda i: i.n
+    )
+    return text, renumbered, find_citations(text, renumbered)
+
+
 def citation(item: EvidenceItem) -> dict[str, Any]:
     quote = " ".join(item.sentences) if item.sentences else item.text[:400]
     return {
@@ -700,8 +726,8 @@ def generate_answer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[s
     text = stream_answer(ctx, ctx.reasoner.answer(question, items, missing, views), step)
     if not prefix and step.mode == "fallback":
         prefix = degraded_note(question)
+    text, items, citations = renumber_citations(text, items)
     answer = prefix + text
-    citations = find_citations(text, items)
     event = step.finish(evidence=len(items), citations=[c["n"] for c in citations])
     return {
         "answer": answer,

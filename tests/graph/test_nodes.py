@@ -164,6 +164,18 @@ def test_citations_are_the_numbers_the_answer_uses() -> None:
     assert nodes.find_citations("no markers", items) == []
 
 
+def test_sources_are_renumbered_in_order_of_first_use_without_gaps() -> None:
+    items = [EvidenceItem(n=i, chunk_id=f"c{i}", text=f"text {i}") for i in range(1, 7)]
+    text, renumbered, cites = nodes.renumber_citations("A [5]. B [2, 5]. C [9]. D [4，2]", items)
+    assert text == "A [1]. B [2, 1]. C [9]. D [3，2]"  # [9] names no source: left as written
+    assert [c["n"] for c in cites] == [1, 2, 3]
+    assert [c["chunk_id"] for c in cites] == ["c5", "c2", "c4"]
+    assert [(i.n, i.chunk_id) for i in renumbered] == [
+        (1, "c5"), (2, "c2"), (3, "c4"), (4, "c1"), (5, "c3"), (6, "c6")
+    ]  # fmt: skip
+    assert nodes.renumber_citations("none", items)[0] == "none"
+
+
 def test_follow_up_is_added_once_and_never_twice_the_same() -> None:
     subs = [{"id": 1, "question": "Who directed Inception?", "depends_on": None}]
     added = nodes.add_follow_up({"sub_questions": subs}, "Nolan birthplace")
