@@ -1,41 +1,65 @@
-"""Who may use the Admin page: the gate at its top (stops the page unless unlocked)."""
+"""Who may use the Admin page: the gate at its top (stops the page unless this user is admin).
+
+With users configured and at least one marked `admin = true`, admin is a property of the
+signed-in user: no second password. Otherwise (no users, or none marked admin) the admin
+password unlocks this tab, and its form shows only where no sign-in form is shown: for the
+local user, or for a user already signed in through the sidebar.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from ui.auth import admin_password, attempt, passwords_match
-from ui.services import ADMIN_KEY, get_settings, read_secrets, sign_in_guard
+from ui.services import (
+    ADMIN_KEY,
+    admin_by_password,
+    configured_users,
+    current_user,
+    get_settings,
+    is_admin,
+    read_secrets,
+    sign_in_guard,
+)
 
 
 def require_admin() -> None:
-    """Stop the page with the reason or the sign-in form unless this session is an admin."""
-    settings = get_settings()
-    expected = admin_password(settings, read_secrets())
+    """Stop the page with the reason or the admin password form unless this user is an admin."""
+    user = current_user()
+    if user is None:
+        st.info("Sign in with the form in the sidebar; the Admin page opens for admin users.")
+        st.stop()
+    if is_admin(user):
+        if not user.admin and st.sidebar.button("Admin sign out", key="admin_sign_out"):
+            st.session_state.pop(ADMIN_KEY, None)
+            st.rerun()
+        return
+    if not admin_by_password(configured_users()):
+        st.warning(
+            f"Your account has no admin rights. Signed in as {user.name}; an administrator "
+            "can mark an account `admin = true` in the users config."
+        )
+        st.stop()
+
+    expected = admin_password(get_settings(), read_secrets())
     if not expected:
         st.warning(
             "No admin password is configured, so uploading and deleting are disabled.\n\n"
             "Set one and restart the app, either as an environment variable:\n\n"
             "`HOPWISE_ADMIN_PASSWORD='a long secret' streamlit run ui/app.py`\n\n"
-            'or in `.streamlit/secrets.toml`:\n\n`admin_password = "a long secret"`'
+            'or in `.streamlit/secrets.toml`:\n\n`admin_password = "a long secret"`\n\n'
+            "Where users are configured, mark one `admin = true` instead."
         )
         st.stop()
 
-    if not st.session_state.get(ADMIN_KEY):
-        with st.form("admin_sign_in"):
-            password = st.text_input("Admin password", type="password")
-            submitted = st.form_submit_button("Sign in")
-        if submitted:
-            secret = str(expected)
-            ok, message = attempt(
-                sign_in_guard(), "admin", lambda: passwords_match(password, secret)
-            )
-            if ok:
-                st.session_state[ADMIN_KEY] = True
-                st.rerun()
-            st.error(message)
-        st.stop()
-
-    if st.sidebar.button("Admin sign out", key="admin_sign_out"):
-        st.session_state.pop(ADMIN_KEY, None)
-        st.rerun()
+    with st.form("admin_sign_in"):
+        password = st.text_input("Admin password", type="password")
+        submitted = st.form_submit_button("Sign in")
+    if submitted:
+        secret = str(expected)
+        ok, message = attempt(sign_in_guard(), "admin", lambda: passwords_match(password, secret))
+        if ok:
+            st.session_state[ADMIN_KEY] = user.name
+            st.rerun()
+        st.error(message)
+    st.stop()

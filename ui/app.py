@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.auth import account_key, attempt, authenticate
+from ui.auth import User, account_key, attempt, authenticate
 from ui.services import (
-    USER_KEY,
     configured_users,
     current_user,
     get_settings,
+    is_admin,
+    session_cookie_script,
+    sign_in,
     sign_in_guard,
     sign_out,
 )
@@ -18,12 +20,17 @@ st.set_page_config(page_title="Hopwise", page_icon=":material/hub:", layout="wid
 
 
 def sidebar_identity() -> None:
-    """Sign-in form when users are configured; otherwise name the implicit local user."""
+    """The one sign-in form when users are configured (a valid session cookie skips it);
+    otherwise name the implicit local user. Keeps the browser's cookie in step."""
     users = configured_users()
     with st.sidebar:
         user = current_user()
+        script = session_cookie_script()
+        if script:
+            st.html(script, unsafe_allow_javascript=True)
         if user is not None:
-            st.caption(f"Signed in as **{user.name}** · groups: {', '.join(user.groups)}")
+            admin = " · admin" if is_admin(user) else ""
+            st.caption(f"Signed in as **{user.name}** · groups: {', '.join(user.groups)}{admin}")
             if users and st.button("Sign out", key="sign_out"):
                 sign_out()
                 st.rerun()
@@ -34,16 +41,17 @@ def sidebar_identity() -> None:
             password = st.text_input("Password", type="password")
             submitted = st.form_submit_button("Sign in")
         if submitted:
-            found: dict[str, object] = {}
+            found: dict[str, User | None] = {}
 
             def check() -> bool:
                 found["user"] = authenticate(users, name, password)
                 return found["user"] is not None
 
             ok, message = attempt(sign_in_guard(), account_key(users, name), check)
-            if ok:
-                st.session_state[USER_KEY] = found["user"]
-                st.rerun()
+            user = found.get("user")
+            if ok and user is not None:
+                sign_in(user)
+                st.rerun()  # same page, same query params (a shared link opens after sign-in)
             st.error(message)
 
 

@@ -1,4 +1,5 @@
-"""Who is asking and who may administer: users, groups, the admin password, failure throttling.
+"""Who is asking and who may administer: users, groups, the admin password, failure throttling,
+and the signed sessions that keep a sign-in across reloads.
 
 Pure functions over plain mappings so they are testable without Streamlit; the pages pass in
 `st.secrets` (as a dict) and the Settings.
@@ -6,16 +7,22 @@ Pure functions over plain mappings so they are testable without Streamlit; the p
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
 import hmac
 import json
 import math
+import os
+import re
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from secrets import token_hex, token_urlsafe
 from typing import Any
 
 from hopwise.settings import Settings
@@ -24,6 +31,7 @@ LOCAL_USER = "local"
 PUBLIC_GROUP = "all"
 THROTTLE_BASE_S = 1.0
 THROTTLE_CAP_S = 60.0
+SESSION_COOKIE = "hopwise_session"
 
 
 @dataclass(frozen=True)
@@ -33,6 +41,7 @@ class User:
     name: str
     groups: tuple[str, ...] = (PUBLIC_GROUP,)
     password: str = field(default="", repr=False, compare=False)
+    admin: bool = False
 
 
 class AuthConfigError(ValueError):
@@ -60,7 +69,9 @@ def load_users(settings: Settings, secrets: Mapping[str, Any]) -> dict[str, User
     if not raw:
         return {}
     if not isinstance(raw, Mapping):
-        raise AuthConfigError('users must map a name to {"password": ..., "groups": [...]}')
+        raise AuthConfigError(
+            'users must map a name to {"password": ..., "groups": [...], "admin": false}'
+        )
     users: dict[str, User] = {}
     for name, spec in raw.items():
         if not isinstance(spec, Mapping) or not spec.get("password"):
@@ -70,7 +81,11 @@ def load_users(settings: Settings, secrets: Mapping[str, Any]) -> dict[str, User
             groups = [groups]
         if not isinstance(groups, list | tuple) or not all(isinstance(g, str) for g in groups):
             raise AuthConfigError(f"user {name!r}: groups must be a list of group names")
-        users[str(name)] = User(str(name), with_public_group(list(groups)), str(spec["password"]))
+        admin = spec.get("admin", False)
+        if not isinstance(admin, bool):
+            raise AuthConfigError(f"user {name!r}: admin must be true or false")
+        groups = with_public_group(list(groups))
+        users[str(name)] = User(str(name), groups, str(spec["password"]), admin)
     return users
 
 
@@ -210,3 +225,133 @@ def attempt(guard: SignInGuard, account: str, check: Callable[[], bool]) -> tupl
     if delay:
         return False, f"Wrong credentials. Next attempt allowed in {math.ceil(delay)} s."
     return False, "Wrong credentials."
+
+
+SESSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{32}\.[A-Za-z0-9_-]{43}")  # id.signature, base64url
+SECRET_FILE = "session_secret"
+LAST_SEEN_EVERY_S = 60.0  # last_seen is refreshed at most this often (one write a minute)
+
+
+def session_secret(settings: Settings) -> bytes:
+    """HOPWISE_SESSION_SECRET, else a random key generated once into the data dir (mode 0600)."""
+    if settings.session_secret and settings.session_secret.get_secret_value():
+        return settings.session_secret.get_secret_value().encode("utf-8")
+    path = settings.ensure_data_dir() / SECRET_FILE
+    if not path.exists():
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # created 0600
+        with os.fdopen(fd, "w") as out:
+            out.write(token_hex(32))
+        with contextlib.suppress(FileExistsError):  # another process made it first: use theirs
+            os.link(tmp, path)
+        os.unlink(tmp)
+    os.chmod(path, 0o600)
+    key = path.read_text(encoding="utf-8").strip()
+    if len(key) < 32:
+        raise AuthConfigError(f"{path} holds no session key; delete it to generate a new one")
+    return key.encode("utf-8")
+
+
+class SessionStore:
+    """Signed sign-in sessions: the browser holds `id.signature`, the server only its SHA-256.
+
+    The signature is HMAC(secret, id, user, expiry, the user's password), so a token is good for
+    one user only, cannot be forged from a copy of the table, and dies when that user's password
+    changes or the user leaves the config. Rows: user, created, expires, last seen, revoked.
+    """
+
+    def __init__(
+        self, path: Path, secret: bytes, *, hours: float, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._path, self._secret, self._clock = path, secret, clock
+        self.max_age_s = int(hours * 3600)
+        self._lock = threading.Lock()
+        with self._connect() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS sessions (token_sha256 TEXT PRIMARY KEY, "
+                "user TEXT NOT NULL, created REAL NOT NULL, expires INTEGER NOT NULL, "
+                "last_seen REAL NOT NULL, revoked REAL)"
+            )
+
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self._path), timeout=10, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _signature(self, session_id: str, user: User, expires: int) -> str:
+        message = json.dumps([session_id, user.name, expires, user.password]).encode("utf-8")
+        digest = hmac.new(self._secret, message, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+    def issue(self, user: User) -> str:
+        """A new token for `user`, valid for the configured hours; expired rows are dropped."""
+        now = self._clock()
+        expires = int(now) + self.max_age_s
+        session_id = token_urlsafe(24)
+        token = f"{session_id}.{self._signature(session_id, user, expires)}"
+        with self._lock, self._connect() as conn:
+            conn.execute("DELETE FROM sessions WHERE expires <= ?", (now,))
+            conn.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, NULL)",
+                (_sha256(token), user.name, now, expires, now),
+            )
+        return token
+
+    def verify(self, token: str, users: Mapping[str, User]) -> User | None:
+        """The configured user this token signs in, or None: malformed, unknown, expired,
+        revoked, tampered, or its user left the config or changed password (then revoked)."""
+        if not SESSION_TOKEN.fullmatch(token):
+            return None
+        now, key = self._clock(), _sha256(token)
+        with self._lock, self._connect() as conn:
+            row = conn.execute(
+                "SELECT user, created, expires, last_seen, revoked FROM sessions "
+                "WHERE token_sha256 = ?",
+                (key,),
+            ).fetchone()
+        if row is None or row[4] is not None:
+            return None
+        name, created, expires, last_seen = str(row[0]), float(row[1]), int(row[2]), float(row[3])
+        if now >= expires or now >= created + self.max_age_s:  # a shorter setting applies too
+            return None
+        user = users.get(name)
+        session_id, signature = token.split(".")
+        if user is None or not hmac.compare_digest(
+            signature, self._signature(session_id, user, expires)
+        ):
+            self.revoke(token)
+            return None
+        if now - last_seen >= LAST_SEEN_EVERY_S:
+            with self._lock, self._connect() as conn:
+                conn.execute("UPDATE sessions SET last_seen = ? WHERE token_sha256 = ?", (now, key))
+        return user
+
+    def revoke(self, token: str) -> None:
+        """End the session for good (sign out); unknown tokens are ignored."""
+        with self._lock, self._connect() as conn:
+            conn.execute(
+                "UPDATE sessions SET revoked = ? WHERE token_sha256 = ? AND revoked IS NULL",
+                (self._clock(), _sha256(token)),
+            )
+
+
+def _sha256(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def cookie_script(token: str | None, *, max_age_s: int, secure: bool) -> str:
+    """A <script> that sets the session cookie to `token`, or deletes it when `token` is None.
+
+    Streamlit cannot send Set-Cookie, so the page's own script writes `document.cookie`
+    (hence no HttpOnly); SameSite=Strict keeps it off cross-site requests. Only a token of the
+    fixed `id.signature` alphabet is ever written into the script."""
+    if token is not None and not SESSION_TOKEN.fullmatch(token):
+        raise ValueError("not a session token")
+    value, age = (token, max_age_s) if token else ("", 0)
+    cookie = f"{SESSION_COOKIE}={value}; Max-Age={age}; Path=/; SameSite=Strict"
+    if secure:
+        cookie += "; Secure"
+    return f"<script>document.cookie = {json.dumps(cookie)};</script>"

@@ -7,6 +7,7 @@ reaches them through here so there is exactly one Milvus client and one SQLite c
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -16,14 +17,24 @@ from graph.runner import ThreadAccessError
 from hopwise.settings import Settings, load_settings
 from ingest.hidden import hidden_note
 from ingest.protocols import KnowledgeBase
-from ui.auth import AuthConfigError, SignInGuard, User, load_users, local_user
+from ui.auth import (
+    SESSION_COOKIE,
+    AuthConfigError,
+    SessionStore,
+    SignInGuard,
+    User,
+    cookie_script,
+    load_users,
+    local_user,
+    session_secret,
+)
 
 if TYPE_CHECKING:
     from hopwise.app import Hopwise
 
-USER_KEY = "hopwise_user"
+USER_KEY = "hopwise_user"  # this tab's session token; the browser keeps it in SESSION_COOKIE
 TRACE_KEY = "hopwise_trace_selection"
-ADMIN_KEY = "hopwise_admin"  # set once the admin password was given in this session
+ADMIN_KEY = "hopwise_admin"  # who gave the admin password in this tab (password mode only)
 
 
 @st.cache_resource(show_spinner=False)
@@ -63,6 +74,21 @@ def sign_in_guard() -> SignInGuard:
     return SignInGuard(get_settings().data_dir / "sign_in.sqlite")
 
 
+@st.cache_resource(show_spinner=False)
+def session_store() -> SessionStore:
+    """Signed sign-in sessions in the data dir, valid HOPWISE_SESSION_HOURS."""
+    settings = get_settings()
+    path, secret = settings.data_dir / "sessions.sqlite", session_secret(settings)
+    return SessionStore(path, secret, hours=settings.session_hours)
+
+
+def sent_session_cookie() -> str | None:
+    """The session cookie the browser sent when this tab connected (a reload, a shared link).
+    AppTest sends no cookies, so its tests replace this function."""
+    value = st.context.cookies.get(SESSION_COOKIE)
+    return value if isinstance(value, str) and value else None
+
+
 def read_secrets() -> dict[str, Any]:
     """st.secrets as a plain dict; {} when no secrets.toml exists."""
     try:
@@ -93,12 +119,51 @@ def configured_users() -> dict[str, User]:
 
 
 def current_user() -> User | None:
-    """The signed-in user, the implicit local user when no users are configured, else None."""
+    """The signed-in user, the implicit local user when no users are configured, else None.
+
+    The session is this tab's token, else the cookie the browser sent (a reload, a shared
+    link), checked against the server on every run: expiry, sign-out and config changes apply
+    at once, and groups and admin rights are read from the config, never from the token."""
     users = configured_users()
     if not users:
         return local_user()
-    signed_in = st.session_state.get(USER_KEY)
-    return users.get(signed_in.name) if signed_in else None  # config changes apply at once
+    token = st.session_state.get(USER_KEY) or sent_session_cookie()
+    user = session_store().verify(token, users) if token else None
+    if user is None:
+        st.session_state.pop(USER_KEY, None)
+    else:
+        st.session_state[USER_KEY] = token
+    return user
+
+
+def sign_in(user: User) -> None:
+    """Start a new server-side session for `user` in this tab; the cookie follows on the next run."""
+    st.session_state.pop(ADMIN_KEY, None)
+    st.session_state[USER_KEY] = session_store().issue(user)
+
+
+def session_cookie_script() -> str | None:
+    """The script that makes the browser's cookie match this tab's session, None if it does."""
+    sent = sent_session_cookie()
+    token = st.session_state.get(USER_KEY)
+    if token == sent:
+        return None
+    secure = (st.context.url or "").lower().startswith("https:")
+    return cookie_script(token, max_age_s=session_store().max_age_s, secure=secure)
+
+
+def admin_by_password(users: Mapping[str, User]) -> bool:
+    """Whether the admin password unlocks Admin: no users configured, or none marked admin."""
+    return not any(user.admin for user in users.values())
+
+
+def is_admin(user: User | None) -> bool:
+    """An admin user, or (password mode) the user who gave the admin password in this tab."""
+    if user is None:
+        return False
+    if user.admin:
+        return True
+    return admin_by_password(configured_users()) and st.session_state.get(ADMIN_KEY) == user.name
 
 
 def runner_or_error() -> Hopwise | None:
@@ -147,10 +212,10 @@ def may_open(runner: Hopwise, thread_id: str, user: User) -> bool:
 
 
 def sees_scores() -> bool:
-    """Raw BM25 / dense / fused scores are shown to the local single user and to an unlocked
-    admin only. Other readers get ranks: BM25 statistics span the whole collection, restricted
-    documents included, so a score would let a reader count documents they cannot see."""
-    return not configured_users() or bool(st.session_state.get(ADMIN_KEY))
+    """Raw BM25 / dense / fused scores are shown to the local single user and to admins only.
+    Other readers get ranks: BM25 statistics span the whole collection, restricted documents
+    included, so a score would let a reader count documents they cannot see."""
+    return not configured_users() or is_admin(current_user())
 
 
 def user_answers(runner: Hopwise, thread_id: str, user: User) -> list[QuestionResult]:
@@ -182,6 +247,10 @@ def document_notes(runner: Hopwise, result: QuestionResult) -> dict[str, str]:
 
 
 def sign_out() -> None:
-    """Forget everything this browser session held for the signed-in user: identity, admin
-    unlock, open chat, answers, trace selection, widget values."""
+    """End the session on the server (every tab and reload of it), then forget everything this
+    browser session held: identity, admin unlock, open chat, answers, trace selection, widget
+    values. The next run clears the cookie."""
+    token = st.session_state.get(USER_KEY) or sent_session_cookie()
+    if token:
+        session_store().revoke(token)
     st.session_state.clear()
