@@ -24,6 +24,11 @@ class Settings(BaseSettings):
 
     # Local storage
     data_dir: Path = Field(Path("./.hopwise"), description="Everything the app writes locally.")
+    originals_dir: Path | None = Field(
+        None,
+        description="Where uploaded files are kept as they were, by SHA-256, so citations can "
+        "open them; empty means data_dir/originals.",
+    )
 
     # Milvus
     milvus_uri: str | None = Field(
@@ -139,6 +144,11 @@ class Settings(BaseSettings):
     @property
     def llm_enabled(self) -> bool:
         return bool(self.llm_base_url and self.llm_model)
+
+    @property
+    def originals_root(self) -> Path:
+        """The directory of the kept original files (HOPWISE_ORIGINALS_DIR)."""
+        return self.originals_dir or self.data_dir / "originals"
 
     @property
     def checkpoint_path(self) -> Path:

@@ -20,6 +20,7 @@ from ingest.chunker import chunk_document, chunk_windows
 from ingest.config import IngestConfig
 from ingest.errors import IngestError
 from ingest.models import Chunk, DocumentInfo, IngestResult, ParsedDocument
+from ingest.originals import OriginalStore, checksum_of
 from ingest.parsers import (
     SUPPORTED_EXTENSIONS,
     PageProgress,
@@ -84,7 +85,54 @@ def _unchanged(old: DocumentInfo, checksum: str, groups: list[str] | None) -> bo
     return groups is None or sorted(old.groups) == sorted(groups)
 
 
-def _skipped(shown: str, source: str, old: DocumentInfo) -> IngestResult:
+def _keep_original(originals: OriginalStore | None, data: bytes) -> bool:
+    """Keep the file's bytes; True when this call wrote them (so a failure removes them)."""
+    if originals is None:
+        return False
+    try:
+        return originals.put(data)
+    except OSError as exc:
+        raise IngestError(f"the original file could not be kept ({exc.strerror or exc})") from exc
+
+
+def _written(
+    originals: OriginalStore, data: bytes, store: KnowledgeBase, old: DocumentInfo | None
+) -> None:
+    """After the new version went live: its original is there (a delete of a document with the
+    same bytes may have removed it meanwhile), the replaced version's is gone."""
+    originals.put(data)
+    if old is not None and old.checksum != checksum_of(data):
+        originals.discard(old.checksum, store)
+
+
+def _tidy_originals(
+    originals: OriginalStore | None, step: Callable[[OriginalStore], object]
+) -> None:
+    """Book-keeping of the originals that must not change the ingest's outcome: logged."""
+    if originals is None:
+        return
+    try:
+        step(originals)
+    except Exception as exc:  # noqa: BLE001 - the knowledge base itself is as reported
+        log.warning("original files in %s: %s", originals.root, exc)
+
+
+def _skipped(
+    shown: str,
+    source: str,
+    old: DocumentInfo,
+    data: bytes,
+    originals: OriginalStore | None,
+    store: KnowledgeBase,
+) -> IngestResult:
+    """Unchanged: nothing is written, except the original of a document ingested before
+    originals were kept (uploading it again is how its viewer gets the file)."""
+    if originals is not None and not originals.has(old.checksum):
+        with store.document_lock(old.doc_id, source):
+            try:
+                _keep_original(originals, data)
+            except IngestError as exc:
+                log.warning("%s: %s", source, exc)
     return IngestResult(
         path=shown, source=source, status="skipped", doc_id=old.doc_id,
         version=old.version, chunks=old.chunks, reason="unchanged",
@@ -100,9 +148,12 @@ def ingest_bytes(
     config: IngestConfig,
     path: str | None = None,
     on_page: PageProgress | None = None,
+    originals: OriginalStore | None = None,
 ) -> IngestResult:
     """Ingest one uploaded file's bytes; never raises for bad input or a failing store.
-    `on_page(stage, done, total)` hears about slow parse stages (OCR, page by page)."""
+    `on_page(stage, done, total)` hears about slow parse stages (OCR, page by page). With
+    `originals`, the file itself is kept there too (also when it is unchanged but was
+    ingested before originals were kept); a failed ingest keeps nothing."""
     shown = path or filename
     try:
         source = safe_source(filename)
@@ -115,7 +166,7 @@ def ingest_bytes(
         checksum = hashlib.sha256(data).hexdigest()
         old = store.get_document(doc_id)
         if old and _unchanged(old, checksum, given):
-            return _skipped(shown, source, old)
+            return _skipped(shown, source, old, data, originals, store)
         timeout = config.parse_timeout_s if config.parse_timeout_s > 0 else None
         streamed = source.lower().endswith(".txt")  # plain text: read as it is written
         doc = (
@@ -135,7 +186,7 @@ def ingest_bytes(
         with store.document_lock(doc_id, source):
             old = store.get_document(doc_id)
             if old and _unchanged(old, checksum, given):
-                return _skipped(shown, source, old)
+                return _skipped(shown, source, old, data, originals, store)
             # no groups given: an existing document keeps its readers
             readers = given or (list(old.groups) if old else document_groups(None))
             version = old.version + 1 if old else 1
@@ -145,21 +196,29 @@ def ingest_bytes(
                 "overlap_tokens": config.chunk_overlap_tokens,
             }  # fmt: skip
             seen = _Seen()
-            if doc is not None:  # a list: the store checks the disk for all of it up front
-                listed = chunk_document(doc, **record)
-                if not listed:
-                    raise IngestError("empty file (no text found)")
-                store.replace_document(listed)
-                seen.chunks, seen.hidden_removed = len(listed), doc.hidden_removed
-                seen.hidden_kinds = doc.hidden_kinds
-                seen.ocr_pages, seen.warnings = doc.ocr_pages, doc.warnings
-            else:
-                _check_room(store, len(data))
-                stream = seen.count(chunk_windows(seen.windows(data, source, timeout), **record))
-                first = next(stream, None)
-                if first is None:
-                    raise IngestError("empty file (no text found)")
-                store.replace_document(itertools.chain([first], stream))
+            kept = _keep_original(originals, data)
+            try:
+                if doc is not None:  # a list: the store checks the disk for all of it up front
+                    listed = chunk_document(doc, **record)
+                    if not listed:
+                        raise IngestError("empty file (no text found)")
+                    store.replace_document(listed)
+                    seen.chunks, seen.hidden_removed = len(listed), doc.hidden_removed
+                    seen.hidden_kinds = doc.hidden_kinds
+                    seen.ocr_pages, seen.warnings = doc.ocr_pages, doc.warnings
+                else:
+                    _check_room(store, len(data))
+                    windows = seen.windows(data, source, timeout)
+                    stream = seen.count(chunk_windows(windows, **record))
+                    first = next(stream, None)
+                    if first is None:
+                        raise IngestError("empty file (no text found)")
+                    store.replace_document(itertools.chain([first], stream))
+            except BaseException:
+                if kept:  # a broken upload keeps nothing
+                    _tidy_originals(originals, lambda o: o.discard(checksum, store))
+                raise
+            _tidy_originals(originals, lambda o: _written(o, data, store, old))
     except Exception as exc:  # the contract: one line per failed file, store untouched
         log.info("ingest failed for %s: %s", shown, exc, exc_info=not isinstance(exc, IngestError))
         return IngestResult(
@@ -215,6 +274,7 @@ def ingest_file(
     *,
     groups: Iterable[str] | str | None = None,
     config: IngestConfig,
+    originals: OriginalStore | None = None,
 ) -> IngestResult:
     """Ingest one file from disk; the size limit is checked before the file is read."""
     path = Path(path)
@@ -224,7 +284,9 @@ def ingest_file(
     except (IngestError, OSError) as exc:
         reason = str(exc) if isinstance(exc, IngestError) else f"cannot read file ({exc.strerror})"
         return IngestResult(path=str(path), source=path.name, status="failed", reason=reason)
-    return ingest_bytes(data, path.name, store, groups=groups, config=config, path=str(path))
+    return ingest_bytes(
+        data, path.name, store, groups=groups, config=config, path=str(path), originals=originals
+    )
 
 
 def _hidden(path: Path, root: Path) -> bool:
@@ -256,6 +318,7 @@ def ingest_paths(
     groups: Iterable[str] | str | None = None,
     config: IngestConfig,
     on_progress: ProgressCallback | None = None,
+    originals: OriginalStore | None = None,
 ) -> list[IngestResult]:
     """Ingest files and folders; one result per file, in order, with progress callbacks."""
     files = expand_paths(paths)
@@ -279,7 +342,7 @@ def ingest_paths(
             )  # fmt: skip
         else:
             seen[name] = path
-            result = ingest_file(path, store, groups=groups, config=config)
+            result = ingest_file(path, store, groups=groups, config=config, originals=originals)
         results.append(result)
         if on_progress is not None:
             on_progress(done, len(files), result)

@@ -29,9 +29,11 @@ def ingest_uploads(
 ) -> list[IngestResult]:
     """Ingest each uploaded file (type, size and parse checks happen in ingest_bytes); one
     file's failure never stops the others. `groups=None` keeps an existing document's readers
-    (a new one is readable by all)."""
+    (a new one is readable by all). Each file is kept in the originals directory too."""
+    from ingest.originals import OriginalStore
     from ingest.pipeline import ingest_bytes
 
+    originals = OriginalStore(settings.originals_root)
     results = []
     for index, (name, data) in enumerate(files):
         if on_progress:
@@ -46,8 +48,9 @@ def ingest_uploads(
                     on_progress(index, name, f"{stage} {done}/{total}")
 
             result = ingest_bytes(
-                data, name, store, groups=readers, config=settings.ingest, on_page=on_page
-            )
+                data, name, store, groups=readers, config=settings.ingest, on_page=on_page,
+                originals=originals,
+            )  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             result = IngestResult(path=name, source=name, status="failed", reason=reason)

@@ -108,6 +108,7 @@ def format_result(result: IngestResult) -> str:
 
 def run_ingest(args: argparse.Namespace) -> int:
     from hopwise.settings import load_settings
+    from ingest.originals import OriginalStore
     from ingest.pipeline import document_groups, ingest_paths
 
     settings = load_settings()
@@ -123,7 +124,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     with _store() as store:
         results = ingest_paths(
             args.paths, store, groups=groups, config=settings.ingest,
-            on_progress=progress,
+            on_progress=progress, originals=OriginalStore(settings.originals_root),
         )  # fmt: skip
         pending = (
             semantic_search_note(store) if any(r.status == "ingested" for r in results) else ""
@@ -168,11 +169,15 @@ def run_docs_list(args: argparse.Namespace) -> int:
 
 
 def run_docs_delete(args: argparse.Namespace) -> int:
+    from hopwise.settings import load_settings
+    from ingest.originals import OriginalStore, delete_document
+
+    originals = OriginalStore(load_settings().originals_root)
     with _store() as store, store.document_lock(args.doc_id):  # waits for a write of it
         if store.get_document(args.doc_id) is None:
             print(f"hopwise: error: no document with id {args.doc_id!r}", file=sys.stderr)
             return 1
-        removed = store.delete_document(args.doc_id)
+        removed = delete_document(store, args.doc_id, originals)
     print(f"deleted  {args.doc_id}  ({removed} {'chunk' if removed == 1 else 'chunks'})")
     return 0
 
