@@ -3,6 +3,7 @@ SQLite checkpointer. The application's facade (hopwise.app.Hopwise) is built on 
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 import threading
 import time
@@ -152,11 +153,41 @@ class ThreadAccessError(LookupError):
         super().__init__(f"chat {thread_id!r}: not found or no access")
 
 
+class AnswerStopped(BaseException):
+    """The asker stopped the answer (a BaseException, like asyncio.CancelledError, so that no
+    node's or reasoner's `except Exception` fallback can swallow it)."""
+
+
+TITLE_CHARS = 48  # a past-chat title fits one line of the sidebar
+TITLE_PROVISIONAL, TITLE_QUESTION, TITLE_USER = "provisional", "question", "user"
+
+
+def chat_title(text: str, limit: int = TITLE_CHARS) -> str:
+    """A one-line title from a question: whitespace collapsed, cut at a word boundary (or at
+    `limit` characters in a language written without spaces) with an ellipsis."""
+    title = " ".join(text.split())
+    if len(title) <= limit:
+        return title
+    cut = title[: limit - 1]
+    if " " in cut and title[limit - 1] != " ":
+        cut = cut[: cut.rindex(" ")]
+    return cut.rstrip(" ,;:-—") + "…"
+
+
+def like_pattern(text: str) -> str:
+    """A LIKE pattern matching `text` anywhere, its own % and _ taken literally (ESCAPE '\\')."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 class ThreadIndex:
-    """A small table of threads (owner, title, last update, answer count) beside the checkpoints.
+    """A small table of threads (owner, title, last update, answer count) beside the checkpoints,
+    and the text of each turn (for search).
 
     Every thread belongs to one user by exact name. `owner=None` in the methods below means an
     unrestricted caller (the local CLI operator); the app always passes the signed-in user.
+    A title follows the conversation: the first question that needed the documents names the
+    chat (a greeting before it only names it provisionally) until the owner renames it.
     """
 
     COLUMNS = ("thread_id", "owner", "title", "updated_at", "answers")
@@ -171,6 +202,11 @@ class ThreadIndex:
             columns = {r[1] for r in self.conn.execute("PRAGMA table_info(hopwise_threads)")}
             if "owner" not in columns:  # an index written before owners were recorded
                 self.conn.execute("ALTER TABLE hopwise_threads ADD COLUMN owner TEXT")
+            if "title_kind" not in columns:  # written before titles followed the conversation
+                self.conn.execute(
+                    "ALTER TABLE hopwise_threads ADD COLUMN title_kind TEXT "
+                    f"DEFAULT '{TITLE_QUESTION}'"
+                )
             # Old ids were '<user>:<12 hex>'; the owner is everything before the last colon.
             self.conn.execute(
                 "UPDATE hopwise_threads SET owner = CASE WHEN instr(thread_id, ':') > 0 THEN "
@@ -179,6 +215,13 @@ class ThreadIndex:
             self.conn.execute(
                 "UPDATE hopwise_threads SET owner = substr(owner, 1, length(owner) - 1) "
                 "WHERE owner LIKE '%:'"
+            )
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS hopwise_turns (thread_id TEXT, created_at REAL, "
+                "question TEXT, answer TEXT)"
+            )
+            self.conn.execute(
+                "CREATE INDEX IF NOT EXISTS hopwise_turns_thread ON hopwise_turns (thread_id)"
             )
             self.conn.commit()
 
@@ -207,15 +250,57 @@ class ThreadIndex:
         if owner is not None and found != owner:
             raise ThreadAccessError(thread_id)
 
-    def touch(self, thread_id: str, question: str, owner: str | None) -> None:
+    def touch(
+        self,
+        thread_id: str,
+        question: str,
+        owner: str | None,
+        *,
+        answer: str = "",
+        names_the_chat: bool = True,
+    ) -> None:
+        """Record one answered turn. A question that `names_the_chat` (it needed the documents)
+        replaces a provisional title; a renamed chat keeps its name."""
         now = time.time()
+        kind = TITLE_QUESTION if names_the_chat else TITLE_PROVISIONAL
         with self.lock:
             self.conn.execute(
                 "INSERT INTO hopwise_threads (thread_id, title, created_at, updated_at, answers, "
-                "owner) VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT(thread_id) DO UPDATE SET "
-                "updated_at = excluded.updated_at, answers = answers + 1",
-                (thread_id, question[:200], now, now, owner or ""),
+                "owner, title_kind) VALUES (?, ?, ?, ?, 1, ?, ?) ON CONFLICT(thread_id) DO "
+                "UPDATE SET updated_at = excluded.updated_at, answers = answers + 1, "
+                f"title = CASE WHEN title_kind = '{TITLE_PROVISIONAL}' THEN excluded.title "
+                "ELSE title END, "
+                f"title_kind = CASE WHEN title_kind = '{TITLE_PROVISIONAL}' THEN "
+                "excluded.title_kind ELSE title_kind END",
+                (thread_id, chat_title(question), now, now, owner or "", kind),
             )
+            self.conn.execute(
+                "INSERT INTO hopwise_turns (thread_id, created_at, question, answer) "
+                "VALUES (?, ?, ?, ?)",
+                (thread_id, now, question, answer),
+            )
+            self.conn.commit()
+
+    def rename(self, thread_id: str, owner: str | None, title: str) -> str:
+        """Give the thread the owner's own title (kept from now on); returns it as stored."""
+        self.check(thread_id, owner)
+        name = chat_title(title, limit=100)
+        if not name:
+            raise ValueError("a chat needs a title")
+        with self.lock:
+            self.conn.execute(
+                "UPDATE hopwise_threads SET title = ?, title_kind = ? WHERE thread_id = ?",
+                (name, TITLE_USER, thread_id),
+            )
+            self.conn.commit()
+        return name
+
+    def delete(self, thread_id: str, owner: str | None) -> None:
+        """Forget the thread's row and turns (the caller deletes its checkpoints)."""
+        self.check(thread_id, owner)
+        with self.lock:
+            self.conn.execute("DELETE FROM hopwise_turns WHERE thread_id = ?", (thread_id,))
+            self.conn.execute("DELETE FROM hopwise_threads WHERE thread_id = ?", (thread_id,))
             self.conn.commit()
 
     def list(self, owner: str | None = None) -> list[dict[str, Any]]:
@@ -226,4 +311,74 @@ class ThreadIndex:
             query, args = query + " WHERE owner = ?", (owner,)
         with self.lock:
             rows = self.conn.execute(query + " ORDER BY updated_at DESC", args).fetchall()
+        return [dict(zip(self.COLUMNS, r, strict=True)) for r in rows]
+
+    def search(self, owner: str | None, text: str) -> builtins.list[tuple[dict[str, Any], bool]]:
+        """Threads whose title or turns contain `text` (case-insensitive for ASCII), newest
+        first, each with whether the title itself matched."""
+        pattern = like_pattern(text.strip())
+        cols = ", ".join(f"t.{c}" for c in self.COLUMNS)
+        query = (
+            f"SELECT {cols}, t.title LIKE ? ESCAPE '\\' FROM hopwise_threads t WHERE "
+            "(t.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM hopwise_turns u WHERE "
+            "u.thread_id = t.thread_id AND (u.question LIKE ? ESCAPE '\\' OR u.answer LIKE ? "
+            "ESCAPE '\\')))"
+        )
+        args: tuple[str, ...] = (pattern,) * 4
+        if owner is not None:
+            query, args = query + " AND t.owner = ?", (*args, owner)
+        with self.lock:
+            rows = self.conn.execute(query + " ORDER BY t.updated_at DESC", args).fetchall()
+        n = len(self.COLUMNS)
+        return [(dict(zip(self.COLUMNS, r[:n], strict=True)), bool(r[n])) for r in rows]
+
+
+class FeedbackLog:
+    """Readers' ratings of answers, one per (thread, answer index), beside the threads: who,
+    thumbs up or down, an optional comment, when, and the question, answer and trace JSON as
+    the reader saw them (so a later change to the thread cannot rewrite what was rated)."""
+
+    COLUMNS = (
+        "thread_id", "answer_index", "owner", "rating", "comment", "created_at", "question",
+        "answer", "trace",
+    )  # fmt: skip
+
+    def __init__(self, conn: sqlite3.Connection, lock: Any) -> None:
+        self.conn, self.lock = conn, lock
+        with self.lock:
+            self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS hopwise_feedback (thread_id TEXT, answer_index "
+                "INTEGER, owner TEXT, rating INTEGER, comment TEXT, created_at REAL, question "
+                "TEXT, answer TEXT, trace TEXT, PRIMARY KEY (thread_id, answer_index))"
+            )
+            self.conn.commit()
+
+    def put(self, entry: dict[str, Any]) -> None:
+        """Store (or replace) the feedback on one answer; `created_at` is now."""
+        row = {**entry, "created_at": time.time()}
+        with self.lock:
+            self.conn.execute(
+                f"INSERT OR REPLACE INTO hopwise_feedback ({', '.join(self.COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in self.COLUMNS)})",
+                tuple(row[c] for c in self.COLUMNS),
+            )
+            self.conn.commit()
+
+    def of_thread(self, thread_id: str) -> dict[int, dict[str, Any]]:
+        """The thread's feedback by answer index."""
+        return {int(r["answer_index"]): r for r in self._select("WHERE thread_id = ?", thread_id)}
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every feedback entry, newest first."""
+        return self._select("")
+
+    def delete_thread(self, thread_id: str) -> None:
+        with self.lock:
+            self.conn.execute("DELETE FROM hopwise_feedback WHERE thread_id = ?", (thread_id,))
+            self.conn.commit()
+
+    def _select(self, where: str, *args: str) -> list[dict[str, Any]]:
+        query = f"SELECT {', '.join(self.COLUMNS)} FROM hopwise_feedback {where}"
+        with self.lock:
+            rows = self.conn.execute(query + " ORDER BY created_at DESC", args).fetchall()
         return [dict(zip(self.COLUMNS, r, strict=True)) for r in rows]

@@ -8,8 +8,10 @@ so any past answer can be reopened. The libraries (graph/, ingest/) get narrow c
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
+import threading
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -23,8 +25,11 @@ from graph.deadline import question_deadline
 from graph.protocols import Reasoner, Retriever, WebSearch
 from graph.result import QuestionResult
 from graph.runner import (
+    AnswerStopped,
     ConversationStoreError,
+    FeedbackLog,
     ResilientSqliteSaver,
+    ThreadAccessError,
     ThreadIndex,
     build_result,
     conversation_store_problem,
@@ -139,6 +144,7 @@ class Hopwise:
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = compile_graph(self.checkpointer)
         self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
+        self.feedback = FeedbackLog(self.threads.conn, self.threads.lock)
         self.history_problem = ""  # why conversations are not being saved, if they are not
 
     @classmethod
@@ -174,11 +180,14 @@ class Hopwise:
         on_event: EventCallback | None = None,
         on_token: TokenCallback | None = None,
         owner: str | None = None,
+        cancel: threading.Event | None = None,
     ) -> QuestionResult:
         """Answer one question; `result.to_json()` is the `hopwise ask --json` object.
 
         `owner` is the asking user: a thread of someone else's is refused (ThreadAccessError)
         before anything is read from it; None is the unrestricted local operator (the CLI).
+        Setting `cancel` stops the run at the next step or token (AnswerStopped); nothing of a
+        stopped answer is saved.
         """
         question = question.strip()
         if not question:
@@ -207,16 +216,23 @@ class Hopwise:
             web=self.web,
             code=self.code,
             groups=tuple(groups),
-            on_event=on_event,
-            on_token=on_token,
+            on_event=stoppable(on_event, cancel),
+            on_token=stoppable(on_token, cancel),
         )
         inputs = question_input(
             question, [dict(m) for m in history], budgets.max_web_searches if allowed else 0
         )
         if isinstance(self.checkpointer, ResilientSqliteSaver):
             self.checkpointer.problem = ""
-        with question_deadline(ctx.deadline):  # a hard wall for every model call of it
-            final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
+        try:
+            if cancel is not None and cancel.is_set():
+                raise AnswerStopped
+            with question_deadline(ctx.deadline):  # a hard wall for every model call of it
+                final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
+        except AnswerStopped:
+            if self.threads.owner_of(thread_id) is None:  # a chat that never was: no trace left
+                self.checkpointer.delete_thread(thread_id)
+            raise
         result = build_result(final, self.reasoner.name, thread_id, ctx, list(groups))
         turns = [
             {"role": "user", "content": question},
@@ -232,7 +248,13 @@ class Hopwise:
                     {"messages": turns, "result": result.to_json()},
                     as_node=result.trace[-1].node,
                 )
-                self.threads.touch(thread_id, question, owner)
+                self.threads.touch(
+                    thread_id,
+                    question,
+                    owner,
+                    answer=result.answer,
+                    names_the_chat=result.route != "simple",
+                )
             except sqlite3.Error as exc:  # the answer is given; only saving it failed
                 problem = conversation_store_problem(self.settings.checkpoint_path, exc)
             problem = problem or getattr(self.checkpointer, "problem", "")
@@ -250,6 +272,80 @@ class Hopwise:
         """Newest first: thread_id, owner, title (first question), updated_at, answers; only
         the owner's threads when an owner is given."""
         return self.threads.list(owner)
+
+    def rename_thread(self, thread_id: str, owner: str | None, title: str) -> str:
+        """The owner's own title for the chat (it sticks); ThreadAccessError otherwise."""
+        return self.threads.rename(thread_id, owner, title)
+
+    def delete_thread(self, thread_id: str, owner: str | None) -> None:
+        """Delete the chat everywhere: its checkpoints and writes (answers, traces), its
+        feedback and its row in the index; ThreadAccessError unless `owner` owns it."""
+        self.threads.check(thread_id, owner)
+        self.checkpointer.delete_thread(thread_id)
+        self.feedback.delete_thread(thread_id)
+        self.threads.delete(thread_id, owner)
+
+    def search_threads(
+        self, owner: str | None, text: str, groups: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """The owner's chats whose title, questions or answers contain `text`, newest first.
+        A match in the text alone counts only if the reader still sees it (with `groups`, an
+        answer withdrawn since does not make its chat a hit)."""
+        needle = text.strip().casefold()
+        if not needle:
+            return self.list_threads(owner)
+        found = []
+        for thread, title_hit in self.threads.search(owner, text.strip()):
+            if (
+                title_hit
+                or groups is None
+                or any(
+                    needle in f"{r.question}\n{r.answer}".casefold()
+                    for r in self.thread_answers(str(thread["thread_id"]), owner, groups)
+                )
+            ):
+                found.append(thread)
+        return found
+
+    def give_feedback(
+        self,
+        thread_id: str,
+        index: int,
+        owner: str | None,
+        *,
+        rating: int,
+        comment: str = "",
+        groups: Sequence[str] | None = None,
+    ) -> None:
+        """Rate answer `index` (0-based) of the owner's thread: 1 up, 0 down, with an optional
+        comment; stored with the question, the answer and its trace as the reader saw them."""
+        if rating not in (0, 1):
+            raise ValueError("rating is 1 (up) or 0 (down)")
+        answers = self.thread_answers(thread_id, owner, groups)  # checks the owner
+        if not 0 <= index < len(answers):
+            raise ThreadAccessError(f"{thread_id}#{index + 1}")
+        result = answers[index]
+        self.feedback.put(
+            {
+                "thread_id": thread_id,
+                "answer_index": index,
+                "owner": self.threads.owner_of(thread_id) or "",
+                "rating": rating,
+                "comment": comment.strip(),
+                "question": result.question,
+                "answer": result.answer,
+                "trace": json.dumps(result.to_json(), ensure_ascii=False),
+            }
+        )
+
+    def thread_feedback(self, thread_id: str, owner: str | None) -> dict[int, dict[str, Any]]:
+        """The feedback given on the owner's thread, by answer index."""
+        self.threads.check(thread_id, owner)
+        return self.feedback.of_thread(thread_id)
+
+    def all_feedback(self) -> list[dict[str, Any]]:
+        """Every reader's feedback, newest first: for the admin (the page is gated)."""
+        return self.feedback.entries()
 
     def thread_answers(
         self, thread_id: str, owner: str | None = None, groups: Sequence[str] | None = None
@@ -287,6 +383,21 @@ class Hopwise:
             closer = getattr(thing, "close", None)
             if callable(closer):
                 closer()
+
+
+def stoppable(callback: Any, cancel: threading.Event | None) -> Any:
+    """The callback, raising AnswerStopped first once `cancel` is set (the graph calls it
+    after every step and for every token, so a stop takes effect within one of them)."""
+    if cancel is None:
+        return callback
+
+    def call(payload: Any) -> None:
+        if cancel.is_set():
+            raise AnswerStopped
+        if callback is not None:
+            callback(payload)
+
+    return call
 
 
 def semantic_search_note(store: Any) -> str:

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
+from graph.runner import TITLE_CHARS, AnswerStopped, ThreadAccessError, chat_title
 from hopwise.app import Hopwise, open_checkpointer
 from hopwise.settings import Settings
 from tests.fakes.reasoner import ScriptedReasoner
@@ -36,3 +42,153 @@ def test_concurrent_questions_and_threads_on_one_sqlite_file(tmp_path: Path) -> 
     assert {t["thread_id"] for t in reopened.list_threads()} == {f"user:{i}" for i in range(8)}
     assert reopened.thread_answers("user:3")[1].question == "And where was he born?"
     reopened.close()
+
+
+# ---------------------------------------------------------------- managing chats
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Hopwise]:
+    settings = Settings(data_dir=tmp_path, web_search=False, llm_economy=False)  # type: ignore[call-arg]
+    runner = Hopwise(
+        settings, KeywordRetriever(sample_chunks()), ScriptedReasoner(),
+        None, open_checkpointer(settings.checkpoint_path),
+    )  # fmt: skip
+    yield runner
+    runner.close()
+
+
+def rows(app: Hopwise, table: str, thread_id: str) -> int:
+    conn = app.threads.conn
+    return int(conn.execute(f"SELECT count(*) FROM {table} WHERE thread_id = ?", (thread_id,)).fetchone()[0])  # fmt: skip
+
+
+def title_of(app: Hopwise, thread_id: str, owner: str = "ana") -> str:
+    return next(t["title"] for t in app.list_threads(owner) if t["thread_id"] == thread_id)
+
+
+def test_chat_title_is_short_and_cut_at_a_word() -> None:
+    long = "Which   supplier delivers the turbines for the northern wind park and when is it due?"
+    title = chat_title(long)
+    assert len(title) <= TITLE_CHARS and title.endswith("…") and "  " not in title
+    words = " ".join(long.split())
+    assert words.startswith(title[:-1] + " ")  # whole words only, then the ellipsis
+    assert chat_title("短" * 60) == "短" * (TITLE_CHARS - 1) + "…"  # no spaces: cut at a char
+    assert chat_title("  Who directed it?\n") == "Who directed it?"
+
+
+def test_a_greeting_names_the_chat_only_until_a_real_question_and_a_rename_sticks(
+    app: Hopwise,
+) -> None:
+    first = app.ask("hello", thread_id="t", owner="ana")
+    assert first.route == "simple" and title_of(app, "t") == "hello"
+    app.ask("Who directed Inception?", thread_id="t", owner="ana")
+    assert title_of(app, "t") == "Who directed Inception?"
+    app.ask("Where was the director of Inception born?", thread_id="t", owner="ana")
+    assert title_of(app, "t") == "Who directed Inception?"  # the first real question stays
+
+    assert app.rename_thread("t", "ana", "  Nolan   notes ") == "Nolan notes"
+    app.ask("thanks", thread_id="t", owner="ana")
+    assert title_of(app, "t") == "Nolan notes"
+    with pytest.raises(ValueError):
+        app.rename_thread("t", "ana", "   ")
+    with pytest.raises(ThreadAccessError):
+        app.rename_thread("t", "bob", "mine now")
+    with pytest.raises(ThreadAccessError):
+        app.rename_thread("missing", "ana", "x")
+    assert title_of(app, "t") == "Nolan notes"
+
+
+def test_delete_removes_the_thread_its_checkpoints_writes_and_feedback(app: Hopwise) -> None:
+    app.ask("Who directed Inception?", thread_id="gone", owner="ana")
+    app.ask("Who directed Inception?", thread_id="kept", owner="ana")
+    app.give_feedback("gone", 0, "ana", rating=1)
+    assert rows(app, "checkpoints", "gone") and rows(app, "hopwise_feedback", "gone")
+    with pytest.raises(ThreadAccessError):
+        app.delete_thread("gone", "bob")  # someone else's: refused, nothing removed
+    assert rows(app, "checkpoints", "gone")
+
+    app.delete_thread("gone", "ana")
+    for table in ("checkpoints", "writes", "hopwise_threads", "hopwise_turns", "hopwise_feedback"):
+        assert rows(app, table, "gone") == 0, table
+    assert [t["thread_id"] for t in app.list_threads("ana")] == ["kept"]
+    assert rows(app, "checkpoints", "kept")
+    with pytest.raises(ThreadAccessError):
+        app.thread_answers("gone", "ana")
+    with pytest.raises(ThreadAccessError):
+        app.delete_thread("gone", "ana")  # the same answer as for any missing chat
+
+
+def test_search_finds_titles_questions_and_answers_of_the_owners_chats_only(
+    app: Hopwise,
+) -> None:
+    app.ask("Who directed Inception?", thread_id="a1", owner="ana")
+    app.ask("Where was he born?", thread_id="a1", owner="ana")
+    app.ask("What is 100% of nothing_at all?", thread_id="a2", owner="ana")
+    app.ask("Who directed Inception?", thread_id="b1", owner="bob")
+
+    def found(text: str, owner: str = "ana") -> list[str]:
+        return [t["thread_id"] for t in app.search_threads(owner, text, ("all",))]
+
+    assert found("INCEPTION") == ["a1"]  # the title, any case
+    assert found("born") == ["a1"]  # a later question
+    assert found("London") == ["a1"]  # an answer's text
+    assert found("100%") == ["a2"] and found("g_a") == ["a2"]  # LIKE wildcards are literal
+    assert found("0%") == ["a2"] and found("_") == ["a2"]
+    assert found("inception", "bob") == ["b1"]
+    assert found("nothing here at all") == []
+    assert found("  ") == ["a2", "a1"]  # no text: every chat of the owner, newest first
+
+
+def test_feedback_is_stored_with_the_answer_and_its_trace_for_the_owner_only(
+    app: Hopwise,
+) -> None:
+    result = app.ask("Who directed Inception?", thread_id="t", owner="ana")
+    app.give_feedback("t", 0, "ana", rating=0, comment="  too short ")
+    [entry] = app.all_feedback()
+    assert entry["owner"] == "ana" and entry["rating"] == 0 and entry["comment"] == "too short"
+    assert entry["question"] == "Who directed Inception?" and entry["answer"] == result.answer
+    assert json.loads(entry["trace"])["trace"] == result.to_json()["trace"]
+    app.give_feedback("t", 0, "ana", rating=1)  # changing one's mind replaces the entry
+    assert [e["rating"] for e in app.all_feedback()] == [1]
+    assert app.thread_feedback("t", "ana")[0]["rating"] == 1
+
+    for bad in (
+        lambda: app.give_feedback("t", 0, "bob", rating=1),
+        lambda: app.give_feedback("t", 1, "ana", rating=1),  # no such answer
+        lambda: app.give_feedback("missing", 0, "ana", rating=1),
+        lambda: app.thread_feedback("t", "bob"),
+    ):
+        with pytest.raises(ThreadAccessError):
+            bad()
+    with pytest.raises(ValueError):
+        app.give_feedback("t", 0, "ana", rating=5)
+    assert len(app.all_feedback()) == 1
+
+
+def test_a_stopped_answer_is_not_saved_and_a_new_chat_leaves_no_trace(app: Hopwise) -> None:
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def after_step(event: dict[str, object]) -> None:
+        seen.append(str(event["node"]))
+        stop.set()  # the user presses Stop while the first step is reported
+
+    with pytest.raises(AnswerStopped):
+        app.ask(
+            "Who directed Inception?",
+            thread_id="new",
+            owner="ana",
+            on_event=after_step,
+            cancel=stop,
+        )
+    assert seen == ["route_question"]  # no step ran after the stop
+    assert rows(app, "checkpoints", "new") == 0 and app.list_threads("ana") == []
+
+    app.ask("Who directed Inception?", thread_id="old", owner="ana")
+    with pytest.raises(AnswerStopped):
+        app.ask("Where was he born?", thread_id="old", owner="ana", cancel=stop)  # set already
+    [kept] = app.thread_answers("old", "ana")
+    assert kept.question == "Who directed Inception?" and app.list_threads("ana")[0]["answers"] == 1
+    follow = app.ask("Where was he born?", thread_id="old", owner="ana")
+    assert "London" in follow.answer and len(app.thread_answers("old", "ana")) == 2
