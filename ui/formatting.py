@@ -7,12 +7,13 @@ No Streamlit here, so every function is unit-testable with a constructed result.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
-from graph.result import HopRecord, QuestionResult, TraceEvent, WebResultRecord
+from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
 from ui import safe
 
 START, END = "__start__", "__end__"
@@ -32,7 +33,7 @@ STATUS_TEXT = {
     "answer_directly": "Answering directly…",
     "decompose_question": "Decomposing into sub-questions…",
     "retrieve_hop": "Searching the knowledge base…",
-    "plan_next_step": "Planning the next step…",
+    "plan_next_step": "Deciding what to look up next…",
     "evaluate_evidence": "Checking whether the evidence is enough…",
     "search_web": "Searching the web…",
     "generate_answer": "Writing the answer…",
@@ -91,21 +92,36 @@ def source_cards(result: QuestionResult) -> list[dict[str, Any]]:
     return cards
 
 
+STATUS_CLIP = 90  # characters of a sub-question shown in the status line
+
+
+def _status_question(text: str) -> str:
+    """A sub-question for the status line: `#k` placeholders read as "…", clipped, escaped."""
+    text = re.sub(r"#\d+", "…", " ".join(str(text).split()))
+    return safe.escape_inline(text if len(text) <= STATUS_CLIP else text[: STATUS_CLIP - 1] + "…")
+
+
 class StatusNarrator:
     """Turns the runner's end-of-node events into "what is happening now" for the chat status.
 
-    Events arrive when a node finishes, so the label names the step the graph goes to next.
+    Events arrive when a node finishes, so the label names the step the graph goes to next: the
+    sub-question about to be searched, in words ("Searching: “Who leads …?”"), never a count
+    that grows as follow-ups are planned. Labels are Markdown: question text is escaped.
     """
 
     def __init__(self, web_allowed: bool = True) -> None:
         self.web_allowed = web_allowed
-        self.planned = 0  # sub-questions known so far
-        self.hops_done = 0
+        self.planned: dict[int, str] = {}  # the decomposition's sub-questions by id, in order
+        self.searched: set[int] = set()  # ids of the sub-questions the finished hops searched
         self.web_done = False
 
-    def hop_label(self) -> str:
-        number = self.hops_done + 1
-        return f"Hop {number} of {max(self.planned, number)}: searching the knowledge base…"
+    def search_label(self) -> str:
+        pending = [text for sid, text in self.planned.items() if sid not in self.searched]
+        if pending:
+            part = len(self.planned) - len(pending) + 1
+            where = f" (part {part} of {len(self.planned)})" if len(self.planned) > 1 else ""
+            return f"Searching the documents{where}: “{_status_question(pending[0])}”…"
+        return "Searching the documents again, for what is still missing…"
 
     def after(self, event: TraceEvent) -> str | None:
         """The label for the step after `event`, or None when the event changes nothing."""
@@ -114,14 +130,19 @@ class StatusNarrator:
             simple = details.get("route") == "simple"
             return STATUS_TEXT["answer_directly" if simple else "decompose_question"]
         if node == "decompose_question":
-            self.planned = len(details.get("sub_questions") or []) or 1
-            return self.hop_label()
+            subs = [s for s in details.get("sub_questions") or [] if isinstance(s, Mapping)]
+            self.planned = {
+                int(s.get("id") or i): str(s.get("question", "")) for i, s in enumerate(subs, 1)
+            }
+            return self.search_label()
         if node == "retrieve_hop":
-            self.hops_done += len(details.get("hops") or []) or 1
+            for hop in details.get("hops") or []:
+                if isinstance(hop, Mapping) and hop.get("sub_question_id") is not None:
+                    self.searched.add(int(hop["sub_question_id"]))
             return STATUS_TEXT["plan_next_step"]
         if node == "plan_next_step":
             if details.get("action") == "retrieve":
-                return self.hop_label()
+                return self.search_label()
             return STATUS_TEXT["evaluate_evidence"]
         if node == "evaluate_evidence":
             if details.get("enough") or self.web_done or not self.web_allowed:
@@ -257,50 +278,58 @@ def bridge_rows(hop: HopRecord) -> tuple[str, list[dict[str, Any]]]:
     rows = [
         {
             "candidate": str(c.get("entity", "")),
-            "score": _score(c.get("score")),
+            "score": _score_text(c.get("score")),
             "found in hits": ", ".join(str(r) for r in c.get("hit_ranks", [])),
             "hit title": "yes" if c.get("title") else "",
-            "next to relation word": _score(c.get("near")),
-            "search confirmed": _score(confirmed.get(str(c.get("entity")))),
+            "next to relation word": _score_text(c.get("near")),
+            "search confirmed": _score_text(confirmed.get(str(c.get("entity")))),
         }
         for c in details.get("candidates", [])
     ]
     return str(details.get("chosen_entity") or ""), rows
 
 
+def hit_where(hit: HitRecord) -> str:
+    """Where a hit is, for people: 'file · section · p. 3' (never a chunk id or "None")."""
+    return location(hit.source or hit.doc or hit.doc_id, hit.section, hit.page)
+
+
 def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """The hits table of one hop: rank, doc, section, page, BM25 / dense / fused, new or
-    duplicate, and a note per document from `notes` (doc id → e.g. "hidden text removed (3)").
-    Where the scores were withheld from the reader (QuestionResult.without_scores), the score
-    columns are left out rather than shown empty."""
+    """The hits table of one hop, narrow enough for 1400 px and a phone: rank, where it is
+    (file · section · page), the fused score, new or duplicate, then BM25 and dense, and a
+    note per document from `notes` (doc id → e.g. "hidden text removed (3)"). Where the scores
+    were withheld from the reader (QuestionResult.without_scores), the score columns are left
+    out rather than shown empty; a missing score is an empty cell, never "None"."""
     rows = []
     for hit in hop.hits:
-        row: dict[str, Any] = {
-            "rank": hit.rank,
-            "doc": hit.doc or hit.source or hit.doc_id,
-            "source": hit.source,
-            "section": hit.section,
-            "page": hit.page,
-        }
-        if hit.fused is not None:
-            row |= {
-                "bm25": _score(hit.bm25),
-                "dense": _score(hit.dense),
-                "fused": _score(hit.fused),
-            }
-        row |= {"status": "new" if hit.new else "duplicate", "chunk_id": hit.chunk_id}
+        row: dict[str, Any] = {"rank": hit.rank, "where": hit_where(hit)}
+        scored = hit.fused is not None
+        if scored:
+            row["fused"] = _score_text(hit.fused)
+        row["status"] = "new" if hit.new else "duplicate"
+        if scored:
+            row |= {"bm25": _score_text(hit.bm25), "dense": _score_text(hit.dense)}
         if notes:
             row["note"] = notes.get(hit.doc_id, "")
         rows.append(row)
     return rows
 
 
+def _score_text(value: object) -> str:
+    score = _score(value)
+    return "" if score is None else f"{score:.4g}"
+
+
 def hop_evidence(hop: HopRecord) -> list[str]:
-    """The evidence sentences a hop kept, as Markdown that shows them literally."""
-    return [
-        f"{safe.escape_inline(kept.text)}  \nchunk {safe.escape_inline(kept.chunk_id)}"
-        for kept in hop.evidence
-    ]
+    """The evidence sentences a hop kept, as Markdown that shows them literally, each with
+    where it is (file · section · page) instead of a chunk id."""
+    where = {hit.chunk_id: hit_where(hit) for hit in hop.hits}
+    lines = []
+    for kept in hop.evidence:
+        place = where.get(kept.chunk_id, "")
+        suffix = f"  \n_{safe.escape_inline(place)}_" if place else ""
+        lines.append(f"{safe.escape_inline(kept.text)}{suffix}")
+    return lines
 
 
 def web_result_line(item: WebResultRecord) -> str:

@@ -137,8 +137,9 @@ def test_trace_shows_the_last_answers_hops(kb: Path) -> None:
     steps, hits = at.dataframe[0].value, at.dataframe[1].value
     assert list(steps["node"])[:2] == ["route_question", "decompose_question"]
     assert set(steps["mode"]) <= {"offline", "code"} and steps["LLM calls"].sum() == 0
-    assert {"doc", "section", "page", "bm25", "dense", "fused", "status"} <= set(hits.columns)
-    assert "supply.md" in set(hits["source"])
+    assert {"rank", "where", "bm25", "dense", "fused", "status"} <= set(hits.columns)
+    assert "chunk_id" not in hits.columns and "None" not in hits.to_string()
+    assert any(where.startswith("supply.md") for where in hits["where"])
     assert set(hits["status"]) <= {"new", "duplicate"}
     download = at.get("download_button")[0]
     assert download.proto.label == "Download trace JSON"

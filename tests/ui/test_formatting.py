@@ -94,10 +94,16 @@ RESULT = QuestionResult.model_validate(
         "total_ms": 1534.0,
         "trace": [
             event("route_question", 0, 10, 1, route="complex"),
-            event("decompose_question", 10, 20, 1, sub_questions=[{"id": 1}, {"id": 2}]),
-            event("retrieve_hop", 30, 5, hops=[{"hop": 1}]),
+            event(
+                "decompose_question",
+                10,
+                20,
+                1,
+                sub_questions=[{"id": 1, "question": "q1"}, {"id": 2, "question": "q2 of #1"}],
+            ),
+            event("retrieve_hop", 30, 5, hops=[{"hop": 1, "sub_question_id": 1}]),
             event("plan_next_step", 35, 1, action="retrieve"),
-            event("retrieve_hop", 36, 5, hops=[{"hop": 2}]),
+            event("retrieve_hop", 36, 5, hops=[{"hop": 2, "sub_question_id": 2}]),
             event("plan_next_step", 41, 1, action="evaluate"),
             event("evaluate_evidence", 42, 3, 0, enough=False),
             event("search_web", 45, 100),
@@ -129,23 +135,38 @@ def test_source_cards_carry_location_quote_link_and_full_chunk() -> None:
     assert web["url"] == "https://example.org/x" and web["chunk_id"] is None
 
 
-def test_hit_rows_show_scores_and_new_or_duplicate() -> None:
+def test_hit_rows_show_where_scores_and_new_or_duplicate_never_none() -> None:
     rows = hit_rows(RESULT.hops[0])
-    assert rows[0]["bm25"] == 1.2346 and rows[0]["dense"] is None and rows[0]["status"] == "new"
-    assert rows[1]["status"] == "duplicate" and rows[1]["source"] == "supply.md"
+    assert rows[0]["bm25"] == "1.235" and rows[0]["dense"] == "" and rows[0]["status"] == "new"
+    assert rows[1]["status"] == "duplicate" and rows[1]["where"].startswith("supply.md")
+    assert all("chunk_id" not in row for row in rows)
+    assert "None" not in str(rows)
+    assert list(rows[0])[:4] == ["rank", "where", "fused", "status"]  # what a phone shows first
+    hidden = hit_rows(RESULT.hops[0].model_copy(update={
+        "hits": [h.model_copy(update={"fused": None}) for h in RESULT.hops[0].hits]
+    }))  # fmt: skip
+    assert list(hidden[0]) == ["rank", "where", "status"]
 
 
-def test_status_narrates_the_next_step_from_end_of_node_events() -> None:
+def test_status_names_the_sub_question_searched_not_a_growing_count() -> None:
     narrator = StatusNarrator(web_allowed=True)
     labels = [narrator.after(e) for e in RESULT.trace]
-    assert labels[:5] == [
-        "Decomposing into sub-questions…",
-        "Hop 1 of 2: searching the knowledge base…",
-        "Planning the next step…",
-        "Hop 2 of 2: searching the knowledge base…",
-        "Planning the next step…",
-    ]
+    assert labels[0] == "Decomposing into sub-questions…"
+    assert labels[1].startswith("Searching the documents (part 1 of 2): “")
+    assert labels[2] == "Deciding what to look up next…"
+    assert labels[3] == "Searching the documents (part 2 of 2): “q2 of …”…"
     assert labels[6] == "Searching the web…" and labels[8] == "Writing the answer…"
+    assert not any("of 1" in str(label) for label in labels)
+    follow = StatusNarrator()
+    follow.after(event("decompose_question", 0, 1, sub_questions=[{"id": 1, "question": "Who?"}]))
+    follow.after(event("retrieve_hop", 1, 1, hops=[{"sub_question_id": 1}]))
+    again = follow.after(event("plan_next_step", 2, 1, action="retrieve"))
+    assert again == "Searching the documents again, for what is still missing…"
+    hostile = StatusNarrator()
+    label = hostile.after(
+        event("decompose_question", 0, 1, sub_questions=[{"question": "![x](http://e/) of #1"}])
+    )
+    assert "![x](" not in str(label) and "#1" not in str(label)
     offline = StatusNarrator(web_allowed=False)
     assert offline.after(event("evaluate_evidence", 0, 1, enough=False)) == "Writing the answer…"
 

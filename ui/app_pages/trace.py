@@ -10,6 +10,7 @@ from ui import safe
 from ui.formatting import (
     badges,
     bridge_rows,
+    duration_text,
     hit_rows,
     hop_evidence,
     state_machine_dot,
@@ -28,6 +29,15 @@ from ui.services import (
     user_answers,
     visible_threads,
 )
+
+HIT_COLUMNS = {  # narrow numbers, the location takes the rest (fits 1400 px and a phone)
+    "rank": st.column_config.NumberColumn("#", width=40),
+    "where": st.column_config.TextColumn("where", width="large"),
+    "fused": st.column_config.TextColumn("fused", width=70),
+    "status": st.column_config.TextColumn("status", width=80),
+    "bm25": st.column_config.TextColumn("BM25", width=70),
+    "dense": st.column_config.TextColumn("dense", width=70),
+}
 
 st.title("Hop trace")
 user, runner = page_session("Sign in with the form in the sidebar to see your answers' traces.")
@@ -112,14 +122,14 @@ with time_col:
             .encode(
                 x=alt.X("start_ms:Q", title="ms since the question"),
                 x2="end_ms:Q",
-                y=alt.Y("step:N", sort=None, title=None),
+                y=alt.Y("step:N", sort=None, title=None, axis=alt.Axis(labelLimit=0)),
                 color=alt.Color("llm_calls:O", title="LLM calls", scale=alt.Scale(scheme="blues")),
                 tooltip=["node", "ms", "llm_calls", "tokens"],
             )
         )
         st.altair_chart(bars, width="stretch")
-        st.caption(
-            f"{len(rows)} steps · {rows['ms'].sum():.0f} ms · "
+        st.caption(  # the question's one clock: the same total as the badge and the chat
+            f"{len(rows)} steps · {duration_text(result.total_ms)} in all · "
             f"{int(rows['llm_calls'].sum())} LLM calls · {int(rows['tokens'].sum())} tokens"
         )
 
@@ -154,7 +164,12 @@ for number, hop in enumerate(hops, start=1):
             st.dataframe(pd.DataFrame(candidates), hide_index=True, width="stretch")
         table = hit_rows(hop, notes)
         if table:
-            st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch")
+            st.dataframe(
+                pd.DataFrame(table),
+                hide_index=True,
+                width="stretch",
+                column_config=HIT_COLUMNS,
+            )
         else:
             st.caption("No hits.")
         kept = hop_evidence(hop)
