@@ -373,6 +373,7 @@ def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
         hops=[
             {
                 "hop": h["hop"],
+                "sub_question_id": h.get("sub_question_id"),
                 "sub_question": h["sub_question"],
                 "query": h["query"],
                 "hits": len(h["hits"]),
