@@ -31,7 +31,8 @@ def sign_in(at, password: str):
 def test_chat_on_an_empty_knowledge_base_points_to_admin(app_data: Path) -> None:
     at = new_app().run()
     assert_no_exception(at)
-    assert "The knowledge base is empty" in texts(at)
+    assert "There are no documents you can read yet" in texts(at)
+    assert not [b for b in at.button if b.key and b.key.startswith("example_")]
 
 
 def test_without_a_password_configured_nothing_is_allowed(

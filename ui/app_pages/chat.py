@@ -10,13 +10,13 @@ from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_no
 from ui.services import (
     error_text,
     get_settings,
-    kb_is_empty,
     new_thread_id,
     page_session,
     user_answers,
     visible_threads,
 )
 from ui.streaming import stream_ask
+from ui.welcome import readable_documents, take_picked, welcome
 from ui.widgets import answer_block
 
 THREAD_KEY = "hopwise_thread"
@@ -81,9 +81,9 @@ except Exception as exc:  # noqa: BLE001
 
 if not settings.llm_enabled:
     st.info(offline_note(), icon=":material/description:")
-if not answers and kb_is_empty(runner):
-    st.warning("The knowledge base is empty: upload documents on the Admin page first.")
-    st.page_link("app_pages/admin.py", label="Go to Admin", icon=":material/upload_file:")
+picked = take_picked()  # an example question clicked on the first screen
+if not answers and not picked:
+    welcome(readable_documents(runner.retriever), user.groups)
 
 for index, saved in enumerate(answers):
     with st.chat_message("user"):
@@ -91,7 +91,7 @@ for index, saved in enumerate(answers):
     with st.chat_message("assistant"):
         answer_block(saved, thread_id=thread_id, index=index)
 
-question = st.chat_input("Ask a question about your documents…")
+question = st.chat_input("Ask a question about your documents…") or picked
 if question:
     with st.chat_message("user"):
         st.markdown(safe.escape_text(question))
