@@ -1,17 +1,20 @@
-"""A source card: where a citation is, the quoted passage, and (issue 15) the original."""
+"""A source card: where a citation is, the quoted passage, and the original it came from."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
 
 from ui import safe
+from ui.viewer import open_button
 
 
 def source_card(card: Mapping[str, Any]) -> None:
-    """One citation: where it is, the quoted passage, the link, and the full chunk on demand.
+    """One citation: where it is, the quoted passage, and either the document's original
+    (*Open original*: the viewer) or, for a web result, its link.
 
     Every field is untrusted document or web text, so it goes through ui.safe; the only link is
     the one we rebuild from a parsed http(s) URL, labelled with its domain.
@@ -22,10 +25,27 @@ def source_card(card: Mapping[str, Any]) -> None:
             st.markdown(safe.quote_block(card["quote"]))
         if card["url"]:
             web = safe.web_link(card["url"])
-            if web is not None:
-                st.markdown(f":material/public: {safe.link_markdown(web)}")
+            if web is not None:  # Streamlit opens Markdown links in a new tab
+                st.markdown(f":material/public: Web result · {safe.link_markdown(web)}")
+            else:
+                st.markdown(":material/public: Web result")
             st.caption(safe.escape_inline(card["url"]))
         if card["full_text"] and card["chunk_id"]:
             with st.expander("Full passage"):
                 st.text(card["full_text"])  # st.text never parses Markdown
                 st.caption(f"chunk {safe.escape_inline(card['chunk_id'])}")
+        if card.get("doc_id") and card["chunk_id"]:
+            target = {
+                "doc_id": card["doc_id"],
+                "chunk_id": card["chunk_id"],
+                "page": card.get("page"),
+                "quote": card["quote"],
+                "section": card.get("section", ""),
+            }
+            open_button(target, key=f"open_{_card_id(card)}")
+
+
+def _card_id(card: Mapping[str, Any]) -> str:
+    """A widget key unique to this citation of this answer (answers repeat [1])."""
+    seed = f"{card.get('answer', '')}|{card['n']}|{card['chunk_id']}"
+    return hashlib.sha256(seed.encode("utf-8")).hexdigest()[:16]

@@ -74,6 +74,7 @@ def location(source: str, section: str = "", page: int | None = None) -> str:
 def source_cards(result: QuestionResult) -> list[dict[str, Any]]:
     """One card per citation: number, where it is, the quoted passage, link, and full chunk."""
     evidence = {item.chunk_id or item.url or "": item for item in result.evidence}
+    doc_ids = {hit.chunk_id: hit.doc_id for hop in result.hops for hit in hop.hits}
     cards = []
     for citation in result.citations:
         item = evidence.get(citation.chunk_id or citation.url or "")
@@ -87,6 +88,11 @@ def source_cards(result: QuestionResult) -> list[dict[str, Any]]:
                 "url": citation.url,
                 "chunk_id": citation.chunk_id,
                 "full_text": item.text if item is not None and item.text else citation.quote,
+                # where the viewer opens it (ui.viewer): the document, its section and page
+                "doc_id": doc_ids.get(citation.chunk_id or "", ""),
+                "section": citation.section,
+                "page": citation.page,
+                "answer": f"{result.thread_id}:{result.created_at}",
             }
         )
     return cards

@@ -1,0 +1,247 @@
+"""The source viewer: "Open original" on a source card (and Preview on the Admin page) opens a
+dialog with the cited page of a PDF, drawn on the server with the passage highlighted, or the
+cited section of any other document as literal text with the passage marked, and the original
+file to download.
+
+Who may see what is decided here, on the server, at every run: the open request in the session
+names a document, the reader's groups come from the signed-in user (an Admin preview from the
+admin unlock), and `ui.documents.readable_document` checks them against the store before a
+byte of the original is read. The dialog never raises: whatever fails is said in one line.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import PurePath
+from typing import Any
+
+import streamlit as st
+
+from ingest.models import Chunk, DocumentInfo
+from ingest.originals import IMAGE_EXTENSIONS, OriginalStore, mime_type
+from ingest.protocols import KnowledgeBase
+from ui import safe
+from ui.documents import (
+    count_text,
+    original_bytes,
+    readable_document,
+    section_chunks,
+    section_markdown,
+    section_text,
+)
+from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_png
+from ui.services import ADMIN_KEY, current_user, error_text, get_settings, get_store
+
+VIEWER_KEY = "hopwise_viewer"
+REFUSED = "You may not open this document, or it no longer exists."
+NOT_KEPT = (
+    "The original file of this document was not kept; it was ingested before originals "
+    "were stored — re-upload it to view it. Its text as indexed:"
+)
+
+
+def open_button(
+    target: dict[str, Any], *, key: str, label: str = "Open original", admin: bool = False
+) -> None:
+    """A button that opens the viewer on `target` (doc_id, and where the citation points:
+    chunk_id, page, quote, section); the dialog is drawn while it is this button's target."""
+    request = {**target, "key": key, "admin": admin, "at_page": None}
+    st.button(
+        label,
+        key=key,
+        icon=":material/description:",
+        on_click=_open,
+        args=(request,),
+        type="tertiary",
+    )
+    if (st.session_state.get(VIEWER_KEY) or {}).get("key") == key:
+        _viewer()
+
+
+def _open(request: dict[str, Any]) -> None:
+    st.session_state[VIEWER_KEY] = request
+
+
+def _close() -> None:
+    st.session_state.pop(VIEWER_KEY, None)
+
+
+def _go_to(page: int) -> None:
+    request = st.session_state.get(VIEWER_KEY)
+    if request:
+        st.session_state[VIEWER_KEY] = {**request, "at_page": page}
+
+
+@st.dialog("Source", width="large", on_dismiss=_close)
+def _viewer() -> None:
+    request = st.session_state.get(VIEWER_KEY) or {}
+    try:
+        _draw(request)
+    except Exception as exc:  # noqa: BLE001 - the viewer says what failed, never a trace
+        st.error(f"This source cannot be shown: {safe.escape_inline(error_text(exc))}")
+
+
+def reader_of(request: dict[str, Any]) -> tuple[tuple[str, ...], bool] | None:
+    """The reader's groups and whether they read as admin, from the session (never from the
+    request): None when nobody is signed in."""
+    if request.get("admin") and st.session_state.get(ADMIN_KEY):
+        return (), True
+    user = current_user()
+    return (tuple(user.groups), False) if user is not None else None
+
+
+def _draw(request: dict[str, Any]) -> None:
+    reader = reader_of(request)
+    if reader is None:
+        st.warning("Sign in to open sources.")
+        return
+    groups, admin = reader
+    store = get_store()
+    doc = readable_document(store, str(request.get("doc_id") or ""), groups, admin=admin)
+    if doc is None:
+        st.error(REFUSED)
+        return
+    st.markdown(f"**{safe.escape_inline(doc.title or doc.source)}**")
+    st.caption(
+        f"{safe.escape_inline(doc.source)} · version {doc.version} · "
+        f"{count_text(doc.chunks, 'chunk')}"
+    )
+    chunks = store.get_chunks(doc.doc_id)
+    chunk_id = str(request.get("chunk_id") or "")
+    cited = next((c for c in chunks if c.chunk_id == chunk_id), None)
+    if chunk_id and cited is None:
+        st.info(
+            "The cited version of this document was replaced; this is the current version "
+            f"(version {doc.version})."
+        )
+    passage = str(request.get("quote") or "") or (cited.text if cited is not None else "")
+    originals = OriginalStore(get_settings().originals_root)
+    data = originals.read(doc.checksum)
+    extension = PurePath(doc.source).suffix.lower()
+    if data is None:
+        st.info(NOT_KEPT)
+        _section(chunks, cited, passage, str(request.get("section") or ""))
+    elif extension == ".pdf":
+        _pdf(request, doc, data, chunks, cited, passage)
+    elif extension in IMAGE_EXTENSIONS:
+        st.image(_scan(doc.checksum, data), width="stretch")
+        with st.expander("Text read from the image"):
+            _section(chunks, cited, passage, "")
+    else:
+        _section(chunks, cited, passage, str(request.get("section") or ""))
+    if data is not None:
+        download_button(store, originals, doc, groups, admin=admin, key=f"{request['key']}_dl")
+
+
+def download_button(
+    store: KnowledgeBase,
+    originals: OriginalStore,
+    doc: DocumentInfo,
+    groups: Sequence[str],
+    *,
+    admin: bool,
+    key: str,
+) -> None:
+    """The original under its own name and type; the bytes are read when it is clicked, after
+    the access check runs again."""
+    st.download_button(
+        "Download original",
+        data=functools.partial(_checked_bytes, store, originals, doc.doc_id, tuple(groups), admin),
+        file_name=PurePath(doc.source).name,
+        mime=mime_type(doc.source),
+        key=key,
+        icon=":material/download:",
+        on_click="ignore",
+    )
+
+
+def _checked_bytes(
+    store: KnowledgeBase,
+    originals: OriginalStore,
+    doc_id: str,
+    groups: tuple[str, ...],
+    admin: bool,
+) -> bytes:
+    data = original_bytes(store, originals, doc_id, groups, admin=admin)
+    if data is None:
+        raise PermissionError(REFUSED)
+    return data
+
+
+def _section(chunks: list[Chunk], cited: Chunk | None, passage: str, section: str) -> None:
+    """The cited section (or the named one, or the first) as literal text, passage marked."""
+    anchor = cited or next((c for c in chunks if c.section_path == section and section), None)
+    anchor = anchor or (min(chunks, key=lambda c: c.start_char) if chunks else None)
+    if anchor is None:
+        st.caption("_This document has no text._")
+        return
+    if anchor.section_path:
+        st.caption(safe.escape_inline(anchor.section_path))
+    shown = section_chunks(chunks, anchor)
+    with st.container(border=True):
+        st.markdown(section_markdown(section_text(shown, cited, passage)))
+
+
+def _pdf(
+    request: dict[str, Any],
+    doc: DocumentInfo,
+    data: bytes,
+    chunks: list[Chunk],
+    cited: Chunk | None,
+    passage: str,
+) -> None:
+    try:
+        pages = _pages(doc.checksum, data)
+        at = request.get("at_page")
+        if not isinstance(at, int):
+            hint = cited.page if cited is not None else None
+            at = _cited_page(doc.checksum, passage, hint, data) if passage else 1
+        number = min(max(at, 1), max(pages, 1))
+        rendered = _render(doc.checksum, number, passage, data)
+    except Exception as exc:  # noqa: BLE001 - a page PDFium cannot draw: the text instead
+        st.warning(f"The page could not be drawn ({safe.escape_inline(error_text(exc))}).")
+        _section(chunks, cited, passage, str(request.get("section") or ""))
+        return
+    back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
+    back.button(
+        "Previous",
+        key=f"{request['key']}_prev",
+        icon=":material/chevron_left:",
+        disabled=number <= 1,
+        on_click=_go_to,
+        args=(number - 1,),
+    )
+    where.markdown(f"Page {number} of {pages}")
+    forward.button(
+        "Next",
+        key=f"{request['key']}_next",
+        icon=":material/chevron_right:",
+        disabled=number >= pages,
+        on_click=_go_to,
+        args=(number + 1,),
+    )
+    st.image(rendered.png, width="stretch")
+    if passage and not rendered.boxes:
+        st.caption("The cited passage was not found on this page.")
+
+
+# Rendered pages are cached by content: the checksum names the bytes (passed unhashed).
+@st.cache_data(max_entries=64, show_spinner=False)
+def _render(checksum: str, page: int, passage: str, _data: bytes) -> RenderedPage:
+    return render_page(_data, page, passage)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _cited_page(checksum: str, passage: str, hint: int | None, _data: bytes) -> int:
+    return cited_page(_data, passage, hint)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _pages(checksum: str, _data: bytes) -> int:
+    return page_count(_data)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _scan(checksum: str, _data: bytes) -> bytes:
+    return scan_png(_data)
