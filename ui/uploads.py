@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from hopwise.settings import Settings
 from ingest.hidden import hidden_note
-from ingest.models import DEFAULT_GROUP, IngestResult, parse_notes
+from ingest.models import DEFAULT_GROUP, DocumentInfo, IngestResult, parse_notes
 from ingest.parsers import SUPPORTED_EXTENSIONS
 from ingest.protocols import KnowledgeBase
+from ui.documents import count_text
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
 # (index, filename, phase): "start"; a slow stage in progress such as "ocr 3/12"; then the
@@ -120,3 +122,23 @@ def result_rows(results: Sequence[IngestResult]) -> list[dict[str, Any]]:
         }
         for r in results
     ]
+
+
+def document_row(doc: DocumentInfo) -> list[str]:
+    """A document of the Admin list as its non-empty parts, plain text: source (when the title
+    differs), version, chunks ("1 chunk"), groups, when it was ingested, notes."""
+    ingested = (
+        "ingested " + datetime.fromtimestamp(doc.created_at).strftime("%Y-%m-%d %H:%M")
+        if doc.created_at
+        else ""
+    )
+    parts = [
+        doc.source if doc.title and doc.title != doc.source else "",
+        f"version {doc.version}",
+        count_text(doc.chunks, "chunk"),
+        "groups: " + ", ".join(doc.groups) if doc.groups else "",
+        ingested,
+        hidden_note(doc.hidden_removed),
+        parse_notes(doc.parser),
+    ]
+    return [part for part in parts if part]

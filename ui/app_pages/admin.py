@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import pandas as pd
 import streamlit as st
 
-from ingest.hidden import hidden_note
-from ingest.models import parse_notes
+from ingest.originals import OriginalStore, delete_document
 from ui import safe
 from ui.admin_gate import require_admin
+from ui.documents import count_text
 from ui.services import error_text, get_settings, get_store
-from ui.uploads import UPLOAD_TYPES, access_changes, ingest_uploads, parse_groups, result_rows
+from ui.uploads import (
+    UPLOAD_TYPES,
+    access_changes,
+    document_row,
+    ingest_uploads,
+    parse_groups,
+    result_rows,
+)
+from ui.viewer import download_button, open_button
 
 RESULTS_KEY = "hopwise_ingest_results"
 PENDING_DELETE_KEY = "hopwise_pending_delete"
@@ -166,40 +172,32 @@ if "embedded_chunks" in stats:  # background embedding (built-in model)
 if not documents:
     st.caption("_No documents yet. Upload some above._")
 else:
-    table = pd.DataFrame(
-        [
-            {
-                "title": d.title,
-                "source": d.source,
-                "version": d.version,
-                "chunks": d.chunks,
-                "groups": ", ".join(d.groups),
-                "ingested at": datetime.fromtimestamp(d.created_at).strftime("%Y-%m-%d %H:%M")
-                if d.created_at
-                else "",
-                "hidden text": hidden_note(d.hidden_removed),
-                "notes": parse_notes(d.parser),
-                "doc_id": d.doc_id,
-            }
-            for d in documents
-        ]
-    )
-    st.dataframe(table, hide_index=True, width="stretch")
+    originals = OriginalStore(settings.originals_root)
+    for doc in documents:
+        with st.container(border=True):
+            about, actions = st.columns([3, 2], vertical_alignment="center")
+            about.markdown(f"**{safe.escape_inline(doc.title or doc.source)}**")
+            about.caption(" · ".join(safe.escape_inline(part) for part in document_row(doc)))
+            preview, download, delete = actions.columns(3)
+            with preview:
+                open_button({"doc_id": doc.doc_id}, key=f"admin_preview_{doc.doc_id}",
+                            label="Preview", admin=True)  # fmt: skip
+            with download:
+                if originals.has(doc.checksum):
+                    download_button(store, originals, doc, (), admin=True,
+                                    key=f"admin_download_{doc.doc_id}")  # fmt: skip
+                else:
+                    st.button("Download", key=f"admin_download_{doc.doc_id}", disabled=True,
+                              help="The original was not kept (ingested before originals were "
+                              "stored); upload the file again to keep it.")  # fmt: skip
+            if delete.button("Delete…", key=f"admin_delete_{doc.doc_id}"):
+                st.session_state[PENDING_DELETE_KEY] = doc.doc_id
     by_id = {d.doc_id: d for d in documents}
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    doc_id = left.selectbox(
-        "Document to delete",
-        list(by_id),
-        format_func=lambda i: f"{by_id[i].source} (v{by_id[i].version}, {by_id[i].chunks} chunks)",
-        key="admin_delete_choice",
-    )
-    if right.button("Delete…", key="admin_delete"):
-        st.session_state[PENDING_DELETE_KEY] = doc_id
     pending = st.session_state.get(PENDING_DELETE_KEY)
     if pending in by_id:
         doc = by_id[pending]
         st.warning(
-            f"Delete **{safe.escape_inline(doc.source)}** and its {doc.chunks} chunks? "
+            f"Delete **{safe.escape_inline(doc.source)}** and its {count_text(doc.chunks, 'chunk')}? "
             "This cannot be undone. "
             "Past answers that used it are hidden from their readers from then on (the "
             "conversation file keeps them until the chat itself is deleted)."
@@ -208,13 +206,12 @@ else:
         if yes.button("Yes, delete", type="primary", key="admin_delete_confirm"):
             st.session_state.pop(PENDING_DELETE_KEY, None)
             try:
-                removed = store.delete_document(pending)
+                removed = delete_document(store, pending, OriginalStore(settings.originals_root))
             except Exception as exc:  # noqa: BLE001
                 st.error(f"Delete failed: {error_text(exc)}")
             else:
                 st.session_state[FLASH_KEY] = (
-                    f"Deleted {safe.escape_inline(doc.source)} "
-                    f"({removed} {'chunk' if removed == 1 else 'chunks'})."
+                    f"Deleted {safe.escape_inline(doc.source)} ({count_text(removed, 'chunk')})."
                     if removed
                     else f"{safe.escape_inline(doc.source)} was already deleted (by another admin)."
                 )
