@@ -372,6 +372,14 @@ class FeedbackLog:
         """Every feedback entry, newest first."""
         return self._select("")
 
+    def withdraw(self, thread_id: str, answer_index: int) -> None:
+        with self.lock:
+            self.conn.execute(
+                "DELETE FROM hopwise_feedback WHERE thread_id = ? AND answer_index = ?",
+                (thread_id, answer_index),
+            )
+            self.conn.commit()
+
     def delete_thread(self, thread_id: str) -> None:
         with self.lock:
             self.conn.execute("DELETE FROM hopwise_feedback WHERE thread_id = ?", (thread_id,))

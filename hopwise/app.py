@@ -313,17 +313,21 @@ class Hopwise:
         index: int,
         owner: str | None,
         *,
-        rating: int,
+        rating: int | None,
         comment: str = "",
         groups: Sequence[str] | None = None,
     ) -> None:
         """Rate answer `index` (0-based) of the owner's thread: 1 up, 0 down, with an optional
-        comment; stored with the question, the answer and its trace as the reader saw them."""
-        if rating not in (0, 1):
+        comment; stored with the question, the answer and its trace as the reader saw them.
+        None withdraws the rating."""
+        if rating not in (0, 1, None):
             raise ValueError("rating is 1 (up) or 0 (down)")
         answers = self.thread_answers(thread_id, owner, groups)  # checks the owner
         if not 0 <= index < len(answers):
             raise ThreadAccessError(f"{thread_id}#{index + 1}")
+        if rating is None:
+            self.feedback.withdraw(thread_id, index)
+            return
         result = answers[index]
         self.feedback.put(
             {

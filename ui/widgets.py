@@ -6,6 +6,7 @@ import streamlit as st
 
 from graph.result import QuestionResult
 from ui import safe
+from ui.answer_actions import answer_actions
 from ui.cards import source_card
 from ui.formatting import badges, source_cards
 from ui.services import TRACE_KEY
@@ -13,8 +14,9 @@ from ui.services import TRACE_KEY
 TRACE_PAGE = "app_pages/trace.py"
 
 
-def answer_block(result: QuestionResult, *, thread_id: str, index: int) -> None:
-    """The body of an assistant message: answer, badges, source cards, link to its trace."""
+def answer_block(result: QuestionResult, *, thread_id: str, index: int, last: bool = False) -> None:
+    """The body of an assistant message: answer, badges, source cards, then a row of actions
+    (copy, regenerate the `last` answer, feedback) and the link to its trace."""
     cited = {citation.n for citation in result.citations}
     st.markdown(safe.answer_markdown(result.answer, cited) or "_(no answer)_")
     st.markdown(badges(result))
@@ -25,8 +27,10 @@ def answer_block(result: QuestionResult, *, thread_id: str, index: int) -> None:
         for i, card in enumerate(cards):
             with columns[i % 2]:
                 source_card(card)
-    if st.button("Open hop trace →", key=f"trace_{thread_id}_{index}", type="tertiary"):
-        open_trace(thread_id, index)
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        answer_actions(result, thread_id=thread_id, index=index, last=last)
+        if st.button("Open hop trace →", key=f"trace_{thread_id}_{index}", type="tertiary"):
+            open_trace(thread_id, index)
 
 
 def open_trace(thread_id: str, index: int) -> None:

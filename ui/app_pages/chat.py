@@ -5,21 +5,27 @@ from __future__ import annotations
 import streamlit as st
 
 from graph.result import QuestionResult, TraceEvent
-from ui import safe
-from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_label
+from graph.runner import chat_title
+from ui import chat_list, safe
+from ui.answer_actions import REGENERATE_KEY
+from ui.export import conversation_markdown, export_file_name
+from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_title
 from ui.services import (
     error_text,
     get_settings,
+    may_open,
     new_thread_id,
     page_session,
     user_answers,
     visible_threads,
 )
-from ui.streaming import stream_ask
+from ui.streaming import is_answering, stop_answer, stream_ask
 from ui.welcome import readable_documents, take_picked, welcome
 from ui.widgets import answer_block
 
 THREAD_KEY = "hopwise_thread"
+URL_THREAD_KEY = "hopwise_url_thread"  # the ?thread= this page last wrote (None: none)
+STOPPED_KEY = "hopwise_stopped"  # {"thread_id", "question"} of an answer the user stopped
 
 st.title("Chat")
 user, runner = page_session("Sign in with the form in the sidebar to chat with the knowledge base.")
@@ -31,9 +37,13 @@ owner = runner.threads.owner_of(st.session_state.get(THREAD_KEY) or "")
 if THREAD_KEY not in st.session_state or owner not in (None, user.name):
     st.session_state[THREAD_KEY] = new_thread_id()  # never continue someone else's chat
 
-
-def open_chat(thread_id: str) -> None:
-    st.session_state[THREAD_KEY] = thread_id
+wanted = st.query_params.get("thread")  # a shared or reloaded link, not one this page wrote
+if wanted and wanted != st.session_state.get(URL_THREAD_KEY, ""):
+    if may_open(runner, wanted, user):
+        st.session_state[THREAD_KEY] = wanted
+    else:  # someone else's chat, or none: the same words for both
+        st.warning(chat_list.NOT_FOUND)
+        del st.query_params["thread"]
 
 
 with st.sidebar:
@@ -49,27 +59,47 @@ with st.sidebar:
     past_chats = st.container()  # filled last, so a chat started in this run is listed
 
 
-def list_past_chats() -> None:
-    """Buttons for this user's past chats, newest first; the open one highlighted."""
+def stop_clicked(thread_id: str, question: str) -> None:
+    """The Stop button's callback: the running answer stops after its current step."""
+    if stop_answer(thread_id):
+        st.session_state[STOPPED_KEY] = {"thread_id": thread_id, "question": question}
+
+
+@st.fragment(run_every=1.0)
+def still_answering(thread_id: str) -> None:
+    """An answer started before a rerun (the user clicked elsewhere) is still running: say
+    so, offer Stop, and show the page again once it is saved."""
+    if not is_answering(thread_id):
+        st.rerun(scope="app")
+    with st.chat_message("assistant"):
+        st.info("Still answering your last question…", icon=":material/hourglass_top:")
+        st.button(
+            "Stop",
+            key="stop_running",
+            icon=":material/stop_circle:",
+            on_click=stop_clicked,
+            args=(thread_id, ""),
+        )
+
+
+def list_past_chats(answers: list[QuestionResult]) -> None:
+    """The open chat's export, then the past chats (search, open, rename, delete)."""
+    thread_id = st.session_state[THREAD_KEY]
     with past_chats:
-        st.caption("Past chats")
-        try:
-            threads = visible_threads(runner, user)
-        except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
-            st.error(f"Could not list past chats: {error_text(exc)}")
-            return
-        for thread in threads[:30]:
-            tid = str(thread.get("thread_id"))
-            st.button(
-                thread_label(thread),
-                key=f"thread_{tid}",
-                on_click=open_chat,
-                args=(tid,),
-                type="primary" if tid == st.session_state[THREAD_KEY] else "secondary",
+        if answers:
+            mine = visible_threads(runner, user)
+            row = next((t for t in mine if t["thread_id"] == thread_id), None)
+            title = thread_title(row) if row else chat_title(answers[0].question)
+            st.download_button(
+                "Export this chat",
+                conversation_markdown(title, answers),
+                file_name=export_file_name(title),
+                mime="text/markdown",
+                icon=":material/download:",
+                key="export_chat",
                 width="stretch",
             )
-        if not threads:
-            st.caption("_No past chats yet._")
+        chat_list.past_chats(runner, user, THREAD_KEY)
 
 
 thread_id: str = st.session_state[THREAD_KEY]
@@ -89,13 +119,31 @@ for index, saved in enumerate(answers):
     with st.chat_message("user"):
         st.markdown(safe.escape_text(saved.question or saved.standalone_question))
     with st.chat_message("assistant"):
-        answer_block(saved, thread_id=thread_id, index=index)
+        answer_block(saved, thread_id=thread_id, index=index, last=index == len(answers) - 1)
 
-question = st.chat_input("Ask a question about your documents…") or picked
+stopped = st.session_state.pop(STOPPED_KEY, None)
+if stopped and stopped["thread_id"] == thread_id:
+    asked = f" “{safe.escape_inline(stopped['question'])}”" if stopped["question"] else ""
+    st.info(f"Stopped{asked}: that answer was not saved.", icon=":material/stop_circle:")
+busy = is_answering(thread_id)
+if busy:
+    still_answering(thread_id)
+question = st.chat_input("Ask a question about your documents…", disabled=busy) or picked
+again = st.session_state.pop(REGENERATE_KEY, None)
+if not question and not busy and again and again["thread_id"] == thread_id:
+    question = again["question"]  # Regenerate: the same question again, the answer follows
 if question:
     with st.chat_message("user"):
         st.markdown(safe.escape_text(question))
     with st.chat_message("assistant"):
+        stop_slot = st.empty()
+        stop_slot.button(
+            "Stop",
+            key="stop_answer",
+            icon=":material/stop_circle:",
+            on_click=stop_clicked,
+            args=(thread_id, question),
+        )
         status = st.status(STATUS_TEXT["route_question"], expanded=False)
         placeholder = st.empty()
         text = ""
@@ -121,11 +169,17 @@ if question:
                 placeholder.markdown(safe.escape_text(text) + "▌")  # untrusted as it streams
             elif kind == "result":
                 result = payload
+            elif kind == "stopped":
+                status.update(label="Stopped", state="error")
+                placeholder.info(
+                    "Stopped: this answer was not saved.", icon=":material/stop_circle:"
+                )
             else:
                 status.update(label="Failed", state="error")
                 placeholder.error(
                     f"The question could not be answered: {safe.escape_inline(error_text(payload))}"
                 )
+        stop_slot.empty()
         if result is not None:  # the result's own clock, the same one the badge and trace show
             status.update(
                 label=f"Answered in {duration_text(result.total_ms)} ({result.mode})",
@@ -133,6 +187,11 @@ if question:
             )
             answers.append(result)
             placeholder.empty()
-            answer_block(result, thread_id=thread_id, index=len(answers) - 1)
+            answer_block(result, thread_id=thread_id, index=len(answers) - 1, last=True)
 
-list_past_chats()
+if answers and runner.threads.owner_of(thread_id) == user.name:  # a link to the open chat
+    st.query_params["thread"] = st.session_state[URL_THREAD_KEY] = thread_id
+else:  # a new chat, not yet saved: no link to it
+    st.session_state[URL_THREAD_KEY] = None
+    st.query_params.pop("thread", None)
+list_past_chats(answers)

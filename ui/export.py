@@ -1,0 +1,76 @@
+"""A conversation as Markdown: each question and answer, then the sources it cited (no
+Streamlit here, so it is tested as a plain function)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from graph.result import QuestionResult
+from ui import safe
+from ui.formatting import location
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
+_LINE_START = re.compile(r"^([-=+>]|[0-9]+\.)")
+_CITED = re.compile(r"(?<=.)\\\[([0-9]{1,4})\\\]")  # not at a line start: never a link label
+
+
+def _inline(text: str) -> str:
+    """Untrusted text on one line, every Markdown construct taken literally."""
+    return _line(" ".join(str(text).split()))
+
+
+def _line(text: str) -> str:
+    escaped = _SPECIAL.sub(r"\\\1", text.strip())
+    return _LINE_START.sub(lambda m: m.group(1)[:-1] + "\\" + m.group(1)[-1], escaped)
+
+
+def _block(text: str) -> str:
+    """An answer with its paragraphs and line breaks but no link, image, HTML or heading of its
+    own; `[n]` citations stay readable."""
+    paragraphs = re.split(r"\n[ \t]*\n\s*", str(text).strip().replace("\r\n", "\n"))
+    return "\n\n".join(
+        "  \n".join(_CITED.sub(r"[\1]", _line(line)) for line in paragraph.splitlines())
+        for paragraph in paragraphs
+        if paragraph.strip()
+    )
+
+
+def conversation_markdown(
+    title: str, answers: Sequence[QuestionResult], *, now: datetime | None = None
+) -> str:
+    """The chat as a Markdown document; citations resolved to `file · section · p. N`, web
+    sources with their URL."""
+    when = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [f"# {_inline(title) or 'Chat'}", "", f"_Exported from Hopwise on {when}._"]
+    for number, result in enumerate(answers, start=1):
+        question = result.question or result.standalone_question
+        lines += [
+            "",
+            f"## {number}. {_inline(question)}",
+            "",
+            _block(result.answer) or "_(no answer)_",
+        ]
+        if result.citations:
+            lines += ["", "**Sources**", ""]
+        for citation in result.citations:
+            where = location(
+                citation.source or citation.title or citation.url or "",
+                citation.section,
+                citation.page,
+            )
+            line = f"- **[{citation.n}]** {_inline(where)}"
+            link = safe.web_link(citation.url) if citation.url else None
+            if link is not None:
+                line += f" — <{link.href}>"
+            elif citation.url:
+                line += f" — {_inline(citation.url)}"
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def export_file_name(title: str) -> str:
+    """A safe file name from the chat title: `hopwise-chat-<words>.md`."""
+    words = re.sub(r"[^\w]+", "-", title.casefold(), flags=re.UNICODE).strip("-")[:40]
+    return f"hopwise-chat-{words or 'export'}.md"

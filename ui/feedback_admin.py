@@ -1,0 +1,131 @@
+"""The Admin page's feedback list: every reader's thumbs and comments, filtered, as CSV.
+
+The admin page is gated (require_admin) before this is drawn. The filters and the CSV are pure
+functions, so they are tested without Streamlit.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from ui.services import error_text, get_runner
+
+RATINGS = {"Any rating": None, "👍 Up": 1, "👎 Down": 0}
+CSV_COLUMNS = (
+    "created_at", "owner", "rating", "question", "answer", "comment", "thread_id",
+    "answer_index", "trace",
+)  # fmt: skip
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def day_of(entry: dict[str, Any]) -> date:
+    return datetime.fromtimestamp(float(entry["created_at"]), UTC).date()
+
+
+def filter_feedback(
+    entries: Iterable[dict[str, Any]],
+    *,
+    rating: int | None = None,
+    user: str = "",
+    text: str = "",
+    days: Sequence[date] = (),
+) -> list[dict[str, Any]]:
+    """The entries with this rating, by this user, containing `text` (question, answer or
+    comment, any case), given on a day within `days` (first, last)."""
+    needle = text.strip().casefold()
+    kept = []
+    for entry in entries:
+        if rating is not None and entry["rating"] != rating:
+            continue
+        if user and entry["owner"] != user:
+            continue
+        haystack = f"{entry['question']}\n{entry['answer']}\n{entry['comment']}".casefold()
+        if needle and needle not in haystack:
+            continue
+        if days and not days[0] <= day_of(entry) <= days[-1]:
+            continue
+        kept.append(entry)
+    return kept
+
+
+def _cell(value: Any) -> str:
+    """A CSV cell a spreadsheet shows as text: a leading =, +, -, @ would start a formula."""
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def feedback_csv(entries: Iterable[dict[str, Any]]) -> str:
+    """The entries as CSV, time in ISO UTC, rating as up/down, the trace JSON included."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for entry in entries:
+        row = {
+            **entry,
+            "created_at": datetime.fromtimestamp(float(entry["created_at"]), UTC).isoformat(),
+            "rating": "up" if entry["rating"] == 1 else "down",
+        }
+        writer.writerow([_cell(row[c]) for c in CSV_COLUMNS])
+    return out.getvalue()
+
+
+def feedback_table(entries: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    rows = [
+        {
+            "when": datetime.fromtimestamp(float(e["created_at"]), UTC).strftime("%Y-%m-%d %H:%M"),
+            "user": e["owner"],
+            "rating": "👍" if e["rating"] == 1 else "👎",
+            "question": e["question"],
+            "answer": e["answer"],
+            "comment": e["comment"],
+            "chat": e["thread_id"],
+            "answer #": int(e["answer_index"]) + 1,
+        }
+        for e in entries
+    ]
+    return pd.DataFrame(rows)
+
+
+def feedback_section() -> None:
+    """Filters (rating, user, days, text), the table and Export CSV."""
+    try:
+        entries = get_runner().all_feedback()
+    except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
+        st.error(f"Could not read the feedback: {error_text(exc)}")
+        return
+    if not entries:
+        st.caption("No feedback yet.")
+        return
+    users = sorted({str(e["owner"]) for e in entries})
+    first, last = min(map(day_of, entries)), max(map(day_of, entries))
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        rating = st.selectbox("Rating", list(RATINGS), key="feedback_rating")
+        user = st.selectbox("User", ["Everyone", *users], key="feedback_user")
+        days = st.date_input(
+            "Days", value=(first, last), min_value=first, max_value=last, key="feedback_days"
+        )
+    text = st.text_input("Search questions, answers and comments", key="feedback_text")
+    shown = filter_feedback(
+        entries,
+        rating=RATINGS[rating],
+        user="" if user == "Everyone" else user,
+        text=text,
+        days=tuple(days) if isinstance(days, tuple | list) else (days,),
+    )
+    st.caption(f"{len(shown)} of {len(entries)} feedback entries")
+    st.dataframe(feedback_table(shown), hide_index=True, width="stretch")
+    st.download_button(
+        "Export CSV",
+        feedback_csv(shown),
+        file_name="hopwise-feedback.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key="feedback_csv",
+    )
