@@ -219,3 +219,8 @@ else:
         if no.button("Cancel", key="admin_delete_cancel"):
             st.session_state.pop(PENDING_DELETE_KEY, None)
             st.rerun()
+
+from ui.feedback_admin import feedback_section  # noqa: E402 - readers' feedback (issue 15)
+
+st.subheader("Feedback")
+feedback_section()
