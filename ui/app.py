@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.auth import User, account_key, attempt, authenticate
@@ -16,7 +18,9 @@ from ui.services import (
     sign_out,
 )
 
-st.set_page_config(page_title="Hopwise", page_icon=":material/hub:", layout="wide")
+# The favicon is a file we ship: a :material/...: icon would be fetched from fonts.gstatic.com.
+ICON = str(Path(__file__).resolve().parent / "assets" / "hopwise.png")
+st.set_page_config(page_title="Hopwise", page_icon=ICON, layout="wide")
 
 
 def sidebar_identity() -> None:
