@@ -93,7 +93,7 @@ def render_page(data: bytes, page: int, passage: str = "") -> RenderedPage:
             width_pt, height_pt = handle.get_size()
             scale = min(
                 MAX_WIDTH_PX / max(width_pt, 1.0),
-                math.sqrt(MAX_PIXELS / max(width_pt * height_pt, 1.0)),
+                math.sqrt(MAX_PIXELS / max(width_pt * height_pt, 1.0)) * 0.995,  # rounding
                 MAX_SCALE,
             )
             bitmap = handle.render(scale=scale, may_draw_forms=False)
