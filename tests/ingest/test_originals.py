@@ -179,3 +179,24 @@ def _chunks_of(data: bytes, doc_id: str) -> list[Chunk]:
             source=f"{doc_id}.md",
         )  # fmt: skip
     ]
+
+
+def test_the_cli_keeps_originals_and_docs_delete_removes_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hopwise.cli import main
+    from ingest.pipeline import doc_id_for
+
+    for key in list(os.environ):
+        if key.startswith("HOPWISE_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("HOPWISE_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("HOPWISE_ORIGINALS_DIR", str(tmp_path / "kept"))
+    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "guide.md").write_bytes(GUIDE)
+    assert main(["ingest", str(tmp_path / "guide.md")]) == 0
+    assert [p.name for p in kept_files(tmp_path / "kept")] == [sha(GUIDE)]
+    assert main(["docs", "delete", doc_id_for("guide.md")]) == 0
+    assert "(1 chunk)" in capsys.readouterr().out
+    assert kept_files(tmp_path / "kept") == []
