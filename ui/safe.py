@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
@@ -49,7 +49,19 @@ def _escape_span(span: str, *, line_start: bool) -> str:
     return _ORDERED_MARKER.sub(r"\1\\.", escaped) if line_start else escaped
 
 
-def _escape_line(line: str, citations: Collection[int]) -> str:
+_ANCHOR = re.compile(r"[a-z0-9][a-z0-9-]{0,80}")
+
+
+def _citation_marker(n: int, anchors: Mapping[int, str]) -> str:
+    """`[n]` as bold text, or as a bold in-page link to its source card when `anchors` has n
+    (an anchor we made: lower-case letters, digits and dashes only, checked here)."""
+    anchor = anchors.get(n, "")
+    if anchor and _ANCHOR.fullmatch(anchor):
+        return f"\\[[**{n}**](#{anchor})\\]"
+    return f"\\[**{n}**\\]"  # bold number: no flanking trap
+
+
+def _escape_line(line: str, citations: Collection[int], anchors: Mapping[int, str]) -> str:
     line = line.strip(" \t")
     if not citations:
         return _escape_span(line, line_start=True)
@@ -57,17 +69,19 @@ def _escape_line(line: str, citations: Collection[int]) -> str:
     for match in _CITATION.finditer(line):
         if int(match.group(1)) in citations:
             parts.append(_escape_span(line[start : match.start()], line_start=start == 0))
-            parts.append(f"\\[**{int(match.group(1))}**\\]")  # bold number: no flanking trap
+            parts.append(_citation_marker(int(match.group(1)), anchors))
             start = match.end()
     parts.append(_escape_span(line[start:], line_start=start == 0))
     return "".join(parts)
 
 
-def _blocks(value: str, citations: Collection[int] = ()) -> str:
+def _blocks(
+    value: str, citations: Collection[int] = (), anchors: Mapping[int, str] | None = None
+) -> str:
     paragraphs: list[list[str]] = [[]]
     for line in _LINE_BREAK.split(value):
         if line.strip(" \t"):
-            paragraphs[-1].append(_escape_line(line, citations))
+            paragraphs[-1].append(_escape_line(line, citations, anchors or {}))
         elif paragraphs[-1]:
             paragraphs.append([])
     return "\n\n".join("  \n".join(lines) for lines in paragraphs if lines)
@@ -89,12 +103,15 @@ def quote_block(value: object) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
 
 
-def answer_markdown(value: str, citations: Collection[int]) -> str:
+def answer_markdown(
+    value: str, citations: Collection[int], anchors: Mapping[int, str] | None = None
+) -> str:
     """An answer (model or offline text) as literal Markdown; `[n]` markers whose n is one of
     the answer's citations get a bold number (`[**n**]`: bold inside the brackets opens and closes
     whatever is next to it, `**[n]**` does not after a letter), every other bracket stays text.
-    No link: Streamlit gives no element an id we choose, so there is no anchor to point at."""
-    return _blocks(value, frozenset(citations))
+    With `anchors` (n → the id of its source card's heading) the number is an in-page link to
+    the card: the only link an answer can hold, to an id we made (`#...`, never a URL)."""
+    return _blocks(value, frozenset(citations), anchors)
 
 
 # ---------------------------------------------------------------- web links

@@ -88,7 +88,7 @@ def _pick(question: str) -> None:
 def welcome(documents: Sequence[DocumentInfo] | None, groups: Sequence[str]) -> None:
     """Draw the first screen. `documents=None` when the store could not list them (then no
     examples, no claim). A clicked example is asked on the next run (`take_picked`)."""
-    st.markdown("### Hopwise")
+    st.subheader("Hopwise", anchor=False)
     st.markdown(TAGLINE)
     if documents is None:
         return

@@ -88,6 +88,15 @@ def test_only_the_answers_own_citations_become_bold() -> None:
     assert shown_text(out) == text
 
 
+def test_citations_link_to_their_source_cards_and_nothing_else() -> None:
+    text = "Thirty days[1] [2] [3], see [1](http://e.x)."
+    anchors = {1: "src-ab12-0-1", 2: "src-ab12-0-2", 3: "javascript:alert(1)"}
+    out = safe.answer_markdown(text, {1, 2, 3}, anchors)
+    assert links(out) == ["#src-ab12-0-1", "#src-ab12-0-2", "#src-ab12-0-1"]  # no URL, no js:
+    assert live_parts(out, allow=frozenset({"strong", "link"})) == []
+    assert shown_text(out) == text
+
+
 @given(st.text(alphabet=st.sampled_from(list("[]12*_\\ a.!(")), max_size=30))
 def test_citation_bolding_never_makes_anything_else_live(text: str) -> None:
     out = safe.answer_markdown(text, {1, 2})
