@@ -228,3 +228,19 @@ def test_a_shared_link_opens_after_sign_in_with_its_query_params(
     assert [s.value for s in reloaded.subheader][:1] == [
         "How much is reimbursed for a hotel night?"
     ]
+
+
+def hit_tables(at: AppTest) -> list[set[str]]:
+    return [set(frame.value.columns) for frame in at.dataframe if "rank" in frame.value.columns]
+
+
+@pytest.mark.parametrize(("name", "scores"), [("root", True), ("ana", False)])
+def test_admin_users_see_raw_scores_and_readers_ranks(
+    kb: Path, browser: Browser, name: str, scores: bool
+) -> None:
+    at = sign_in(browser.open().run(), browser, name, f"{name}-pw")
+    at.chat_input[0].set_value("How much is reimbursed for a hotel night?").run()
+    at.switch_page(TRACE_PAGE).run()
+    assert_no_exception(at)
+    tables = hit_tables(at)
+    assert tables and all(("bm25" in columns) is scores for columns in tables)
