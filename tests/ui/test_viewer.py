@@ -318,3 +318,23 @@ def at_store_documents():
     from ui.services import get_store
 
     return get_store().list_documents()
+
+
+def test_a_citation_of_a_replaced_version_opens_the_current_one_and_says_so(
+    kb: dict[str, str], tmp_path: Path
+) -> None:
+    from ingest.pipeline import ingest_bytes
+    from ui.services import get_settings, get_store
+
+    at = ask(new_app().run(), "When does the canteen open?")
+    settings = get_settings()
+    newer = OLD.replace(b"half past eleven", b"noon, and the half past eleven")
+    result = ingest_bytes(
+        newer, "canteen.md", get_store(), config=settings.ingest,
+        originals=OriginalStore(settings.originals_root),
+    )  # fmt: skip
+    assert result.status == "ingested" and result.version == 2
+    open_original(at)
+    shown = texts(at)
+    assert "cited version of this document was replaced" in shown and "(version 2)" in shown
+    assert "noon, and the half past eleven" in shown and "Download original" in downloads(at)
