@@ -22,6 +22,7 @@ CSV_COLUMNS = (
     "created_at", "owner", "rating", "question", "answer", "comment", "thread_id",
     "answer_index", "trace",
 )  # fmt: skip
+TABLE_COLUMNS = ("when", "user", "rating", "question", "answer", "comment", "chat", "answer #")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -90,7 +91,7 @@ def feedback_table(entries: Iterable[dict[str, Any]]) -> pd.DataFrame:
         }
         for e in entries
     ]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=TABLE_COLUMNS)
 
 
 def feedback_section() -> None:

@@ -115,23 +115,25 @@ picked = take_picked()  # an example question clicked on the first screen
 if not answers and not picked:
     welcome(readable_documents(runner.retriever), user.groups)
 
+busy = is_answering(thread_id)
+question = st.chat_input("Ask a question about your documents…", disabled=busy) or picked
+again = st.session_state.pop(REGENERATE_KEY, None)
+if not question and not busy and again and again["thread_id"] == thread_id:
+    question = again["question"]  # Regenerate: the same question again, the answer follows
+
 for index, saved in enumerate(answers):
     with st.chat_message("user"):
         st.markdown(safe.escape_text(saved.question or saved.standalone_question))
     with st.chat_message("assistant"):
-        answer_block(saved, thread_id=thread_id, index=index, last=index == len(answers) - 1)
+        last = index == len(answers) - 1 and not question  # a new answer is coming
+        answer_block(saved, thread_id=thread_id, index=index, last=last)
 
 stopped = st.session_state.pop(STOPPED_KEY, None)
 if stopped and stopped["thread_id"] == thread_id:
     asked = f" “{safe.escape_inline(stopped['question'])}”" if stopped["question"] else ""
     st.info(f"Stopped{asked}: that answer was not saved.", icon=":material/stop_circle:")
-busy = is_answering(thread_id)
 if busy:
     still_answering(thread_id)
-question = st.chat_input("Ask a question about your documents…", disabled=busy) or picked
-again = st.session_state.pop(REGENERATE_KEY, None)
-if not question and not busy and again and again["thread_id"] == thread_id:
-    question = again["question"]  # Regenerate: the same question again, the answer follows
 if question:
     with st.chat_message("user"):
         st.markdown(safe.escape_text(question))
