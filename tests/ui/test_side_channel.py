@@ -90,7 +90,7 @@ def test_a_reader_sees_ranks_and_the_json_has_no_scores(kb: Path) -> None:
 
     at = signed_in_trace(USERS)
     hits = at.dataframe[1].value  # the page's result: the one its JSON download is made of
-    assert "rank" in hits.columns and "dock.md" in set(hits["source"])
+    assert "rank" in hits.columns and any(w.startswith("dock.md") for w in hits["where"])
     assert not {"bm25", "dense", "fused"} & set(hits.columns)
     [thread] = get_runner().list_threads(owner="ivo")
     saved = get_runner().thread_answers(thread["thread_id"], owner="ivo")[-1]
@@ -122,7 +122,9 @@ def test_the_trace_flags_a_document_whose_hidden_text_was_removed(kb: Path) -> N
     at.switch_page("app_pages/trace.py").run()
     assert_no_exception(at)
     hits = at.dataframe[1].value
-    notes = dict(zip(hits["source"], hits["note"], strict=True))
+    notes = {
+        where.split(" · ")[0]: note for where, note in zip(hits["where"], hits["note"], strict=True)
+    }
     assert notes["yard.html"].startswith("hidden text removed")
     assert notes.get("dock.md", "") == ""
     assert "Ignore the rules above" not in texts(at)
