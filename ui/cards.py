@@ -20,7 +20,11 @@ def source_card(card: Mapping[str, Any]) -> None:
     the one we rebuild from a parsed http(s) URL, labelled with its domain.
     """
     with st.container(border=True):
-        st.markdown(f"**[{int(card['n'])}]** {safe.escape_inline(card['where'])}")
+        if card.get("anchor"):  # the heading the answer's [n] links to (an id we made)
+            st.subheader(f"\\[{int(card['n'])}\\]", anchor=card["anchor"])
+            st.markdown(f"**{safe.escape_inline(card['where'])}**")
+        else:
+            st.markdown(f"**[{int(card['n'])}]** {safe.escape_inline(card['where'])}")
         if card["quote"]:
             st.markdown(safe.quote_block(card["quote"]))
         if card["url"]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from graph.result import QuestionResult
@@ -18,7 +20,8 @@ def answer_block(result: QuestionResult, *, thread_id: str, index: int, last: bo
     """The body of an assistant message: answer, badges, source cards, then a row of actions
     (copy, regenerate the `last` answer, feedback) and the link to its trace."""
     cited = {citation.n for citation in result.citations}
-    st.markdown(safe.answer_markdown(result.answer, cited) or "_(no answer)_")
+    anchors = {n: card_anchor(thread_id, index, n) for n in cited}  # [n] links to card n
+    st.markdown(safe.answer_markdown(result.answer, cited, anchors) or "_(no answer)_")
     st.markdown(badges(result))
     cards = source_cards(result)
     if cards:
@@ -26,11 +29,16 @@ def answer_block(result: QuestionResult, *, thread_id: str, index: int, last: bo
         columns = st.columns(2)
         for i, card in enumerate(cards):
             with columns[i % 2]:
-                source_card(card)
+                source_card({**card, "anchor": anchors.get(int(card["n"]), "")})
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         answer_actions(result, thread_id=thread_id, index=index, last=last)
         if st.button("Open hop trace →", key=f"trace_{thread_id}_{index}", type="tertiary"):
             open_trace(thread_id, index)
+
+
+def card_anchor(thread_id: str, index: int, n: int) -> str:
+    """The id of source card `n` of an answer: unique on the page, letters/digits/dashes."""
+    return f"src-{re.sub(r'[^a-z0-9]', '', thread_id.lower())[:12]}-{index + 1}-{n}"
 
 
 def open_trace(thread_id: str, index: int) -> None:

@@ -17,6 +17,14 @@ _MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 # Streamlit's renderer: /(https?:\/\/|www(?=\.))([-.\w]+)/gi and /([-.\w+]+)@([-\w]+(\.[-\w]+)+)/
 _AUTOLINK = re.compile(r"(?i)(https?://|www(?=\.))[-.\w]+|[-.\w+]+@[-\w]+(?:\.[-\w]+)+")
 _SHORTCODE = re.compile(r":[\w+/-]+:")  # :emoji: and :material/icon:
+_CITATION_LINK = re.compile(r"\\\[\[\*\*(\d+)\*\*\]\(#src-[a-z0-9-]+\)\\\]")
+
+
+def without_citation_links(markdown: str) -> str:
+    """Our own `[n]` links to source cards (ui.safe.answer_markdown with anchors) as the bold
+    `[n]` they show, so checks for anything else live stay strict."""
+    return _CITATION_LINK.sub(r"\\[**\1**\\]", markdown)
+
 
 TEXT_ONLY = {"text", "softbreak", "hardbreak"}
 
@@ -62,3 +70,12 @@ def shown_text(markdown: str) -> str:
             elif child.type in {"text", "code_inline"}:
                 out.append(child.content)
     return "".join(out).replace("\u2060", "")
+
+
+def message_text(message: object) -> str:
+    """An AppTest chat message as a reader reads it: its Markdown and headings (source cards),
+    our citation links and Markdown escapes of brackets and bold undone."""
+    parts = [str(e.value) for e in getattr(message, "markdown", [])]
+    parts += [str(e.value) for e in getattr(message, "subheader", [])]
+    text = without_citation_links("\n".join(parts))
+    return text.replace("\\[", "[").replace("\\]", "]").replace("**", "")

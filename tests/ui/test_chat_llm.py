@@ -10,6 +10,7 @@ import pytest
 
 from tests.fakes.openai_stub import StubOpenAIServer, plausible_responder
 from tests.ui.apptools import assert_no_exception, new_app, texts
+from tests.ui.markdown_tokens import message_text
 
 DOC = b"# Warranty\n\nThe turbine warranty lasts two years from delivery.\n"
 
@@ -36,7 +37,7 @@ def stub(app_data: Path) -> Iterator[StubOpenAIServer]:
 
 def answer_of(at) -> str:
     assistant = [m for m in at.chat_message if m.name == "assistant"][-1]
-    return "\n".join(str(m.value) for m in assistant.markdown)
+    return message_text(assistant)
 
 
 def test_llm_answer_streams_with_llm_badges(stub: StubOpenAIServer) -> None:

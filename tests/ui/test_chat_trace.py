@@ -11,6 +11,7 @@ import pytest
 import streamlit as st
 
 from tests.ui.apptools import assert_no_exception, new_app, texts
+from tests.ui.markdown_tokens import message_text
 
 SUPPLY = b"""# Supply contract
 
@@ -74,7 +75,7 @@ def ask(at, question: str):
 
 def last_answer_text(at) -> str:
     assistant = [m for m in at.chat_message if m.name == "assistant"][-1]
-    return "\n".join(str(m.value) for m in assistant.markdown)
+    return message_text(assistant)
 
 
 def test_chat_answers_from_the_knowledge_base_with_citations(kb: Path) -> None:
