@@ -7,13 +7,13 @@ No Streamlit here, so every function is unit-testable with a constructed result.
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
 from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
+from graph.text import PLACEHOLDER_RE
 from ui import safe
 
 START, END = "__start__", "__end__"
@@ -103,7 +103,7 @@ STATUS_CLIP = 90  # characters of a sub-question shown in the status line
 
 def _status_question(text: str) -> str:
     """A sub-question for the status line: `#k` placeholders read as "…", clipped, escaped."""
-    text = re.sub(r"#\d+", "…", " ".join(str(text).split()))
+    text = PLACEHOLDER_RE.sub("…", " ".join(str(text).split()))
     return safe.escape_inline(text if len(text) <= STATUS_CLIP else text[: STATUS_CLIP - 1] + "…")
 
 
