@@ -178,4 +178,4 @@ def test_pages_show_the_outage_and_recover_without_a_restart(server: Server, app
     admin.run()
     assert_no_exception(admin)
     assert not errors(admin)
-    assert any("warranty.md" in str(df.value) for df in admin.dataframe)
+    assert any("warranty.md" in str(m.value) for m in admin.markdown)  # its document row
