@@ -1,0 +1,289 @@
+"""End to end in Chromium, with users configured: citations that open the original, and a chat
+people can manage. One app (`streamlit run ui/app.py` on loopback) with an admin user in group
+`lab` and a reader without it:
+
+- sign in once, reload, and stay signed in (the session cookie);
+- the admin uploads a three-page PDF readable by `lab` only, from the Admin page that opens for
+  an admin user without a second password;
+- a question cites page 2: `[1]` links to its source card, *Open original* shows page 2 of 3
+  drawn with the passage highlighted (yellow pixels in the screenshot), *Download original*
+  returns the very bytes uploaded;
+- feedback with a comment, then the Admin feedback list shows it and exports it as CSV;
+- the chat exported as Markdown with the citation as file · page; renamed; deleted;
+- the reader without the group gets no source from the document and is refused the admin's
+  chat link;
+- at phone width (420 px) the chat and the trace do not overflow sideways;
+- the browser asks nothing of any address but the app's (favicon included)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from tests.ui.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    ask,
+    running_app,
+    shoot,
+    shown,
+    wait_idle,
+)
+
+pytestmark = pytest.mark.slow
+
+USERS = {
+    "ada": {"password": "ada-long-password", "groups": ["lab"], "admin": True},
+    "ben": {"password": "ben-long-password", "groups": []},
+}
+PASSAGE = "The calibration interval of the vacuum gauges is eighteen months."
+QUESTION = "What is the calibration interval of the vacuum gauges?"
+FILLER = "This page describes the layout of the clean room and its air locks. " * 3
+
+
+def lab_pdf() -> bytes:
+    """Three pages; the passage is on page 2, low on the page."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=12)
+    for number in (1, 2, 3):
+        pdf.add_page()
+        pdf.set_xy(20, 30)
+        pdf.multi_cell(0, 7, f"Lab manual, part {number}. {FILLER}")
+        if number == 2:
+            pdf.set_xy(20, 160)
+            pdf.multi_cell(0, 7, PASSAGE)
+    return bytes(pdf.output())
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    data = tmp_path_factory.mktemp("browser-manage") / "data"
+    with running_app(data, HOPWISE_USERS=json.dumps(USERS)) as url:
+        yield url, data
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+class Session:
+    """One browser context (its own cookies) and page, recording every request it sends."""
+
+    def __init__(self, browser, url: str, width: int = 1400) -> None:
+        self.context = browser.new_context(
+            viewport={"width": width, "height": 1000}, accept_downloads=True
+        )
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(60_000)
+        self.url = url
+        self.sent: list[str] = []
+        self.page.on("request", lambda request: self.sent.append(request.url))
+
+    def sign_in(self, name: str) -> None:
+        page = self.page
+        page.goto(self.url)
+        form = page.locator("[data-testid='stSidebar'] [data-testid='stForm']")
+        form.get_by_label("User", exact=True).fill(name)
+        form.get_by_label("Password", exact=True).fill(USERS[name]["password"])
+        form.get_by_role("button", name="Sign in").click()
+        page.get_by_text(f"Signed in as {name}").wait_for()
+        wait_idle(page)
+
+    def session_cookie(self) -> list[dict]:
+        """The session cookie once the page's script has set it (it runs after the rerun)."""
+        for _ in range(50):
+            found = [c for c in self.context.cookies() if c["name"] == "hopwise_session"]
+            if found and found[0]["value"]:
+                return found
+            self.page.wait_for_timeout(200)
+        return []
+
+    def foreign_requests(self) -> list[str]:
+        origin = self.url.split("/", 3)[:3]
+        return [u for u in self.sent if u.split("/", 3)[:3] != origin]
+
+
+def download(page, click) -> bytes:
+    with page.expect_download() as info:
+        click()
+    return Path(info.value.path()).read_bytes()
+
+
+def yellow_pixels(png: bytes) -> int:
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    return sum(1 for r, g, b in image.getdata() if r > 200 and g > 180 and r - b > 60)
+
+
+def no_sideways_overflow(page) -> bool:
+    return bool(
+        page.evaluate(
+            "() => document.scrollingElement.scrollWidth <= window.innerWidth + 2"
+            " && Array.from(document.querySelectorAll('[data-testid=stMain] *'))"
+            ".every(e => e.getBoundingClientRect().right <= window.innerWidth + 2"
+            " || e.closest('[data-testid=stDataFrame], [data-testid=stCode], pre, table'))"
+        )
+    )
+
+
+def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: Path) -> None:
+    url, data = app
+    pdf = tmp_path / "lab-manual.pdf"
+    pdf.write_bytes(lab_pdf())
+    ada = Session(browser, url)
+    page = ada.page
+
+    # -- one sign-in; a reload keeps it
+    ada.sign_in("ada")
+    assert ada.session_cookie()
+    page.reload()
+    page.get_by_text("Signed in as ada").wait_for()
+    assert page.get_by_label("Password", exact=True).count() == 0
+
+    # -- the Admin page opens for an admin user; upload the PDF for group `lab` only
+    page.get_by_role("link", name="Admin").click()
+    page.get_by_text("Upload documents").wait_for()
+    assert page.get_by_label("Admin password").count() == 0
+    page.get_by_text("Set the readers").click()
+    page.get_by_label("Groups, comma-separated").fill("lab")
+    page.get_by_label("Groups, comma-separated").press("Enter")
+    page.locator("input[type=file]").set_input_files([str(pdf)])
+    page.get_by_text("lab-manual.pdf").first.wait_for()
+    wait_idle(page)
+    page.get_by_role("button", name="Ingest").click()
+    page.get_by_text("Last upload: 1 ingested").wait_for()
+    wait_idle(page)
+    page.get_by_role("button", name="Preview").first.wait_for()
+    assert "1 chunks" not in shown(page) and "None" not in shown(page)
+
+    # -- ask; [1] links to its card; the card opens page 2 with the passage highlighted
+    page.get_by_role("link", name="Chat").click()
+    answer = ask(page, QUESTION)
+    text = answer.inner_text()
+    assert "eighteen months" in text and "lab-manual.pdf" in text and "p. 2" in text
+    link = answer.locator("a[href^='#src-']").first
+    anchor = str(link.get_attribute("href"))
+    link.click()
+    page.wait_for_timeout(800)
+    assert page.locator(f"[id='{anchor[1:]}']").count() == 1
+    assert page.locator(f"[id='{anchor[1:]}']").is_visible()
+    answer.get_by_role("button", name="Open original").first.click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Page 2 of 3").wait_for()
+    wait_idle(page)
+    image = dialog.locator("img").first
+    image.wait_for()
+    page.wait_for_timeout(500)
+    shot = image.screenshot()
+    assert yellow_pixels(shot) > 500  # the highlight is drawn and visible
+    shoot(page, data, "source")
+    original = download(
+        page, lambda: dialog.get_by_role("button", name="Download original").click()
+    )
+    assert original == pdf.read_bytes()
+    dialog.get_by_role("button", name="Close").click()
+    dialog.wait_for(state="detached")
+    wait_idle(page)
+
+    # -- feedback with a comment
+    answer = page.locator("[data-testid='stChatMessage']").last
+    answer.locator("[data-testid='stFeedback'] button").first.click()  # thumbs up
+    wait_idle(page)
+    answer.get_by_role("button", name="Comment").click()
+    page.get_by_label("What was good or wrong?").fill("Exactly the page I needed")
+    page.get_by_role("button", name="Send", exact=True).click()
+    wait_idle(page)
+
+    # -- export the chat as Markdown: the citation resolved to file · page
+    exported = download(page, lambda: page.get_by_role("button", name="Export this chat").click())
+    markdown = exported.decode("utf-8")
+    assert QUESTION in markdown and "lab-manual.pdf" in markdown and "p. 2" in markdown
+    thread = re.search(r"[?&]thread=([0-9a-f]+)", page.url)
+    assert thread, page.url
+    chat_link = f"{url}/?thread={thread.group(1)}"
+
+    # -- the Admin feedback list shows it and exports CSV
+    page.get_by_role("link", name="Admin").click()
+    page.get_by_role("button", name="Export CSV").wait_for()  # the list is a canvas table
+    wait_idle(page)
+    shoot(page, data, "admin")
+    csv = download(page, lambda: page.get_by_role("button", name="Export CSV").click())
+    assert "Exactly the page I needed" in csv.decode("utf-8") and "ada" in csv.decode("utf-8")
+
+    # -- the reader without the group: no source from the PDF, and no way into ada's chat
+    ben = Session(browser, url)
+    try:
+        ben.sign_in("ben")
+        reply = ask(ben.page, QUESTION)
+        assert "lab-manual.pdf" not in reply.inner_text()
+        assert reply.get_by_role("button", name="Open original").count() == 0
+        ben.page.goto(chat_link)
+        ben.page.get_by_text("That chat was not found, or you have no access to it.").wait_for()
+        assert "eighteen months" not in shown(ben.page)
+        assert ben.foreign_requests() == []
+    finally:
+        ben.context.close()
+
+    # -- phone width: chat and trace usable, nothing wider than the screen
+    phone = Session(browser, url, width=420)
+    try:
+        phone.context.add_cookies(ada.session_cookie())  # type: ignore[arg-type]
+        phone.page.goto(chat_link)
+        phone.page.get_by_text("eighteen months").first.wait_for()
+        wait_idle(phone.page)
+        phone.page.wait_for_timeout(1000)
+        assert no_sideways_overflow(phone.page)
+        phone.page.screenshot(path=str(data / "screenshots" / "phone-chat.png"), full_page=True)
+        phone.page.goto(f"{url}/trace?thread={thread.group(1)}&answer=1")
+        phone.page.get_by_text("Query sent:").first.wait_for()
+        phone.page.locator("[data-testid='stGraphVizChart'] svg").wait_for()
+        wait_idle(phone.page)
+        phone.page.wait_for_timeout(1500)  # the timeline chart and selectboxes settle
+        assert no_sideways_overflow(phone.page)
+        phone.page.screenshot(path=str(data / "screenshots" / "phone-trace.png"), full_page=True)
+        assert phone.foreign_requests() == []
+    finally:
+        phone.context.close()
+
+    # -- rename, then delete the chat (its trace goes with it)
+    page.goto(chat_link)
+    page.get_by_text("eighteen months").first.wait_for()
+    wait_idle(page)
+    sidebar = page.locator("[data-testid='stSidebar']")
+    sidebar.locator("[data-testid='stPopover'] button").first.click()
+    title = page.get_by_label("Title")
+    title.fill("Gauge calibration")
+    page.get_by_role("button", name="Rename").click()
+    wait_idle(page)
+    sidebar.get_by_role("button", name="Gauge calibration").wait_for()
+    sidebar.locator("[data-testid='stPopover'] button").first.click()
+    page.get_by_role("button", name="Delete…").click()
+    page.get_by_role("button", name="Delete", exact=True).click()
+    sidebar.get_by_role("button", name="Gauge calibration").wait_for(state="detached")
+    wait_idle(page)
+    page.goto(f"{url}/trace?thread={thread.group(1)}&answer=1")
+    wait_idle(page)
+    assert "eighteen months" not in shown(page)
+
+    # -- sign out: the cookie is gone and a reload asks to sign in
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_label("Password", exact=True).wait_for()
+    page.reload()
+    page.get_by_label("Password", exact=True).wait_for()
+    assert ada.foreign_requests() == []
+    ada.context.close()
