@@ -53,10 +53,10 @@ def past_chats(runner: Any, user: User, thread_key: str) -> None:
 
 
 def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -> None:
-    """One chat: its title opens it; the ⋮ menu renames or deletes it. A horizontal row (it
-    wraps rather than stacks, so it stays one line at phone width)."""
+    """One chat: its title opens it; the ⋮ menu beside it renames or deletes it."""
     tid = str(thread["thread_id"])
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+    title, menu = st.columns([5, 1], vertical_alignment="center", gap="small")
+    with title:
         st.button(
             thread_label(thread),
             key=f"thread_{tid}",
@@ -65,21 +65,19 @@ def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -
             type="primary" if tid == st.session_state.get(thread_key) else "secondary",
             width="stretch",
         )
-        with st.popover("", icon=":material/more_vert:", help="Rename or delete this chat"):
-            with st.form(f"rename_{tid}", border=False):
-                st.text_input(
-                    "Title", value=thread_title(thread), key=f"title_{tid}", max_chars=100
-                )
-                st.form_submit_button(
-                    "Rename", on_click=rename_chat, args=(runner, user, tid), icon=":material/edit:"
-                )
-            st.button(
-                "Delete…",
-                key=f"delete_{tid}",
-                on_click=st.session_state.__setitem__,
-                args=(CONFIRM_KEY, tid),
-                icon=":material/delete:",
+    with menu, st.popover("", icon=":material/more_vert:", help="Rename or delete this chat"):
+        with st.form(f"rename_{tid}", border=False):
+            st.text_input("Title", value=thread_title(thread), key=f"title_{tid}", max_chars=100)
+            st.form_submit_button(
+                "Rename", on_click=rename_chat, args=(runner, user, tid), icon=":material/edit:"
             )
+        st.button(
+            "Delete…",
+            key=f"delete_{tid}",
+            on_click=st.session_state.__setitem__,
+            args=(CONFIRM_KEY, tid),
+            icon=":material/delete:",
+        )
     if st.session_state.get(CONFIRM_KEY) == tid:
         with st.container(border=True):
             st.warning(
