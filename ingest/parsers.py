@@ -263,6 +263,13 @@ def lineage_is_current(stored: str, source: str) -> bool:
 
 
 def _parse_pdf(data: bytes, source: str) -> ParsedDocument:
+    from ingest import pdf_text
+
+    with pdf_text.PDFIUM_LOCK:  # a parse in this process never overlaps a page render
+        return _parse_pdf_locked(data, source)
+
+
+def _parse_pdf_locked(data: bytes, source: str) -> ParsedDocument:
     import pypdfium2
 
     from ingest import pdf_text

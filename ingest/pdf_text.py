@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import math
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +71,11 @@ class PageText:
     lines: list[Line] = field(default_factory=list)
     images: float = 0.0  # fraction of the page covered by images (a scan, if no text)
     notes: list[str] = field(default_factory=list)  # filled-in form fields and comments
+
+
+# PDFium is not thread-safe, "not even with different documents" (pypdfium2's docs): every
+# call into it in one process (parsing in-process, the app's page viewer) holds this lock.
+PDFIUM_LOCK = threading.RLock()
 
 
 def open_pdf(data: bytes) -> Any:

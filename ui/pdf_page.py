@@ -10,11 +10,14 @@ no Streamlit: the viewer caches the PNG.
 from __future__ import annotations
 
 import ctypes
+import functools
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from ingest.pdf_text import PDFIUM_LOCK
 from ui.documents import Found, Token, find_in_tokens, tokens
 
 MAX_WIDTH_PX = 1400  # the widest rendering (a phone shows it scaled down)
@@ -25,7 +28,20 @@ MIN_WORDS = 3  # ... and at least this many of them (all of a shorter passage)
 SCAN_PAGES = 40  # pages searched around the cited one when the passage is not on it
 HIGHLIGHT = (255, 221, 0, 110)  # RGBA: yellow, the text under it stays readable
 
+T = TypeVar("T")
 Box = tuple[float, float, float, float]  # left, top, right, bottom in image pixels
+
+
+def _pdfium(function: Callable[..., T]) -> Callable[..., T]:
+    """Hold ingest.pdf_text.PDFIUM_LOCK for the whole call: Streamlit runs every session's
+    script on its own thread, and PDFium crashes the process when two threads use it."""
+
+    @functools.wraps(function)
+    def locked(*args: Any, **kwargs: Any) -> T:
+        with PDFIUM_LOCK:
+            return function(*args, **kwargs)
+
+    return locked
 
 
 @dataclass
@@ -47,6 +63,7 @@ class _PageText:
     words: list[Token]
 
 
+@_pdfium
 def page_count(data: bytes) -> int:
     pdf = _open(data)
     try:
@@ -55,6 +72,7 @@ def page_count(data: bytes) -> int:
         pdf.close()
 
 
+@_pdfium
 def cited_page(data: bytes, passage: str, hint: int | None) -> int:
     """The 1-based page that holds the passage: the cited one when it is there, else the
     nearest page (within SCAN_PAGES) where most of it is; the hint (or 1) when none is."""
@@ -79,6 +97,7 @@ def cited_page(data: bytes, passage: str, hint: int | None) -> int:
         pdf.close()
 
 
+@_pdfium
 def render_page(data: bytes, page: int, passage: str = "") -> RenderedPage:
     """Page `page` (1-based, clamped to the document) as a PNG, with the passage highlighted
     where at least MIN_COVERAGE of its words are found on it."""

@@ -338,3 +338,19 @@ def test_a_citation_of_a_replaced_version_opens_the_current_one_and_says_so(
     shown = texts(at)
     assert "cited version of this document was replaced" in shown and "(version 2)" in shown
     assert "noon, and the half past eleven" in shown and "Download original" in downloads(at)
+
+
+def test_page_rendering_waits_for_any_other_pdfium_user_in_the_process() -> None:
+    """PDFium crashes the process when two threads call it (Streamlit runs each session on
+    its own thread): a render must wait while the lock is held elsewhere (e.g. a parse)."""
+    import threading
+
+    from ingest.pdf_text import PDFIUM_LOCK
+
+    data, done = two_page_pdf(), threading.Event()
+    worker = threading.Thread(target=lambda: (render_page(data, 1), done.set()))
+    with PDFIUM_LOCK:
+        worker.start()
+        assert not done.wait(1.0)  # blocked while another PDFium user holds the lock
+    assert done.wait(30.0)  # and runs once it is released
+    worker.join()
