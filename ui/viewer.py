@@ -31,7 +31,7 @@ from ui.documents import (
     section_text,
 )
 from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_png
-from ui.services import ADMIN_KEY, current_user, error_text, get_settings, get_store
+from ui.services import current_user, error_text, get_settings, get_store, is_admin
 
 VIEWER_KEY = "hopwise_viewer"
 REFUSED = "You may not open this document, or it no longer exists."
@@ -85,10 +85,12 @@ def _viewer() -> None:
 def reader_of(request: dict[str, Any]) -> tuple[tuple[str, ...], bool] | None:
     """The reader's groups and whether they read as admin, from the session (never from the
     request): None when nobody is signed in."""
-    if request.get("admin") and st.session_state.get(ADMIN_KEY):
-        return (), True
     user = current_user()
-    return (tuple(user.groups), False) if user is not None else None
+    if user is None:
+        return None
+    if request.get("admin") and is_admin(user):  # an admin user, or the password unlock
+        return (), True
+    return tuple(user.groups), False
 
 
 def _draw(request: dict[str, Any]) -> None:
@@ -163,6 +165,7 @@ def _checked_bytes(
     groups: tuple[str, ...],
     admin: bool,
 ) -> bytes:
+    admin = admin and is_admin(current_user())  # still an admin when the click arrives
     data = original_bytes(store, originals, doc_id, groups, admin=admin)
     if data is None:
         raise PermissionError(REFUSED)

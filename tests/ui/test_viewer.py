@@ -266,6 +266,23 @@ def test_a_reader_in_the_group_may_download_and_one_without_is_refused(
     assert downloads(bob) == [] and "90,000" not in texts(bob)
 
 
+def test_an_admin_user_previews_any_document_and_a_lapsed_one_is_refused(
+    kb: dict[str, str],
+) -> None:
+    users = {**USERS, "root": {"password": "root-pw", "groups": [], "admin": True}}
+    root = sign_in_user(new_app(users=users).run(), "root", "root-pw")
+    root.switch_page("app_pages/admin.py").run()
+    root.button(key=f"admin_preview_{kb['pay.md']}").click().run()
+    assert_no_exception(root)
+    assert "90,000" in texts(root) and "Download original" in downloads(root)
+    # the config drops root's admin flag while the viewer is open: the next run refuses
+    root.secrets["users"] = {**users, "root": {"password": "root-pw", "groups": []}}
+    root.run()
+    assert_no_exception(root)
+    assert "90,000" not in texts(root) and downloads(root) == []
+    assert [t for t in root.text_input if t.label == "Admin password"]  # password mode now
+
+
 def test_a_document_without_its_original_says_so_and_shows_its_text(
     kb: dict[str, str],
 ) -> None:
