@@ -11,30 +11,16 @@ from graph.result import QuestionResult
 from ui import safe
 from ui.formatting import location
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
-_LINE_START = re.compile(r"^([-=+>]|[0-9]+\.)")
-_CITED = re.compile(r"(?<=.)\\\[([0-9]{1,4})\\\]")  # not at a line start: never a link label
-
 
 def _inline(text: str) -> str:
-    """Untrusted text on one line, every Markdown construct taken literally."""
-    return _line(" ".join(str(text).split()))
+    """Untrusted text on one line, every Markdown construct (and autolink) taken literally."""
+    return safe.escape_inline(text)
 
 
-def _line(text: str) -> str:
-    escaped = _SPECIAL.sub(r"\\\1", text.strip())
-    return _LINE_START.sub(lambda m: m.group(1)[:-1] + "\\" + m.group(1)[-1], escaped)
-
-
-def _block(text: str) -> str:
+def _block(result: QuestionResult) -> str:
     """An answer with its paragraphs and line breaks but no link, image, HTML or heading of its
-    own; `[n]` citations stay readable."""
-    paragraphs = re.split(r"\n[ \t]*\n\s*", str(text).strip().replace("\r\n", "\n"))
-    return "\n\n".join(
-        "  \n".join(_CITED.sub(r"[\1]", _line(line)) for line in paragraph.splitlines())
-        for paragraph in paragraphs
-        if paragraph.strip()
-    )
+    own; its `[n]` citations in bold (ui.safe, the one escaper of the app)."""
+    return safe.answer_markdown(result.answer, {c.n for c in result.citations})
 
 
 def conversation_markdown(
@@ -50,7 +36,7 @@ def conversation_markdown(
             "",
             f"## {number}. {_inline(question)}",
             "",
-            _block(result.answer) or "_(no answer)_",
+            _block(result) or "_(no answer)_",
         ]
         if result.citations:
             lines += ["", "**Sources**", ""]

@@ -223,7 +223,7 @@ def test_export_is_the_conversation_as_markdown(kb: Path, downloads: dict[str, b
     assert "## 1. How often is the orange beacon refilled?" in text
     assert "## 2. Which channel do the radios use for the ridge?" in text
     assert "nine days" in text and "channel 14" in text
-    assert "- **[1]** handbook.md · Field handbook \\> Beacons" in text
+    assert "- **[1]** handbook.md · Field handbook > Beacons" in text
 
 
 def test_a_thread_link_opens_the_owners_chat_and_nobody_elses(kb: Path) -> None:

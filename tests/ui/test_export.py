@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from graph.result import QuestionResult
-from tests.ui.markdown_tokens import tokens
+from tests.ui.markdown_tokens import live_parts, shown_text, tokens
 from ui.export import conversation_markdown, export_file_name
 
 NOW = datetime(2025, 3, 4, 5, 6, tzinfo=UTC)
@@ -38,9 +38,10 @@ def test_each_question_and_answer_with_its_sources_resolved() -> None:
     assert text.startswith("# Turbine supply\n")
     assert "2025-03-04 05:06 UTC" in text
     assert "## 1. Who supplies the turbines?" in text and "## 2. And in the news?" in text
-    assert "Northwind Ltd supplies them [1]." in text  # citations stay readable
-    assert "supplies them [1].\n\nThey deliver" in text  # paragraphs kept
-    assert "- **[1]** supply.md · Contract \\> Parties · p. 3" in text
+    shown = shown_text(text)
+    assert "Northwind Ltd supplies them [1]." in shown  # citations stay readable (in bold)
+    assert "supplies them [1].\n\nThey deliver" in shown  # paragraphs kept
+    assert "- **[1]** supply.md · Contract > Parties · p. 3" in text
     assert "- **[2]** terms.pdf · Delivery\n" in text
     assert "- **[1]** Wind weekly — <https://news.example/turbines?id=7>" in text
     assert text.index("supply.md") < text.index("## 2.") < text.index("Wind weekly")
@@ -58,11 +59,15 @@ def test_untrusted_text_stays_literal() -> None:
     for kind in ("link_open", "image", "html_inline", "html_block", "ordered_list_open"):
         assert kind not in kinds, kind
     assert kinds.count("heading_open") == 2 and kinds.count("bullet_list_open") == 1  # ours
-    assert "<script>" not in text and "<b>" not in text and "<javascript" not in text
+    shown = shown_text(text)
+    assert "<script>alert(1)</script>" in shown and "<b>x</b>" in shown  # as text
+    assert "https://evil.example" in shown  # a bare URL stays text, never an autolink
+    ours = frozenset({"heading", "bullet_list", "list_item", "strong", "em", "link"})
+    assert live_parts(text, allow=ours) == []  # (the only link: our rebuilt web URL)
     assert "\n[1]:" not in text  # no link reference definition
     assert "\n- item" not in text and "\n1. first" not in text  # no list of its own
     assert "## 1. \\# Title?" in text
-    assert "— javascript:alert\\(1\\)" in text  # a non-web URL is shown as text, not linked
+    assert "— javascript:alert(1)" in shown  # a non-web URL is shown as text, not linked
 
 
 def test_file_name_is_safe() -> None:
