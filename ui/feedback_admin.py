@@ -23,7 +23,7 @@ CSV_COLUMNS = (
     "answer_index", "trace",
 )  # fmt: skip
 TABLE_COLUMNS = ("when", "user", "rating", "question", "answer", "comment", "chat", "answer #")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
 def day_of(entry: dict[str, Any]) -> date:
@@ -57,9 +57,15 @@ def filter_feedback(
 
 
 def _cell(value: Any) -> str:
-    """A CSV cell a spreadsheet shows as text: a leading =, +, -, @ would start a formula."""
+    """A CSV cell a spreadsheet shows as text: a leading =, +, -, @ (after any blanks, which
+    spreadsheets skip) or a control character would start a formula."""
     text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    stripped = text.lstrip(" \u00a0")
+    return (
+        "'" + text
+        if text.startswith(_FORMULA_START) or stripped.startswith(_FORMULA_START)
+        else text
+    )
 
 
 def feedback_csv(entries: Iterable[dict[str, Any]]) -> str:

@@ -43,3 +43,6 @@ def test_csv_has_every_column_and_no_formulas() -> None:
     )
     assert rows[3]["owner"] == "'@mallory" and rows[3]["comment"] == "'+SUM(A1)"
     assert list(feedback_table([]).columns)[:3] == ["when", "user", "rating"]
+    padded = [entry("ivo", 1, 3, c) for c in ("  =HYPERLINK(1)", "\n=1+1", "\u00a0-2", "a=b")]
+    comments = [r["comment"] for r in csv.DictReader(io.StringIO(feedback_csv(padded)))]
+    assert comments == ["'  =HYPERLINK(1)", "'\n=1+1", "'\u00a0-2", "a=b"]
