@@ -16,7 +16,6 @@ import math
 import os
 import re
 import sqlite3
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -232,23 +231,47 @@ SECRET_FILE = "session_secret"
 LAST_SEEN_EVERY_S = 60.0  # last_seen is refreshed at most this often (one write a minute)
 
 
+MIN_SECRET_CHARS = 32
+
+
 def session_secret(settings: Settings) -> bytes:
-    """HOPWISE_SESSION_SECRET, else a random key generated once into the data dir (mode 0600)."""
+    """HOPWISE_SESSION_SECRET, else a random key generated once into the data dir (mode 0600).
+    Either must hold at least MIN_SECRET_CHARS characters."""
     if settings.session_secret and settings.session_secret.get_secret_value():
-        return settings.session_secret.get_secret_value().encode("utf-8")
+        given = settings.session_secret.get_secret_value()
+        if len(given) < MIN_SECRET_CHARS:
+            raise AuthConfigError(
+                f"HOPWISE_SESSION_SECRET is too short: use at least {MIN_SECRET_CHARS} random "
+                "characters (e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)"
+            )
+        return given.encode("utf-8")
     path = settings.ensure_data_dir() / SECRET_FILE
     if not path.exists():
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # created 0600
-        with os.fdopen(fd, "w") as out:
-            out.write(token_hex(32))
-        with contextlib.suppress(FileExistsError):  # another process made it first: use theirs
-            os.link(tmp, path)
-        os.unlink(tmp)
-    os.chmod(path, 0o600)
+        _create_secret_file(path)
+    with contextlib.suppress(OSError):  # a file system without modes (FAT, SMB) keeps its own
+        os.chmod(path, 0o600)
     key = path.read_text(encoding="utf-8").strip()
-    if len(key) < 32:
+    for _ in range(50):  # another process may have created it and be writing it right now
+        if len(key) >= MIN_SECRET_CHARS:
+            break
+        time.sleep(0.02)
+        key = path.read_text(encoding="utf-8").strip()
+    if len(key) < MIN_SECRET_CHARS:
         raise AuthConfigError(f"{path} holds no session key; delete it to generate a new one")
     return key.encode("utf-8")
+
+
+def _create_secret_file(path: Path) -> None:
+    """Write a new key so that two processes starting together end up with the same one: the
+    first to create the file wins (exclusive create, which works where hard links do not)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return  # another process made it first: use theirs
+    with os.fdopen(fd, "w") as out:
+        out.write(token_hex(32))
+        out.flush()
+        os.fsync(out.fileno())
 
 
 class SessionStore:

@@ -133,9 +133,19 @@ def test_the_key_is_generated_once_with_owner_only_permissions(tmp_path: Path) -
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert len(first) >= 32 and session_secret(settings(tmp_path)) == first
     assert session_secret(settings(tmp_path, session_secret="from-env" * 4)) == b"from-env" * 4
+    with pytest.raises(AuthConfigError, match="too short"):
+        session_secret(settings(tmp_path, session_secret="x"))  # a guessable key is refused
     path.write_text("short")
     with pytest.raises(AuthConfigError, match="no session key"):
         session_secret(settings(tmp_path))
+
+
+def test_processes_starting_together_share_one_key(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        keys = set(pool.map(lambda _: session_secret(settings(tmp_path)), range(8)))
+    assert len(keys) == 1 and not list((tmp_path / "data").glob(".secret-*"))
 
 
 def test_the_cookie_script_sets_and_clears_a_strict_cookie(store: SessionStore) -> None:
