@@ -75,11 +75,21 @@ def sign_in_guard() -> SignInGuard:
 
 
 @st.cache_resource(show_spinner=False)
-def session_store() -> SessionStore:
-    """Signed sign-in sessions in the data dir, valid HOPWISE_SESSION_HOURS."""
+def _session_store() -> SessionStore:
     settings = get_settings()
     path, secret = settings.data_dir / "sessions.sqlite", session_secret(settings)
     return SessionStore(path, secret, hours=settings.session_hours)
+
+
+def session_store() -> SessionStore:
+    """Signed sign-in sessions in the data dir, valid HOPWISE_SESSION_HOURS; a bad session key
+    is shown as a configuration error and stops the page (never a stack trace)."""
+    try:
+        return _session_store()
+    except AuthConfigError as exc:
+        st.error(f"Sign-in is misconfigured: {exc}")
+        st.stop()
+        raise  # unreachable; keeps type checkers happy
 
 
 def sent_session_cookie() -> str | None:

@@ -244,3 +244,23 @@ def test_admin_users_see_raw_scores_and_readers_ranks(
     assert_no_exception(at)
     tables = hit_tables(at)
     assert tables and all(("bm25" in columns) is scores for columns in tables)
+
+
+def test_a_short_session_secret_is_a_clear_configuration_error(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import streamlit as st
+
+    monkeypatch.setenv("HOPWISE_SESSION_SECRET", "short")
+    st.cache_resource.clear()
+    try:
+        at = new_app(users=USERS).run()
+        name = next(iter(USERS))
+        at.sidebar.text_input[0].set_value(name)
+        at.sidebar.text_input[1].set_value(USERS[name]["password"])
+        at.sidebar.button[0].click().run()
+        assert_no_exception(at)
+        assert "Sign-in is misconfigured" in texts(at) and "too short" in texts(at)
+    finally:
+        monkeypatch.delenv("HOPWISE_SESSION_SECRET")
+        st.cache_resource.clear()
