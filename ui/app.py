@@ -6,6 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import safe
 from ui.auth import User, account_key, attempt, authenticate
 from ui.services import (
     configured_users,
@@ -34,7 +35,10 @@ def sidebar_identity() -> None:
             st.html(script, unsafe_allow_javascript=True)
         if user is not None:
             admin = " · admin" if is_admin(user) else ""
-            st.caption(f"Signed in as **{user.name}** · groups: {', '.join(user.groups)}{admin}")
+            groups = safe.escape_inline(", ".join(user.groups))
+            st.caption(
+                f"Signed in as **{safe.escape_inline(user.name)}** · groups: {groups}{admin}"
+            )
             if users and st.button("Sign out", key="sign_out"):
                 sign_out()
                 st.rerun()

@@ -24,13 +24,19 @@ TAGLINE = (
     "searches the documents hop by hop, and answers with citations you can open."
 )
 # One template per example slot, per language of the title; {a} and {b} are document titles.
-TEMPLATES = {
+TEMPLATES = {  # about {a}; facts in {a}; how {a} and {b} relate; who is named in {a}
     "en": (
         "What is “{a}” about?",
         "What are the key facts in “{a}”?",
         "How do “{a}” and “{b}” relate?",
+        "Who or what does “{a}” name?",
     ),
-    "zh": ("《{a}》主要讲了什么？", "《{a}》中有哪些关键信息？", "《{a}》和《{b}》有什么关系？"),
+    "zh": (
+        "《{a}》主要讲了什么？",
+        "《{a}》中有哪些关键信息？",
+        "《{a}》和《{b}》有什么关系？",
+        "《{a}》提到了哪些人或机构？",
+    ),
 }
 
 
@@ -51,17 +57,18 @@ def readable_titles(documents: Sequence[DocumentInfo], groups: Sequence[str]) ->
 
 def example_questions(titles: Sequence[str], limit: int = 3) -> list[str]:
     """Up to `limit` questions about the titles: one about the newest document, one about the
-    next, and one relating two of them (each in its title's language)."""
+    next, and one relating the two (with one document, three about it), in the newest
+    title's language."""
     if not titles:
         return []
     first, second = titles[0], titles[1] if len(titles) > 1 else titles[0]
     lang = "zh" if language_of(first) == "zh" else "en"
-    about, facts, relate = TEMPLATES[lang]
+    about, facts, relate, named = TEMPLATES[lang]
     questions = [about.format(a=first), facts.format(a=second)]
     if len(titles) > 1:
         questions.append(relate.format(a=first, b=titles[1]))
-    elif len(titles) == 1:
-        questions = [about.format(a=first), facts.format(a=first)]
+    else:  # one document: three questions about it
+        questions.append(named.format(a=first))
     return questions[:limit]
 
 
