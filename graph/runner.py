@@ -7,6 +7,7 @@ import builtins
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -158,7 +159,31 @@ class AnswerStopped(BaseException):
     node's or reasoner's `except Exception` fallback can swallow it)."""
 
 
+class StopSignal(threading.Event):
+    """A stop request that loses to the save: once `commit()` has run, `stop()` is refused, so
+    an asker told "stopped" is never shown an answer that was saved after all."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._guard = threading.Lock()
+        self._committed = False
+
+    def stop(self) -> bool:
+        """Ask the answer to stop; False when it is already being saved."""
+        with self._guard:
+            if not self._committed:
+                self.set()
+            return self.is_set()
+
+    def commit(self) -> bool:
+        """Called just before saving: False when stopped; else no stop is accepted from now."""
+        with self._guard:
+            self._committed = not self.is_set()
+            return self._committed
+
+
 TITLE_CHARS = 48  # a past-chat title fits one line of the sidebar
+TITLE_MAX_CHARS = 100  # the longest title an owner may give a chat
 TITLE_PROVISIONAL, TITLE_QUESTION, TITLE_USER = "provisional", "question", "user"
 
 
@@ -174,10 +199,14 @@ def chat_title(text: str, limit: int = TITLE_CHARS) -> str:
     return cut.rstrip(" ,;:-—") + "…"
 
 
-def like_pattern(text: str) -> str:
-    """A LIKE pattern matching `text` anywhere, its own % and _ taken literally (ESCAPE '\\')."""
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
+def fold(text: str) -> str:
+    """Text as search compares it: Unicode case folded ("Ärger" ~ "ärger", "ΣΊΣΥΦΟΣ" ~
+    "σίσυφος"), composed and decomposed accents alike (Unicode's canonical caseless match)."""
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", text).casefold())
+
+
+def _sql_fold(text: object) -> str | None:
+    return None if text is None else fold(str(text))
 
 
 class ThreadIndex:
@@ -194,7 +223,8 @@ class ThreadIndex:
 
     def __init__(self, conn: sqlite3.Connection, lock: Any) -> None:
         self.conn, self.lock = conn, lock
-        with self.lock:
+        with self.lock:  # SQL's LIKE and lower() fold ASCII only; search folds like Python
+            self.conn.create_function("hopwise_fold", 1, _sql_fold, deterministic=True)
             self.conn.execute(
                 "CREATE TABLE IF NOT EXISTS hopwise_threads (thread_id TEXT PRIMARY KEY, "
                 "title TEXT, created_at REAL, updated_at REAL, answers INTEGER, owner TEXT)"
@@ -284,7 +314,7 @@ class ThreadIndex:
     def rename(self, thread_id: str, owner: str | None, title: str) -> str:
         """Give the thread the owner's own title (kept from now on); returns it as stored."""
         self.check(thread_id, owner)
-        name = chat_title(title, limit=100)
+        name = chat_title(title, limit=TITLE_MAX_CHARS)
         if not name:
             raise ValueError("a chat needs a title")
         with self.lock:
@@ -314,17 +344,17 @@ class ThreadIndex:
         return [dict(zip(self.COLUMNS, r, strict=True)) for r in rows]
 
     def search(self, owner: str | None, text: str) -> builtins.list[tuple[dict[str, Any], bool]]:
-        """Threads whose title or turns contain `text` (case-insensitive for ASCII), newest
-        first, each with whether the title itself matched."""
-        pattern = like_pattern(text.strip())
+        """Threads whose title or turns contain `text` (case folded, see `fold`), newest first,
+        each with whether the title itself matched."""
+        needle = fold(text.strip())
         cols = ", ".join(f"t.{c}" for c in self.COLUMNS)
         query = (
-            f"SELECT {cols}, t.title LIKE ? ESCAPE '\\' FROM hopwise_threads t WHERE "
-            "(t.title LIKE ? ESCAPE '\\' OR EXISTS (SELECT 1 FROM hopwise_turns u WHERE "
-            "u.thread_id = t.thread_id AND (u.question LIKE ? ESCAPE '\\' OR u.answer LIKE ? "
-            "ESCAPE '\\')))"
+            f"SELECT {cols}, instr(hopwise_fold(t.title), ?) > 0 FROM hopwise_threads t WHERE "
+            "(instr(hopwise_fold(t.title), ?) > 0 OR EXISTS (SELECT 1 FROM hopwise_turns u "
+            "WHERE u.thread_id = t.thread_id AND (instr(hopwise_fold(u.question), ?) > 0 OR "
+            "instr(hopwise_fold(u.answer), ?) > 0)))"
         )
-        args: tuple[str, ...] = (pattern,) * 4
+        args: tuple[str, ...] = (needle,) * 4
         if owner is not None:
             query, args = query + " AND t.owner = ?", (*args, owner)
         with self.lock:

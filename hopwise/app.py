@@ -29,10 +29,12 @@ from graph.runner import (
     ConversationStoreError,
     FeedbackLog,
     ResilientSqliteSaver,
+    StopSignal,
     ThreadAccessError,
     ThreadIndex,
     build_result,
     conversation_store_problem,
+    fold,
     open_checkpointer,
 )
 from graph.state import MAX_MESSAGES, question_input
@@ -142,7 +144,8 @@ class Hopwise:
         # settles steps without the model (Settings.llm_economy); built unless passed in
         self.code = code if code is not None else build_code_reasoner(settings, reasoner)
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
-        self.graph = compile_graph(self.checkpointer)
+        self.graph = compile_graph(self.checkpointer)  # the saved conversations
+        self.runs = compile_graph()  # one question's run, kept out of them until it is saved
         self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
         self.feedback = FeedbackLog(self.threads.conn, self.threads.lock)
         self.history_problem = ""  # why conversations are not being saved, if they are not
@@ -181,13 +184,16 @@ class Hopwise:
         on_token: TokenCallback | None = None,
         owner: str | None = None,
         cancel: threading.Event | None = None,
+        regenerating: bool = False,
     ) -> QuestionResult:
         """Answer one question; `result.to_json()` is the `hopwise ask --json` object.
 
         `owner` is the asking user: a thread of someone else's is refused (ThreadAccessError)
         before anything is read from it; None is the unrestricted local operator (the CLI).
         Setting `cancel` stops the run at the next step or token (AnswerStopped); nothing of a
-        stopped answer is saved.
+        stopped answer is saved (the thread's checkpoints stay as they were), and a StopSignal
+        refuses a stop once saving began. `regenerating` asks the thread's last question again:
+        the answer it replaces is left out of the history.
         """
         question = question.strip()
         if not question:
@@ -195,18 +201,8 @@ class Hopwise:
         thread_id = thread_id or uuid.uuid4().hex
         self.threads.check(thread_id, owner, may_create=True)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-        if history is None and owner is not None and self.threads.owner_of(thread_id) is not None:
-            # the conversation as this reader may see it today (withdrawn answers stay out)
-            history = [
-                turn
-                for saved in self.thread_answers(thread_id, owner, groups)
-                for turn in (
-                    {"role": "user", "content": saved.question},
-                    {"role": "assistant", "content": saved.answer},
-                )
-            ][-MAX_MESSAGES:]
         if history is None:
-            history = self.graph.get_state(config).values.get("messages", [])
+            history = self._history(thread_id, owner, groups, drop_last=regenerating)
         budgets = self.settings.graph
         allowed = web and self.web is not None
         ctx = GraphContext(
@@ -224,15 +220,10 @@ class Hopwise:
         )
         if isinstance(self.checkpointer, ResilientSqliteSaver):
             self.checkpointer.problem = ""
-        try:
-            if cancel is not None and cancel.is_set():
-                raise AnswerStopped
-            with question_deadline(ctx.deadline):  # a hard wall for every model call of it
-                final = self.graph.invoke(inputs, config, context=ctx, durability="exit")
-        except AnswerStopped:
-            if self.threads.owner_of(thread_id) is None:  # a chat that never was: no trace left
-                self.checkpointer.delete_thread(thread_id)
-            raise
+        if cancel is not None and cancel.is_set():
+            raise AnswerStopped
+        with question_deadline(ctx.deadline):  # a hard wall for every model call of it
+            final = self.runs.invoke(inputs, context=ctx)  # writes nothing: a stop leaves no trace
         result = build_result(final, self.reasoner.name, thread_id, ctx, list(groups))
         turns = [
             {"role": "user", "content": question},
@@ -240,6 +231,8 @@ class Hopwise:
         ]
         if note := semantic_search_note(self.retriever):  # kept with the answer
             result.notices.append(note)
+        if cancel is not None and not may_save(cancel):  # stopped after the last step
+            raise AnswerStopped
         problem = getattr(self.checkpointer, "problem", "") or self.history_problem
         if not getattr(self.checkpointer, "problem", ""):
             try:
@@ -261,6 +254,28 @@ class Hopwise:
         if problem:
             result.notices.append(f"This answer was not saved: {problem}")
         return result
+
+    def _history(
+        self, thread_id: str, owner: str | None, groups: Sequence[str], *, drop_last: bool
+    ) -> list[dict[str, str]]:
+        """The thread's turns for follow-up rewriting, minus the last question and answer when
+        `drop_last` (a regenerated answer must not see the one it replaces)."""
+        if owner is not None and self.threads.owner_of(thread_id) is not None:
+            # the conversation as this reader may see it today (withdrawn answers stay out)
+            saved = self.thread_answers(thread_id, owner, groups)
+            turns = [
+                turn
+                for result in saved[: len(saved) - drop_last]
+                for turn in (
+                    {"role": "user", "content": result.question},
+                    {"role": "assistant", "content": result.answer},
+                )
+            ]
+        else:
+            config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+            turns = list(self.graph.get_state(config).values.get("messages", []))
+            turns = turns[: len(turns) - 2 * drop_last]
+        return turns[-MAX_MESSAGES:]
 
     def start_background_work(self) -> None:
         """Long-running processes (the app): fill missing vectors in the background."""
@@ -291,7 +306,7 @@ class Hopwise:
         """The owner's chats whose title, questions or answers contain `text`, newest first.
         A match in the text alone counts only if the reader still sees it (with `groups`, an
         answer withdrawn since does not make its chat a hit)."""
-        needle = text.strip().casefold()
+        needle = fold(text.strip())
         if not needle:
             return self.list_threads(owner)
         found = []
@@ -300,7 +315,7 @@ class Hopwise:
                 title_hit
                 or groups is None
                 or any(
-                    needle in f"{r.question}\n{r.answer}".casefold()
+                    needle in fold(f"{r.question}\n{r.answer}")
                     for r in self.thread_answers(str(thread["thread_id"]), owner, groups)
                 )
             ):
@@ -402,6 +417,12 @@ def stoppable(callback: Any, cancel: threading.Event | None) -> Any:
             callback(payload)
 
     return call
+
+
+def may_save(cancel: threading.Event) -> bool:
+    """Whether the answer may be saved: not stopped, and (a StopSignal) no stop accepted from
+    now on, so a stop the asker was told about never loses to the save."""
+    return cancel.commit() if isinstance(cancel, StopSignal) else not cancel.is_set()
 
 
 def semantic_search_note(store: Any) -> str:

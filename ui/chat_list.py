@@ -11,9 +11,9 @@ from typing import Any
 
 import streamlit as st
 
-from graph.runner import ThreadAccessError
+from graph.runner import TITLE_MAX_CHARS, ThreadAccessError
 from ui.auth import User
-from ui.formatting import thread_label, thread_title
+from ui.formatting import thread_label
 from ui.services import error_text, new_thread_id, visible_threads
 
 SEARCH_KEY = "chat_search"
@@ -67,7 +67,12 @@ def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -
         )
     with menu, st.popover("", icon=":material/more_vert:", help="Rename or delete this chat"):
         with st.form(f"rename_{tid}", border=False):
-            st.text_input("Title", value=thread_title(thread), key=f"title_{tid}", max_chars=100)
+            st.text_input(  # the title as stored, not as the sidebar clips it
+                "Title",
+                value=str(thread.get("title") or ""),
+                key=f"title_{tid}",
+                max_chars=TITLE_MAX_CHARS,
+            )
             st.form_submit_button(
                 "Rename", on_click=rename_chat, args=(runner, user, tid), icon=":material/edit:"
             )

@@ -13,6 +13,7 @@ from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
 from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
+from graph.runner import chat_title
 from graph.text import PLACEHOLDER_RE
 from ui import safe
 
@@ -161,9 +162,9 @@ class StatusNarrator:
 
 
 def thread_title(thread: Mapping[str, Any]) -> str:
-    """A past chat (a ThreadIndex row) as plain text: its first question, shortened."""
+    """A past chat (a ThreadIndex row) as plain text: its title, shortened as titles are."""
     title = str(thread.get("title") or "").strip() or str(thread.get("thread_id") or "chat")
-    return title if len(title) <= 48 else title[:47] + "…"
+    return chat_title(title)
 
 
 def thread_label(thread: Mapping[str, Any]) -> str:

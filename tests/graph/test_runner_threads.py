@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.runner import TITLE_CHARS, AnswerStopped, ThreadAccessError, chat_title
+from graph.runner import TITLE_CHARS, AnswerStopped, StopSignal, ThreadAccessError, chat_title
 from hopwise.app import Hopwise, open_checkpointer
 from hopwise.settings import Settings
 from tests.fakes.reasoner import ScriptedReasoner
@@ -192,3 +192,73 @@ def test_a_stopped_answer_is_not_saved_and_a_new_chat_leaves_no_trace(app: Hopwi
     assert kept.question == "Who directed Inception?" and app.list_threads("ana")[0]["answers"] == 1
     follow = app.ask("Where was he born?", thread_id="old", owner="ana")
     assert "London" in follow.answer and len(app.thread_answers("old", "ana")) == 2
+
+
+def saved_rows(app: Hopwise, thread_id: str) -> tuple[int, int]:
+    return rows(app, "checkpoints", thread_id), rows(app, "writes", thread_id)
+
+
+@pytest.mark.parametrize("stop_after", ["route_question", "generate_answer"])
+def test_a_stop_in_an_existing_chat_leaves_its_checkpoints_as_they_were(
+    app: Hopwise, stop_after: str
+) -> None:
+    """Stopped mid-run or after the last step (before the save): the thread is untouched."""
+    app.ask("Who directed Inception?", thread_id="old", owner="ana")
+    before = saved_rows(app, "old")
+    stop = StopSignal()
+
+    def on_event(event: dict[str, object]) -> None:
+        if event["node"] == stop_after:
+            stop.stop()
+
+    with pytest.raises(AnswerStopped):
+        app.ask("Where was he born?", thread_id="old", owner="ana", on_event=on_event, cancel=stop)
+    assert saved_rows(app, "old") == before
+    assert [r.question for r in app.thread_answers("old", "ana")] == ["Who directed Inception?"]
+    assert app.list_threads("ana")[0]["answers"] == 1
+    assert app.search_threads("ana", "born", ("all",)) == []
+
+
+def test_a_stop_after_the_save_began_is_refused_so_the_asker_is_not_told_stopped(
+    app: Hopwise,
+) -> None:
+    stop = StopSignal()
+    result = app.ask("Who directed Inception?", thread_id="t", owner="ana", cancel=stop)
+    assert stop.stop() is False and not stop.is_set()  # too late: the answer is saved
+    assert [r.answer for r in app.thread_answers("t", "ana")] == [result.answer]
+    early = StopSignal()
+    assert early.stop() is True and early.commit() is False  # a stop first wins over the save
+
+
+def test_regenerating_leaves_the_replaced_answer_out_of_the_history(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, web_search=False, llm_economy=False)  # type: ignore[call-arg]
+    reasoner = ScriptedReasoner()
+    app = Hopwise(settings, KeywordRetriever(sample_chunks()), reasoner)
+    first = app.ask("Who directed Inception?", thread_id="t", owner="ana")
+    second = app.ask("Where was he born?", thread_id="t", owner="ana")
+
+    def history_of_last_route() -> list[str]:
+        return [turn["content"] for turn in reasoner.seen["route"][-1][1]]  # type: ignore[index, union-attr]
+
+    app.ask("Where was he born?", thread_id="t", owner="ana", regenerating=True)
+    assert history_of_last_route() == ["Who directed Inception?", first.answer]
+    app.ask("Where was he born?", thread_id="t", owner="ana")  # a plain follow-up sees it all
+    assert second.answer in history_of_last_route()
+    app.ask("Who directed Inception?", thread_id="cli", regenerating=True)  # owner None: messages
+    app.ask("Who directed Inception?", thread_id="cli", regenerating=True)
+    assert history_of_last_route() == []
+    app.close()
+
+
+def test_search_folds_case_beyond_ascii(app: Hopwise) -> None:
+    app.ask("Wer hatte Ärger mit dem Regisseur?", thread_id="de", owner="ana")
+    app.ask("Was sagt der Mythos von σίσυφος?", thread_id="el", owner="ana")
+    app.rename_thread("el", "ana", "Mythen")
+
+    def found(text: str) -> list[str]:
+        return [t["thread_id"] for t in app.search_threads("ana", text, ("all",))]
+
+    assert found("ärger") == ["de"] and found("ÄRGER") == ["de"]  # the title
+    assert found("ΣΊΣΥΦΟΣ") == ["el"]  # a question (the title was renamed), final sigma too
+    assert found("a\u0308rger") == ["de"]  # a decomposed ä
+    assert [t["thread_id"] for t, _ in app.threads.search("ana", "ΣΊΣΥΦΟΣ")] == ["el"]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
+from graph.runner import TITLE_CHARS
 from tests.ui.apptools import ADMIN_PASSWORD, assert_no_exception, new_app, texts
 
 HANDBOOK = b"""# Field handbook
@@ -98,6 +99,12 @@ def test_rename_sticks_and_delete_removes_the_chat_and_its_traces(kb: Path) -> N
     at = ask(new_app().run(), BEACON)
     tid = open_thread(at)
     assert "How often is the orange beacon refilled?" in chat_titles(at)
+    long = "Beacon upkeep on the Varkel ridge, with the refill rota of the Tamsin crew and radios"
+    at.sidebar.text_input(key=f"title_{tid}").set_value(long)
+    next(b for b in at.sidebar.button if b.label == "Rename").click().run()
+    [shown] = chat_titles(at)
+    assert len(shown) <= TITLE_CHARS and shown.endswith("…")  # the sidebar clips it...
+    assert at.sidebar.text_input(key=f"title_{tid}").value == long  # ...the rename field does not
     at.sidebar.text_input(key=f"title_{tid}").set_value("Beacon   upkeep")
     next(b for b in at.sidebar.button if b.label == "Rename").click().run()
     assert_no_exception(at)
@@ -151,7 +158,22 @@ def test_search_filters_chats_by_title_and_by_answer_text(kb: Path) -> None:
     assert chat_titles(ivo) == []
 
 
-def test_copy_shows_the_answer_as_plain_text_and_regenerate_follows(kb: Path) -> None:
+def spy_on_route(monkeypatch: pytest.MonkeyPatch) -> list[list[dict[str, str]]]:
+    """The history of every routing from now on (the app's reasoner, wrapped)."""
+    reasoner, seen = runner().reasoner, []
+    route = reasoner.route
+
+    def spy(question: str, history: Any) -> Any:
+        seen.append(list(history))
+        return route(question, history)
+
+    monkeypatch.setattr(reasoner, "route", spy)
+    return seen
+
+
+def test_copy_shows_the_answer_as_plain_text_and_regenerate_follows(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = ask(new_app().run(), BEACON)
     [first] = assistant_texts(at)
     assert "nine days" in first
@@ -159,8 +181,10 @@ def test_copy_shows_the_answer_as_plain_text_and_regenerate_follows(kb: Path) ->
     assert [c.value.strip() for c in at.code] == [
         saved.strip()
     ]  # st.code carries Streamlit's copy button
+    histories = spy_on_route(monkeypatch)
     at.button(key=f"regenerate_{open_thread(at)}_0").click().run()
     assert_no_exception(at)
+    assert histories == [[]]  # the answer being replaced is not given as history
     answers = runner().thread_answers(open_thread(at), "local")
     assert [a.question for a in answers] == [BEACON, BEACON]
     assert len(assistant_texts(at)) == 2 and "nine days" in assistant_texts(at)[1]
@@ -272,7 +296,7 @@ def held_answer(kb: Path) -> Iterator[tuple[str, threading.Event, list[str]]]:
     worker = threading.Thread(target=consume, daemon=True)
     worker.start()
     deadline = time.monotonic() + 30
-    while not (kinds and is_answering(tid)) and time.monotonic() < deadline:
+    while not (kinds and is_answering("local", tid)) and time.monotonic() < deadline:
         time.sleep(0.02)
     yield tid, release, kinds
     release.set()
@@ -301,3 +325,47 @@ def test_stop_ends_a_running_answer_and_saves_nothing(
     at.run()
     assert "Still answering" not in texts(at) and not at.chat_input[0].proto.disabled
     assert len(assistant_texts(at)) == 1
+
+
+def test_a_second_answer_in_a_running_thread_is_refused_and_the_first_still_stops(
+    held_answer: tuple[str, threading.Event, list[str]],
+) -> None:
+    from ui.streaming import ANSWER_RUNNING, AnswerRunning, stop_answer, stream_ask
+
+    tid, release, kinds = held_answer
+    asked: list[str] = []
+    second = list(
+        stream_ask(lambda q, **_: asked.append(q), "Again?", thread_id=tid, owner="local")
+    )
+    assert [k for k, _ in second] == ["error"] and isinstance(second[0][1], AnswerRunning)
+    assert str(second[0][1]) == ANSWER_RUNNING and asked == []  # refused, never asked
+    assert stop_answer("someone else", tid) is False  # another owner's stop reaches nothing
+    deadline = time.monotonic() + 5
+    while "heartbeat" not in kinds and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "heartbeat" in kinds  # the page thread wakes while the answer is held
+    assert stop_answer("local", tid) is True  # the first answer's stop signal is intact
+    release.set()
+    deadline = time.monotonic() + 30
+    while kinds[-1:] != ["stopped"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert kinds[-1] == "stopped"
+    assert [a.question for a in runner().thread_answers(tid, "local")] == [BEACON]
+
+
+def test_a_malformed_event_costs_its_status_label_not_the_answer(
+    kb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = runner()
+    ask_for_real, junk_sent = app.ask, []
+
+    def ask_with_junk(question: str, *, on_event: Any, **kwargs: Any) -> Any:
+        junk_sent.append(question)
+        on_event({"node": 7, "duration_ms": "slow"})  # not a TraceEvent
+        on_event("junk")
+        return ask_for_real(question, on_event=on_event, **kwargs)
+
+    monkeypatch.setattr(app, "ask", ask_with_junk)
+    at = ask(new_app().run(), BEACON)  # no exception shown
+    assert junk_sent == [BEACON]
+    assert "nine days" in assistant_texts(at)[0] and "could not be answered" not in texts(at)

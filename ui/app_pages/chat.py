@@ -19,7 +19,7 @@ from ui.services import (
     user_answers,
     visible_threads,
 )
-from ui.streaming import is_answering, stop_answer, stream_ask
+from ui.streaming import AnswerRunning, is_answering, stop_answer, stream_ask
 from ui.welcome import readable_documents, take_picked, welcome
 from ui.widgets import answer_block
 
@@ -61,7 +61,7 @@ with st.sidebar:
 
 def stop_clicked(thread_id: str, question: str) -> None:
     """The Stop button's callback: the running answer stops after its current step."""
-    if stop_answer(thread_id):
+    if stop_answer(user.name, thread_id):
         st.session_state[STOPPED_KEY] = {"thread_id": thread_id, "question": question}
 
 
@@ -69,7 +69,7 @@ def stop_clicked(thread_id: str, question: str) -> None:
 def still_answering(thread_id: str) -> None:
     """An answer started before a rerun (the user clicked elsewhere) is still running: say
     so, offer Stop, and show the page again once it is saved."""
-    if not is_answering(thread_id):
+    if not is_answering(user.name, thread_id):
         st.rerun(scope="app")
     with st.chat_message("assistant"):
         st.info("Still answering your last question…", icon=":material/hourglass_top:")
@@ -115,10 +115,11 @@ picked = take_picked()  # an example question clicked on the first screen
 if not answers and not picked:
     welcome(readable_documents(runner.retriever), user.groups)
 
-busy = is_answering(thread_id)
+busy = is_answering(user.name, thread_id)
 question = st.chat_input("Ask a question about your documents…", disabled=busy) or picked
 again = st.session_state.pop(REGENERATE_KEY, None)
-if not question and not busy and again and again["thread_id"] == thread_id:
+regenerating = bool(not question and not busy and again and again["thread_id"] == thread_id)
+if regenerating:
     question = again["question"]  # Regenerate: the same question again, the answer follows
 
 for index, saved in enumerate(answers):
@@ -158,9 +159,15 @@ if question:
             thread_id=thread_id,
             web=use_web,
             owner=user.name,
+            regenerating=regenerating,  # the answer it replaces is not history
         ):
-            if kind == "event":
-                label = narrator.after(TraceEvent.model_validate(payload))
+            if kind == "heartbeat":
+                status.update()  # an element touched: a Stop click is handled now
+            elif kind == "event":
+                try:
+                    label = narrator.after(TraceEvent.model_validate(payload))
+                except Exception:  # noqa: BLE001 - a malformed event costs its label only
+                    label = None
                 if label:
                     status.update(label=label)
                     status.write(label)
@@ -176,6 +183,9 @@ if question:
                 placeholder.info(
                     "Stopped: this answer was not saved.", icon=":material/stop_circle:"
                 )
+            elif isinstance(payload, AnswerRunning):
+                status.update(label="Not started", state="error")
+                placeholder.warning(str(payload), icon=":material/hourglass_top:")
             else:
                 status.update(label="Failed", state="error")
                 placeholder.error(
