@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -117,6 +119,16 @@ class Session:
     def foreign_requests(self) -> list[str]:
         origin = self.url.split("/", 3)[:3]
         return [u for u in self.sent if u.split("/", 3)[:3] != origin]
+
+
+def snap(page, data: Path, name: str) -> None:
+    """A screenshot at the page's own size (a phone), kept and copied like `shoot`'s."""
+    shots = data / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / f"{name}.png"))
+    target = os.environ.get("HOPWISE_SCREENSHOTS_DIR")
+    if target:
+        shutil.copy(shots / f"{name}.png", Path(target) / f"{name}.png")
 
 
 def download(page, click) -> bytes:
@@ -221,7 +233,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     page.get_by_role("link", name="Admin").click()
     page.get_by_role("button", name="Export CSV").wait_for()  # the list is a canvas table
     wait_idle(page)
-    shoot(page, data, "admin")
+    shoot(page, data, "feedback")
     csv = download(page, lambda: page.get_by_role("button", name="Export CSV").click())
     assert "Exactly the page I needed" in csv.decode("utf-8") and "ada" in csv.decode("utf-8")
 
@@ -248,14 +260,14 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         wait_idle(phone.page)
         phone.page.wait_for_timeout(1000)
         assert no_sideways_overflow(phone.page)
-        phone.page.screenshot(path=str(data / "screenshots" / "phone-chat.png"), full_page=True)
+        snap(phone.page, data, "phone-chat")
         phone.page.goto(f"{url}/trace?thread={thread.group(1)}&answer=1")
         phone.page.get_by_text("Query sent:").first.wait_for()
         phone.page.locator("[data-testid='stGraphVizChart'] svg").wait_for()
         wait_idle(phone.page)
         phone.page.wait_for_timeout(1500)  # the timeline chart and selectboxes settle
         assert no_sideways_overflow(phone.page)
-        phone.page.screenshot(path=str(data / "screenshots" / "phone-trace.png"), full_page=True)
+        snap(phone.page, data, "phone-trace")
         assert phone.foreign_requests() == []
     finally:
         phone.context.close()
