@@ -369,3 +369,17 @@ def test_a_malformed_event_costs_its_status_label_not_the_answer(
     at = ask(new_app().run(), BEACON)  # no exception shown
     assert junk_sent == [BEACON]
     assert "nine days" in assistant_texts(at)[0] and "could not be answered" not in texts(at)
+
+
+def test_a_trace_link_without_an_answer_number_is_checked_too(kb: Path) -> None:
+    theirs = runner().ask(BEACON, owner="ivo")
+    for name, allowed in (("uma", False), ("ivo", True)):
+        at = sign_in(new_app(users=USERS).run(), name)
+        at.switch_page("app_pages/trace.py")
+        at.query_params["thread"] = theirs.thread_id  # no &answer=
+        at.run()
+        assert ("That chat was not found, or you have no access to it." in texts(at)) != allowed
+        if allowed:
+            assert at.selectbox(key="trace_thread").value == theirs.thread_id
+        else:
+            assert "nine days" not in texts(at) and "thread" not in at.query_params

@@ -48,9 +48,9 @@ def wanted_answer() -> tuple[str | None, int | None]:
     chosen = st.session_state.pop(TRACE_KEY, None)
     if chosen:
         return chosen["thread_id"], int(chosen["index"])
-    thread, answer = st.query_params.get("thread"), st.query_params.get("answer")
-    if thread and answer and answer.isdigit():
-        return thread, int(answer) - 1
+    thread, answer = st.query_params.get("thread"), st.query_params.get("answer") or ""
+    if thread:  # `?thread=` alone opens the chat's last answer
+        return thread, int(answer) - 1 if answer.isdigit() and int(answer) > 0 else None
     return None, None
 
 
@@ -69,6 +69,7 @@ if want_thread and want_thread not in thread_ids:
     else:  # someone else's chat, or none: the same words for both
         st.warning("That chat was not found, or you have no access to it.")
         want_thread, want_index = None, None
+        st.query_params.clear()  # the link was refused: do not carry it on to another chat
 if not thread_ids:
     st.info("No answers yet. Ask something on the Chat page, then come back here.")
     st.stop()
