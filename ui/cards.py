@@ -37,7 +37,6 @@ def source_card(card: Mapping[str, Any]) -> None:
         if card["full_text"] and card["chunk_id"]:
             with st.expander("Full passage"):
                 st.text(card["full_text"])  # st.text never parses Markdown
-                st.caption(f"chunk {safe.escape_inline(card['chunk_id'])}")
         if card.get("doc_id") and card["chunk_id"]:
             target = {
                 "doc_id": card["doc_id"],

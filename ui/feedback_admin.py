@@ -17,7 +17,7 @@ import streamlit as st
 
 from ui.services import error_text, get_runner
 
-RATINGS = {"Any rating": None, "👍 Up": 1, "👎 Down": 0}
+RATINGS = {"Any rating": None, "Up": 1, "Down": 0}  # words: emoji fonts are not everywhere
 CSV_COLUMNS = (
     "created_at", "owner", "rating", "question", "answer", "comment", "thread_id",
     "answer_index", "trace",
@@ -88,7 +88,7 @@ def feedback_table(entries: Iterable[dict[str, Any]]) -> pd.DataFrame:
         {
             "when": datetime.fromtimestamp(float(e["created_at"]), UTC).strftime("%Y-%m-%d %H:%M"),
             "user": e["owner"],
-            "rating": "👍" if e["rating"] == 1 else "👎",
+            "rating": "up" if e["rating"] == 1 else "down",
             "question": e["question"],
             "answer": e["answer"],
             "comment": e["comment"],

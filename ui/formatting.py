@@ -49,11 +49,11 @@ MODE_COLOR = {"llm": "green", "offline": "gray", "degraded": "orange"}
 def badges(result: QuestionResult) -> str:
     """One markdown line of colored badges: route, hops, web, mode, time, LLM calls."""
     mode = result.mode
-    web = "used" if result.web_used else "not used"
+    web = "used" if result.web_used else "failed" if result.web_error else "not used"
     parts = [
         f":violet-badge[route: {safe.escape_inline(result.route or '?')}]",
         f":blue-badge[hops: {len(result.hops)}]",
-        f":{'orange' if result.web_used else 'gray'}-badge[web: {web}]",
+        f":{'orange' if result.web_used or result.web_error else 'gray'}-badge[web: {web}]",
         f":{MODE_COLOR.get(mode, 'gray')}-badge[mode: {MODE_TEXT.get(mode, mode)}]",
         f":gray-badge[{duration_text(result.total_ms)}]",
         f":gray-badge[LLM calls: {result.llm_calls}]",

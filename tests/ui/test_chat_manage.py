@@ -218,10 +218,10 @@ def test_feedback_is_stored_and_listed_for_the_admin_with_a_csv(
     table = next(d.value for d in admin.dataframe if "comment" in d.value.columns)
     assert list(table["comment"]).count("=cite the crew's roster too") == 1
     assert set(table["user"]) >= {"uma"}
-    admin.selectbox(key="feedback_rating").set_value("👍 Up").run()
+    admin.selectbox(key="feedback_rating").set_value("Up").run()
     table = next(d.value for d in admin.dataframe if "comment" in d.value.columns)
     assert "=cite the crew's roster too" not in list(table["comment"])
-    admin.selectbox(key="feedback_rating").set_value("👎 Down").run()
+    admin.selectbox(key="feedback_rating").set_value("Down").run()
     admin.text_input(key="feedback_text").set_value("ROSTER").run()
     rows = list(csv.DictReader(io.StringIO(downloads["hopwise-feedback.csv"].decode())))
     assert [(r["owner"], r["rating"], r["question"]) for r in rows] == [("uma", "down", BEACON)]
@@ -382,4 +382,4 @@ def test_a_trace_link_without_an_answer_number_is_checked_too(kb: Path) -> None:
         if allowed:
             assert at.selectbox(key="trace_thread").value == theirs.thread_id
         else:
-            assert "nine days" not in texts(at) and "thread" not in at.query_params
+            assert at.query_params.get("thread") != theirs.thread_id  # never carried on

@@ -178,11 +178,10 @@ else:
             about, actions = st.columns([3, 2], vertical_alignment="center")
             about.markdown(f"**{safe.escape_inline(doc.title or doc.source)}**")
             about.caption(" · ".join(safe.escape_inline(part) for part in document_row(doc)))
-            preview, download, delete = actions.columns(3)
-            with preview:
+            # one row of buttons that wraps instead of cutting labels ("Downl…") when narrow
+            with actions.container(horizontal=True, gap="small", horizontal_alignment="right"):
                 open_button({"doc_id": doc.doc_id}, key=f"admin_preview_{doc.doc_id}",
                             label="Preview", admin=True)  # fmt: skip
-            with download:
                 if originals.has(doc.checksum):
                     download_button(store, originals, doc, (), admin=True,
                                     key=f"admin_download_{doc.doc_id}")  # fmt: skip
@@ -190,8 +189,8 @@ else:
                     st.button("Download", key=f"admin_download_{doc.doc_id}", disabled=True,
                               help="The original was not kept (ingested before originals were "
                               "stored); upload the file again to keep it.")  # fmt: skip
-            if delete.button("Delete…", key=f"admin_delete_{doc.doc_id}"):
-                st.session_state[PENDING_DELETE_KEY] = doc.doc_id
+                if st.button("Delete…", key=f"admin_delete_{doc.doc_id}"):
+                    st.session_state[PENDING_DELETE_KEY] = doc.doc_id
     by_id = {d.doc_id: d for d in documents}
     pending = st.session_state.get(PENDING_DELETE_KEY)
     if pending in by_id:
