@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class IngestConfig:
-    """Limits and chunking of one upload."""
+    """Limits and chunking of one upload, and how long the viewer may draw one of its pages."""
 
     max_upload_mb: float = 50.0
     chunk_tokens: int = 500
@@ -19,6 +19,7 @@ class IngestConfig:
     # a scan: 0.5-5.5 s a page on 2 cores (sparse to dense), so 1200 s covers the OCR page
     # limit (ingest.parsers.MAX_OCR_PAGES) of dense pages
     ocr_timeout_s: float = 1200.0
+    render_timeout_s: float = 10.0  # a PDF page for the viewer (a few hundred ms normally)
 
     @property
     def max_bytes(self) -> int:

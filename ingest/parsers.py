@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import importlib
 import io
 import itertools
 import json
@@ -27,9 +28,9 @@ import time
 import unicodedata
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from ingest.errors import IngestError
 from ingest.hidden import Tally, strip_invisible
@@ -1155,18 +1156,62 @@ def report(stage: str, done: int, total: int) -> None:
             sink(stage, done, total)
 
 
-class _ParseWorker:
-    """One long-lived parser subprocess, restarted after a timeout or crash.
+class _Task:
+    """A pure function the worker may run by name (the allow-list is every function marked
+    with `worker_task`), and the classes its result may be rebuilt from."""
+
+    def __init__(self, function: Callable[..., Any], results: tuple[type, ...]) -> None:
+        self.function = function
+        self.name = f"{function.__module__}:{function.__qualname__}"
+        self.results = {(kind.__module__, kind.__qualname__): kind for kind in results}
+
+
+_TASKS: dict[str, _Task] = {}
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+def worker_task(*results: type) -> Callable[[F], F]:
+    """Allow the worker to run the decorated module-level function (`call_in_worker`); its
+    result is plain data or instances of `results` (dataclasses of plain data)."""
+
+    def register(function: F) -> F:
+        task = _Task(function, results)
+        _TASKS[task.name] = task
+        return function
+
+    return register
+
+
+class _PlainData(pickle.Unpickler):
+    """Unpickles a worker's reply: builtins, and instances of the task's declared result
+    classes only, so a worker that an untrusted file took over cannot run code here."""
+
+    def __init__(self, data: bytes, allowed: dict[tuple[str, str], type]) -> None:
+        super().__init__(io.BytesIO(data))
+        self.allowed = allowed
+
+    def find_class(self, module: str, name: str) -> Any:
+        kind = self.allowed.get((module, name))
+        if kind is None:
+            raise pickle.UnpicklingError(f"the worker may not send {module}.{name}")
+        return kind
+
+
+class _Worker:
+    """One long-lived worker subprocess (a parse, or a `worker_task` call such as a PDF page
+    render), restarted after a timeout or crash.
 
     A pathological file can spin or balloon inside a C extension, where no thread can stop
-    it; a separate process can be killed. Keeping the process between files keeps the
-    normal path fast (one start-up, then a pipe round-trip per file).
+    it; a separate process can be killed. Keeping the process between requests keeps the
+    normal path fast (one start-up, then a pipe round-trip per request).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, preload: tuple[str, ...] = ()) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
-        self.unavailable = False  # the worker cannot start here: parse in-process instead
+        self._preload = preload  # modules imported before the worker says it is ready
+        self.unavailable = False  # the worker cannot start here: run in-process instead
 
     def parse(
         self,
@@ -1186,7 +1231,7 @@ class _ParseWorker:
             started = time.monotonic()
             deadline = started + timeout_s
             try:
-                _send(proc.stdin, pickle.dumps((data, source, ext)))
+                _send(proc.stdin, pickle.dumps(("parse", (data, source, ext))))
                 while True:
                     reply = _recv(proc.stdout, deadline)
                     if not reply.startswith(b"P"):
@@ -1216,14 +1261,56 @@ class _ParseWorker:
             raise IngestError(reply[1:].decode("utf-8", "replace"))
         return ParsedDocument.model_validate_json(reply[1:])
 
-    def _ensure(self) -> subprocess.Popen[bytes] | None:
+    def call(self, function: Callable[..., T], args: tuple[Any, ...], timeout_s: float) -> T:
+        """`function(*args)` in the worker within `timeout_s` (waiting for the worker
+        included): TimeoutError past it, RuntimeError if the worker dies or the call fails."""
+        task = _TASKS.get(f"{function.__module__}:{function.__qualname__}")
+        if task is None or task.function is not function:
+            raise ValueError(f"{function.__qualname__} is not a worker task")
+        if self.unavailable:
+            return function(*args)
+        started = time.monotonic()
+        if not self._lock.acquire(timeout=timeout_s):
+            raise TimeoutError(f"the worker stayed busy for {timeout_s:g} s")
+        try:
+            proc = None if self.unavailable else self._ensure(function.__module__)
+            if proc is None:
+                return function(*args)
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                _send(proc.stdin, pickle.dumps(("call", (task.name, args))))
+                reply = _recv(proc.stdout, started + timeout_s)
+            except TimeoutError as exc:
+                self.stop()
+                raise TimeoutError(f"took longer than {timeout_s:g} s") from exc
+            except (OSError, EOFError, ValueError) as exc:
+                code = proc.poll()
+                self.stop()
+                raise RuntimeError(f"the worker crashed (exit code {code})") from exc
+            except BaseException:
+                self.stop()  # interrupted: its reply must never be read as the next one's
+                raise
+        finally:
+            self._lock.release()
+        if reply.startswith(b"E"):
+            raise RuntimeError(reply[1:].decode("utf-8", "replace"))
+        result: T = _PlainData(reply[1:], task.results).load()
+        return result
+
+    def _ensure(self, *modules: str) -> subprocess.Popen[bytes] | None:
         if self._proc is not None and self._proc.poll() is None:
             return self._proc
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
         self._proc = subprocess.Popen(
-            [sys.executable, "-c", "from ingest.parsers import serve_worker; serve_worker()"],
+            [
+                sys.executable,
+                "-c",
+                "import sys; from ingest.parsers import serve_worker; serve_worker(sys.argv[1:])",
+                *self._preload,
+                *modules,
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -1235,7 +1322,7 @@ class _ParseWorker:
         except (TimeoutError, EOFError, OSError):
             ready = False
         if not ready:
-            log.warning("parse worker could not start; parsing in-process without a deadline")
+            log.warning("worker process could not start; running in-process without a deadline")
             self.stop()
             self.unavailable = True
         return self._proc
@@ -1279,17 +1366,17 @@ def _read_exact(fd: int, size: int, deadline: float) -> bytes:
     return b"".join(parts)
 
 
-def serve_worker() -> None:
-    """The parser subprocess: read requests on stdin, answer on the original stdout."""
+def serve_worker(preload: Sequence[str] = ()) -> None:
+    """The worker subprocess: read requests on stdin, answer on the original stdout."""
     with contextlib.suppress(ImportError, ValueError, OSError):
         import resource
 
         resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY_LIMIT, WORKER_MEMORY_LIMIT))
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints from libraries must not corrupt the protocol
-    for module in ("pypdfium2", "docx", "bs4", "charset_normalizer", "ingest.ocr"):
+    for module in preload:
         with contextlib.suppress(ImportError):
-            __import__(module)
+            importlib.import_module(module)
     out.write(b"R")
     out.flush()
     stdin = sys.stdin.buffer
@@ -1297,7 +1384,11 @@ def serve_worker() -> None:
         header = stdin.read(8)
         if len(header) < 8:
             return
-        data, source, ext = pickle.loads(stdin.read(struct.unpack(">Q", header)[0]))
+        kind, request = pickle.loads(stdin.read(struct.unpack(">Q", header)[0]))
+        if kind == "call":
+            _send(out, _run_task(*request))
+            continue
+        data, source, ext = request
 
         def progress(stage: str, done: int, total: int) -> None:
             _send(out, b"P" + json.dumps([stage, done, total]).encode("ascii"))
@@ -1310,8 +1401,28 @@ def serve_worker() -> None:
         _send(out, reply)
 
 
-_WORKER = _ParseWorker()
+def _run_task(name: str, args: tuple[Any, ...]) -> bytes:
+    """A `worker_task` call in the worker: its module is imported, which registers it."""
+    try:
+        importlib.import_module(name.partition(":")[0])
+        task = _TASKS.get(name)
+        if task is None:
+            raise ValueError(f"{name} is not a worker task")
+        return b"K" + pickle.dumps(task.function(*args))
+    except Exception as exc:  # noqa: BLE001 - the caller gets the error, the worker lives on
+        return b"E" + f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")
+
+
+_WORKER = _Worker(preload=("pypdfium2", "docx", "bs4", "charset_normalizer", "ingest.ocr"))
+_TASK_WORKER = _Worker()  # its own process: a page view never queues behind a slow parse
 atexit.register(_WORKER.stop)
+atexit.register(_TASK_WORKER.stop)
+
+
+def call_in_worker(function: Callable[..., T], *args: Any, timeout_s: float) -> T:
+    """Run a `worker_task` function in the task worker, killed past `timeout_s` (TimeoutError);
+    in-process, without a deadline, where no worker can start."""
+    return _TASK_WORKER.call(function, args, timeout_s)
 
 
 def parse_bytes(

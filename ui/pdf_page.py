@@ -4,7 +4,8 @@ An image on purpose: the uploaded PDF is untrusted, and as pixels it can run not
 browser (no pdf.js, no scripts, no fonts or links fetched from anywhere). The passage is found
 among the page's text characters by its words (ui.documents.find_passage), its characters'
 boxes merged into one rectangle per line and drawn as semi-transparent yellow. Pure functions,
-no Streamlit: the viewer caches the PNG.
+no Streamlit: the viewer runs them in the killable worker (ingest.parsers.call_in_worker), so a
+PDF that makes PDFium spin costs one page view, and caches the PNG.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ingest.parsers import worker_task
 from ingest.pdf_text import PDFIUM_LOCK
 from ui.documents import Found, Token, find_in_tokens, tokens
 
@@ -63,6 +65,7 @@ class _PageText:
     words: list[Token]
 
 
+@worker_task()
 @_pdfium
 def page_count(data: bytes) -> int:
     pdf = _open(data)
@@ -72,6 +75,7 @@ def page_count(data: bytes) -> int:
         pdf.close()
 
 
+@worker_task()
 @_pdfium
 def cited_page(data: bytes, passage: str, hint: int | None) -> int:
     """The 1-based page that holds the passage: the cited one when it is there, else the
@@ -97,6 +101,7 @@ def cited_page(data: bytes, passage: str, hint: int | None) -> int:
         pdf.close()
 
 
+@worker_task(RenderedPage)
 @_pdfium
 def render_page(data: bytes, page: int, passage: str = "") -> RenderedPage:
     """Page `page` (1-based, clamped to the document) as a PNG, with the passage highlighted

@@ -20,6 +20,7 @@ import streamlit as st
 
 from ingest.models import Chunk, DocumentInfo
 from ingest.originals import IMAGE_EXTENSIONS, OriginalStore, mime_type
+from ingest.parsers import call_in_worker
 from ingest.protocols import KnowledgeBase
 from ui import safe
 from ui.documents import (
@@ -35,6 +36,7 @@ from ui.services import current_user, error_text, get_settings, get_store, is_ad
 
 VIEWER_KEY = "hopwise_viewer"
 REFUSED = "You may not open this document, or it no longer exists."
+TOO_SLOW = "This page could not be drawn in time; download the original or see its text below."
 NOT_KEPT = (
     "The original file of this document was not kept; it was ingested before originals "
     "were stored — re-upload it to view it. Its text as indexed:"
@@ -202,6 +204,10 @@ def _pdf(
             at = _cited_page(doc.checksum, passage, hint, data) if passage else 1
         number = min(max(at, 1), max(pages, 1))
         rendered = _render(doc.checksum, number, passage, data)
+    except TimeoutError:  # the worker was killed at the deadline; the next view restarts it
+        st.warning(TOO_SLOW)
+        _section(chunks, cited, passage, str(request.get("section") or ""))
+        return
     except Exception as exc:  # noqa: BLE001 - a page PDFium cannot draw: the text instead
         st.warning(f"The page could not be drawn ({safe.escape_inline(error_text(exc))}).")
         _section(chunks, cited, passage, str(request.get("section") or ""))
@@ -230,19 +236,24 @@ def _pdf(
 
 
 # Rendered pages are cached by content: the checksum names the bytes (passed unhashed).
+# PDFium runs in the worker, killed past the deadline (a timeout is not cached: it is retried).
 @st.cache_data(max_entries=64, show_spinner=False)
 def _render(checksum: str, page: int, passage: str, _data: bytes) -> RenderedPage:
-    return render_page(_data, page, passage)
+    return call_in_worker(render_page, _data, page, passage, timeout_s=_deadline())
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _cited_page(checksum: str, passage: str, hint: int | None, _data: bytes) -> int:
-    return cited_page(_data, passage, hint)
+    return call_in_worker(cited_page, _data, passage, hint, timeout_s=_deadline())
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _pages(checksum: str, _data: bytes) -> int:
-    return page_count(_data)
+    return call_in_worker(page_count, _data, timeout_s=_deadline())
+
+
+def _deadline() -> float:
+    return get_settings().ingest.render_timeout_s
 
 
 @st.cache_data(max_entries=32, show_spinner=False)

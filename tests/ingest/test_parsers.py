@@ -263,9 +263,9 @@ def test_worker_that_cannot_start_falls_back_to_in_process(
 ) -> None:
     import sys
 
-    from ingest.parsers import _ParseWorker
+    from ingest.parsers import _Worker
 
-    worker = _ParseWorker()
+    worker = _Worker()
     monkeypatch.setattr(sys, "executable", "/bin/false")  # e.g. a frozen or embedded Python
     data = docs.make_markdown(tmp_path).read_bytes()
     doc = worker.parse(data, "runbook.md", ".md", timeout_s=5)
@@ -286,3 +286,19 @@ def test_copy_protected_aes_pdf_parses(tmp_path: Path) -> None:
     doc = parse_bytes(out.getvalue(), "protected.pdf")
     assert "warranty lasts two years" in doc.text
     assert {b.page for b in doc.blocks} == {1, 2, 3}
+
+
+def test_a_worker_reply_may_hold_only_the_tasks_declared_classes() -> None:
+    """The worker reads untrusted files: what it sends back must not run code here."""
+    import os
+    import pickle
+
+    from ingest.parsers import _PlainData
+
+    hostile = pickle.dumps(os.system)
+    with pytest.raises(pickle.UnpicklingError, match="may not send"):
+        _PlainData(hostile, {}).load()
+    assert _PlainData(pickle.dumps({"png": b"x", "boxes": [(1.0, 2.0)]}), {}).load() == {
+        "png": b"x",
+        "boxes": [(1.0, 2.0)],
+    }

@@ -23,7 +23,7 @@ from ui.documents import (
     section_markdown,
     section_text,
 )
-from ui.pdf_page import cited_page, render_page
+from ui.pdf_page import RenderedPage, cited_page, page_count, render_page
 
 PASSAGE = "The pressure valve must be inspected every ninety days by a certified technician."
 DECOY = "The lobby plants are watered on Fridays."
@@ -243,6 +243,25 @@ def test_open_original_on_a_chat_card_shows_the_cited_pdf_page(kb: dict[str, str
     assert "Page 3 of 3" in texts(at)
 
 
+def test_a_page_past_its_deadline_is_its_text_and_the_next_view_draws_it(
+    kb: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ui.viewer
+    from ui.viewer import TOO_SLOW
+
+    for cached in (ui.viewer._render, ui.viewer._cited_page, ui.viewer._pages):
+        cached.clear()
+    monkeypatch.setattr(ui.viewer, "_deadline", lambda: 0.001)  # a hostile PDF, in effect
+    at = open_original(ask(new_app().run(), "What is the penalty per week?"))
+    shown = texts(at)
+    assert TOO_SLOW in shown and "two percent of the order value" in shown
+    assert not at.get("image") and "Download original" in downloads(at)
+    monkeypatch.undo()  # the timeout was not cached, and the killed worker restarts
+    at.run()
+    assert_no_exception(at)
+    assert "Page 2 of 3" in texts(at) and at.get("image")
+
+
 def test_a_reader_in_the_group_may_download_and_one_without_is_refused(
     kb: dict[str, str],
 ) -> None:
@@ -355,6 +374,52 @@ def test_a_citation_of_a_replaced_version_opens_the_current_one_and_says_so(
     shown = texts(at)
     assert "cited version of this document was replaced" in shown and "(version 2)" in shown
     assert "noon, and the half past eleven" in shown and "Download original" in downloads(at)
+
+
+def test_the_worker_draws_the_same_page_as_in_process() -> None:
+    from ingest.parsers import call_in_worker
+
+    data = two_page_pdf(passage_y_mm=100, width_mm=60)
+    inline = render_page(data, 2, PASSAGE)
+    drawn = call_in_worker(render_page, data, 2, PASSAGE, timeout_s=30)
+    assert type(drawn) is RenderedPage and drawn == inline and len(drawn.boxes) >= 2
+    assert call_in_worker(cited_page, data, PASSAGE, None, timeout_s=30) == 2
+    assert call_in_worker(page_count, data, timeout_s=30) == 2
+    with pytest.raises(RuntimeError, match="PdfiumError"):  # an error is said, not a crash
+        call_in_worker(page_count, b"%PDF-1.7 not really", timeout_s=30)
+    assert call_in_worker(page_count, data, timeout_s=30) == 2
+
+
+def test_a_render_past_its_deadline_is_killed_and_the_next_one_works() -> None:
+    from ingest.parsers import call_in_worker
+
+    data = two_page_pdf()
+    with pytest.raises(TimeoutError, match="longer than 0.001 s"):
+        call_in_worker(render_page, data, 2, PASSAGE, timeout_s=0.001)
+    assert call_in_worker(render_page, data, 2, PASSAGE, timeout_s=30) == render_page(
+        data, 2, PASSAGE
+    )
+
+
+def test_where_no_worker_starts_pages_are_drawn_in_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from ingest.parsers import _Worker
+
+    worker, data = _Worker(), two_page_pdf()
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # e.g. a frozen or embedded Python
+    assert worker.call(page_count, (data,), timeout_s=5) == 2
+    assert worker.unavailable and worker.call(render_page, (data, 2, PASSAGE), 5).boxes
+
+
+def test_only_worker_tasks_run_in_the_worker() -> None:
+    from ingest.parsers import call_in_worker
+    from ui.pdf_page import scan_png
+
+    with pytest.raises(ValueError, match="not a worker task"):
+        call_in_worker(scan_png, b"", timeout_s=30)
 
 
 def test_page_rendering_waits_for_any_other_pdfium_user_in_the_process() -> None:
