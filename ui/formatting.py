@@ -39,6 +39,17 @@ STATUS_TEXT = {
     "search_web": "Searching the web…",
     "generate_answer": "Writing the answer…",
 }
+STOP_TEXT = {  # graph/nodes.py's stop reasons, in words (the raw value is in the JSON)
+    "simple": "answered directly (no search needed)",
+    "enough": "the evidence was enough",
+    "sub_questions_exhausted": "every sub-question was searched",
+    "plan_evaluate": "the plan said the evidence could be judged",
+    "web_used": "the web search ran (once, the limit)",
+    "deadline": "the time budget ran out",
+    "hop_cap": "the hop limit was reached",
+    "repeated_query": "the next search would have repeated one already made",
+    "no_new_evidence": "the last search found nothing new",
+}
 MODE_TEXT = {"llm": "LLM", "offline": "offline", "degraded": "degraded"}
 MODE_COLOR = {"llm": "green", "offline": "gray", "degraded": "orange"}
 
@@ -59,6 +70,14 @@ def badges(result: QuestionResult) -> str:
         f":gray-badge[LLM calls: {result.llm_calls}]",
     ]
     return " ".join(parts)
+
+
+def stop_text(reason: str) -> str:
+    """A stop reason for people: 'the evidence was enough (enough)'; '—' when there is none."""
+    if not reason:
+        return "—"
+    words = STOP_TEXT.get(reason)
+    return f"{words} ({reason})" if words else reason
 
 
 def duration_text(ms: float) -> str:
@@ -303,19 +322,23 @@ def hit_where(hit: HitRecord) -> str:
 
 def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
     """The hits table of one hop, narrow enough for 1400 px and a phone: rank, where it is
-    (file · section · page), the fused score, new or duplicate, then BM25 and dense, and a
+    (file · page), the fused score, new or duplicate, then BM25, dense, the section, and a
     note per document from `notes` (doc id → e.g. "hidden text removed (3)"). Where the scores
     were withheld from the reader (QuestionResult.without_scores), the score columns are left
     out rather than shown empty; a missing score is an empty cell, never "None"."""
     rows = []
     for hit in hop.hits:
-        row: dict[str, Any] = {"rank": hit.rank, "where": hit_where(hit)}
+        row: dict[str, Any] = {
+            "rank": hit.rank,
+            "where": location(hit.source or hit.doc or hit.doc_id, "", hit.page),
+        }
         scored = hit.fused is not None
         if scored:
             row["fused"] = _score_text(hit.fused)
         row["status"] = "new" if hit.new else "duplicate"
         if scored:
             row |= {"bm25": _score_text(hit.bm25), "dense": _score_text(hit.dense)}
+        row["section"] = hit.section
         if notes:
             row["note"] = notes.get(hit.doc_id, "")
         rows.append(row)

@@ -145,7 +145,8 @@ def test_hit_rows_show_where_scores_and_new_or_duplicate_never_none() -> None:
     hidden = hit_rows(RESULT.hops[0].model_copy(update={
         "hits": [h.model_copy(update={"fused": None}) for h in RESULT.hops[0].hits]
     }))  # fmt: skip
-    assert list(hidden[0]) == ["rank", "where", "status"]
+    assert list(hidden[0]) == ["rank", "where", "status", "section"]
+    assert rows[0]["where"] == "supply.md · p. 2" and rows[0]["section"] == "Penalties"
 
 
 def test_status_names_the_sub_question_searched_not_a_growing_count() -> None:
@@ -192,3 +193,10 @@ def test_timeline_uses_recorded_offsets() -> None:
     assert rows[7]["step"] == "08 search_web"
     assert (rows[7]["start_ms"], rows[7]["end_ms"]) == (45, 145)
     assert sum(r["llm_calls"] for r in rows) == 3
+
+
+def test_stop_reasons_read_as_words_with_the_raw_value_kept() -> None:
+    from ui.formatting import stop_text
+
+    assert stop_text("no_new_evidence") == "the last search found nothing new (no_new_evidence)"
+    assert stop_text("") == "—" and stop_text("something_new") == "something_new"

@@ -15,6 +15,7 @@ from ui.formatting import (
     hop_evidence,
     state_machine_dot,
     step_rows,
+    stop_text,
     thread_title,
     timeline_rows,
     trace_json,
@@ -32,11 +33,12 @@ from ui.services import (
 
 HIT_COLUMNS = {  # narrow numbers, the location takes the rest (fits 1400 px and a phone)
     "rank": st.column_config.NumberColumn("#", width=40),
-    "where": st.column_config.TextColumn("where", width="large"),
+    "where": st.column_config.TextColumn("where", width="medium"),
     "fused": st.column_config.TextColumn("fused", width=70),
     "status": st.column_config.TextColumn("status", width=80),
     "bm25": st.column_config.TextColumn("BM25", width=70),
     "dense": st.column_config.TextColumn("dense", width=70),
+    "section": st.column_config.TextColumn("section", width="large"),
 }
 
 st.title("Hop trace")
@@ -135,7 +137,12 @@ with time_col:
         )
 
 with st.expander("Steps: mode, cost and notes per node"):
-    st.dataframe(pd.DataFrame(step_rows(events)), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(step_rows(events)),
+        hide_index=True,
+        width="stretch",
+        column_config={"note": st.column_config.TextColumn("note", width="large")},
+    )
 if result.route_reason:
     st.caption(
         f"Route: {safe.escape_inline(result.route)} — {safe.escape_inline(result.route_reason)}"
@@ -185,7 +192,7 @@ if result.route == "complex":
     (st.success if evaluation.enough else st.warning)(f"Evaluation: {verdict}")
     for point in evaluation.missing:
         st.markdown(f"- missing: {safe.escape_inline(point)}")
-st.markdown(f"**Stop reason:** {safe.escape_inline(result.stop_reason or '—')}")
+st.markdown(f"**Stop reason:** {safe.escape_inline(stop_text(result.stop_reason))}")
 
 if result.web_query:
     st.markdown(f"**Web search:** “{safe.escape_inline(result.web_query)}”")
