@@ -28,7 +28,7 @@ _TOKEN = re.compile(rf"[{CJK}]|{_WORD}(?:[{_HYPHENS}][ \t\r\n]*{_WORD})*")
 _FOLDED_AWAY = re.compile(rf"[{_HYPHENS}\s]+")
 MIN_RUN = 2  # matched words in a row that count (one word alone matches anywhere)
 MAX_GAP = 8  # unmatched words allowed inside one passage
-MARK = "orange-background"
+MARK = "yellow-background"  # with bold text: visible on white, like the PDF highlight
 MAX_SECTION_CHUNKS = 12
 
 
@@ -203,7 +203,7 @@ def section_markdown(section: SectionText) -> str:
             rendered = _inline(line)
         else:
             marked = _inline(line[a:b]).strip()
-            rendered = _inline(line[:a]) + (f":{MARK}[{marked}]" if marked else "")
+            rendered = _inline(line[:a]) + (f":{MARK}[**{marked}**]" if marked else "")
             rendered += _inline(line[b:])
         rendered = rendered.strip()
         if rendered:

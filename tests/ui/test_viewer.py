@@ -118,7 +118,7 @@ def test_find_passage_is_by_words() -> None:
 HOSTILE = (
     "Refunds take ![x](http://127.0.0.1:9/leak) forty five days <img src=x onerror=alert(1)> "
     "see [here](http://127.0.0.1:9/link) or http://127.0.0.1:9/auto.\n\n# Not a heading\n"
-    "- not a list :material/warning: :orange-background[fake mark]"
+    "- not a list :material/warning: :yellow-background[fake mark]"
 )
 
 
@@ -132,9 +132,9 @@ def chunk(n: int, text: str, start: int, section: str = "Refunds") -> Chunk:
 def test_the_section_view_shows_hostile_text_as_text_with_the_passage_marked() -> None:
     cited = chunk(0, HOSTILE, 0)
     markdown = section_markdown(section_text([cited], cited, "forty five days"))
-    assert live_parts(markdown) == [] and links(markdown) == []
-    assert markdown.count(":orange-background[") == 1  # ours; the document's is escaped
-    assert ":orange-background[forty five days]" in markdown
+    assert live_parts(markdown, allow=frozenset({"strong"})) == [] and links(markdown) == []
+    assert markdown.count(":yellow-background[") == 1  # ours; the document's is escaped
+    assert ":yellow-background[**forty five days**]" in markdown
     shown = shown_text(markdown)
     assert "![x](http://127.0.0.1:9/leak)" in shown and "<img src=x onerror=alert(1)>" in shown
     assert "# Not a heading" in shown
@@ -271,7 +271,7 @@ def test_a_reader_in_the_group_may_download_and_one_without_is_refused(
     ask(hana, "What is the salary band for senior engineers?")
     open_original(hana)
     assert "Download original" in downloads(hana)
-    assert ":orange-background[" in "\n".join(str(m.value) for m in hana.markdown)
+    assert ":yellow-background[" in "\n".join(str(m.value) for m in hana.markdown)
     request = dict(hana.session_state[VIEWER_KEY])
 
     bob = sign_in_user(new_app(users=USERS).run(), "bob", "bob-pw")
