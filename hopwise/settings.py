@@ -63,6 +63,9 @@ class Settings(BaseSettings):
     chunk_tokens: int = Field(500, description="Target chunk size in tokens.")
     chunk_overlap_tokens: int = Field(50, description="Overlap between neighbouring chunks.")
     parse_timeout_s: float = Field(60, description="Per-file parse time limit.")
+    render_timeout_s: float = Field(
+        10, gt=0, description="Time limit for drawing one PDF page in the source viewer."
+    )
     ocr_timeout_s: float = Field(
         1200, description="Per-file time limit for a file that needs OCR (scans, images)."
     )
@@ -183,7 +186,7 @@ class Settings(BaseSettings):
         return IngestConfig(
             max_upload_mb=self.max_upload_mb, chunk_tokens=self.chunk_tokens,
             chunk_overlap_tokens=self.chunk_overlap_tokens, parse_timeout_s=self.parse_timeout_s,
-            ocr_timeout_s=self.ocr_timeout_s,
+            ocr_timeout_s=self.ocr_timeout_s, render_timeout_s=self.render_timeout_s,
         )  # fmt: skip
 
     @property

@@ -90,3 +90,4 @@ def rate(thread_id: str, index: int, key: str) -> None:
     else:
         message = "Thanks, your feedback is saved."
     st.session_state[FEEDBACK_NOTICE_KEY] = (key, message)
+    st.toast(message)  # seen even while the comment box still covers the notice

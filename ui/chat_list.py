@@ -76,15 +76,15 @@ def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -
             st.form_submit_button(
                 "Rename", on_click=rename_chat, args=(runner, user, tid), icon=":material/edit:"
             )
-        st.button(
-            "Delete…",
-            key=f"delete_{tid}",
-            on_click=st.session_state.__setitem__,
-            args=(CONFIRM_KEY, tid),
-            icon=":material/delete:",
-        )
-    if st.session_state.get(CONFIRM_KEY) == tid:
-        with st.container(border=True):
+        if st.session_state.get(CONFIRM_KEY) != tid:
+            st.button(
+                "Delete…",
+                key=f"delete_{tid}",
+                on_click=st.session_state.__setitem__,
+                args=(CONFIRM_KEY, tid),
+                icon=":material/delete:",
+            )
+        else:  # the confirmation inside the menu, where the click was (not hidden under it)
             st.warning(
                 f"Delete “{thread_label(thread)}”? Its answers, traces and feedback are removed "
                 "for good."

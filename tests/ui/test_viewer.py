@@ -436,3 +436,13 @@ def test_page_rendering_waits_for_any_other_pdfium_user_in_the_process() -> None
         assert not done.wait(1.0)  # blocked while another PDFium user holds the lock
     assert done.wait(30.0)  # and runs once it is released
     worker.join()
+
+
+def test_the_render_deadline_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hopwise.settings import Settings
+
+    monkeypatch.setenv("HOPWISE_RENDER_TIMEOUT_S", "2.5")
+    assert Settings().ingest.render_timeout_s == 2.5  # type: ignore[call-arg]
+    monkeypatch.setenv("HOPWISE_RENDER_TIMEOUT_S", "0")
+    with pytest.raises(ValueError):
+        Settings()  # type: ignore[call-arg]
