@@ -76,33 +76,30 @@ def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -
             st.form_submit_button(
                 "Rename", on_click=rename_chat, args=(runner, user, tid), icon=":material/edit:"
             )
-        if st.session_state.get(CONFIRM_KEY) != tid:
-            st.button(
-                "Delete…",
-                key=f"delete_{tid}",
-                on_click=st.session_state.__setitem__,
-                args=(CONFIRM_KEY, tid),
-                icon=":material/delete:",
-            )
-        else:  # the confirmation inside the menu, where the click was (not hidden under it)
-            st.warning(
-                f"Delete “{thread_label(thread)}”? Its answers, traces and feedback are removed "
-                "for good."
-            )
-            with st.container(horizontal=True):
-                st.button(
-                    "Delete",
-                    key="confirm_delete",
-                    type="primary",
-                    on_click=delete_chat,
-                    args=(runner, user, tid, thread_key),
-                )
-                st.button(
-                    "Cancel",
-                    key="cancel_delete",
-                    on_click=st.session_state.pop,
-                    args=(CONFIRM_KEY,),
-                )
+        st.button(
+            "Delete…",
+            key=f"delete_{tid}",
+            on_click=st.session_state.__setitem__,
+            args=(CONFIRM_KEY, tid),
+            icon=":material/delete:",
+        )
+    if st.session_state.get(CONFIRM_KEY) == tid:  # a modal question: never hidden by the menu
+        confirm_delete(runner, user, thread, thread_key)
+
+
+@st.dialog("Delete this chat?", on_dismiss=lambda: st.session_state.pop(CONFIRM_KEY, None))
+def confirm_delete(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -> None:
+    tid = str(thread["thread_id"])
+    st.warning(
+        f"Delete “{thread_label(thread)}”? Its answers, traces and feedback are removed for good."
+    )
+    with st.container(horizontal=True):
+        if st.button("Delete", key="confirm_delete", type="primary"):
+            delete_chat(runner, user, tid, thread_key)
+            st.rerun()
+        if st.button("Cancel", key="cancel_delete"):
+            st.session_state.pop(CONFIRM_KEY, None)
+            st.rerun()
 
 
 def open_chat(thread_key: str, thread_id: str) -> None:

@@ -299,6 +299,13 @@ def ask(page, question: str, message: int | None = None):  # noqa: ANN201 - a Pl
     assistant = messages.last if message is None else messages.nth(message)
     assistant.get_by_role("button", name="Open hop trace →").wait_for(timeout=120_000)
     wait_idle(page)
+    if message is not None:  # a rerun briefly keeps the last run's messages beside the new
+        page.wait_for_function(
+            "n => document.querySelectorAll(\"[data-testid='stChatMessage']\").length === n",
+            arg=message + 1,
+        )
+    assistant.get_by_role("button", name="Stop").wait_for(state="detached")
+    assistant.get_by_role("button", name="Open hop trace →").wait_for()
     return assistant
 
 

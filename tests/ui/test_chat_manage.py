@@ -118,7 +118,7 @@ def test_rename_sticks_and_delete_removes_the_chat_and_its_traces(kb: Path) -> N
     at.sidebar.button(key=f"delete_{tid}").click().run()
     assert "are removed for good" in texts(at)
     assert len(runner().thread_answers(tid, "local")) == 2  # nothing deleted before the yes
-    at.sidebar.button(key="confirm_delete").click().run()
+    at.button(key="confirm_delete").click().run()
     assert_no_exception(at)
     assert "Chat deleted." in texts(at)
     assert "Beacon upkeep" not in chat_titles(at) and not at.chat_message
@@ -133,7 +133,7 @@ def test_delete_can_be_cancelled(kb: Path) -> None:
     at = ask(new_app().run(), BEACON)
     tid = open_thread(at)
     at.sidebar.button(key=f"delete_{tid}").click().run()
-    at.sidebar.button(key="cancel_delete").click().run()
+    at.button(key="cancel_delete").click().run()
     assert "are removed for good" not in texts(at)
     assert len(runner().thread_answers(tid, "local")) == 1 and len(assistant_texts(at)) == 1
 
