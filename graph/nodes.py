@@ -233,8 +233,9 @@ def renumber_citations(
     answer: str, items: Sequence[EvidenceItem]
 ) -> tuple[str, list[EvidenceItem], list[dict[str, Any]]]:
     """Number the sources 1, 2, 3... in the order the answer first uses them, so the answer, the
-    source cards and the trace agree and have no gaps; the unused evidence follows, in its
-    order. Markers that name no evidence item stay as written. (answer, items, citations)."""
+    source cards and the trace agree and have no gaps; the unused evidence is numbered after
+    them. The items keep their ranked order (recall is measured on it); markers that name no
+    evidence item stay as written. (answer, items, citations)."""
     by_n = {item.n: item for item in items}
     order: list[int] = []
     for match in CITATION_RE.finditer(answer):
@@ -249,9 +250,8 @@ def renumber_citations(
         return "[" + "".join(str(new_n.get(int(p), p)) if p.isdigit() else p for p in parts) + "]"
 
     text = CITATION_RE.sub(marker, answer)
-    renumbered = sorted(
-        (item.model_copy(update={"n": new_n[item.n]}) for item in items), key=lambda i: i.n
-    )
+    # The evidence keeps its ranked order (what recall is measured on); only numbers change.
+    renumbered = [item.model_copy(update={"n": new_n[item.n]}) for item in items]
     return text, renumbered, find_citations(text, renumbered)
 
 
