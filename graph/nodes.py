@@ -7,7 +7,7 @@ step); the reasoner is asked only otherwise. Every node appends exactly one trac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -218,15 +218,20 @@ def next_batch(state: GraphState, max_hops: int) -> list[dict[str, Any]]:
 CITATION_RE = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
 
 
-def find_citations(answer: str, items: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
-    """The [n] markers the answer actually uses, resolved to their chunk or URL."""
-    by_n = {item.n: item for item in items}
+def cited_numbers(answer: str, known: Collection[int]) -> list[int]:
+    """The `known` numbers the answer's [n] / [n, m] markers use, in order of first use."""
     used: list[int] = []
     for match in CITATION_RE.finditer(answer):
         for n in re.split(r"\s*[,，、]\s*", match.group(1)):
-            if int(n) in by_n and int(n) not in used:
+            if int(n) in known and int(n) not in used:
                 used.append(int(n))
-    return [citation(by_n[n]) for n in sorted(used)]
+    return used
+
+
+def find_citations(answer: str, items: Sequence[EvidenceItem]) -> list[dict[str, Any]]:
+    """The [n] markers the answer actually uses, resolved to their chunk or URL."""
+    by_n = {item.n: item for item in items}
+    return [citation(by_n[n]) for n in sorted(cited_numbers(answer, by_n))]
 
 
 def renumber_citations(
@@ -236,12 +241,7 @@ def renumber_citations(
     source cards and the trace agree and have no gaps; the unused evidence is numbered after
     them. The items keep their ranked order (recall is measured on it); markers that name no
     evidence item stay as written. (answer, items, citations)."""
-    by_n = {item.n: item for item in items}
-    order: list[int] = []
-    for match in CITATION_RE.finditer(answer):
-        for n in re.split(r"\s*[,，、]\s*", match.group(1)):
-            if int(n) in by_n and int(n) not in order:
-                order.append(int(n))
+    order = cited_numbers(answer, {item.n for item in items})
     order += [item.n for item in items if item.n not in order]
     new_n = {old: new for new, old in enumerate(order, start=1)}
 

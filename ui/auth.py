@@ -126,6 +126,18 @@ GLOBAL_FREE_FAILURES = 30  # failed sign-ins per minute, all accounts together, 
 UNKNOWN_ACCOUNT = "\0unknown"  # every name that is no account shares one counter
 
 
+@contextlib.contextmanager
+def short_connection(path: Path) -> Iterator[sqlite3.Connection]:
+    """A short-lived autocommit connection to a small table file in the data dir, closed
+    afterwards (sign-ins and session checks are rare next to everything else)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(str(path), timeout=10, isolation_level=None)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
 class SignInGuard:
     """Failed sign-ins, counted per account and overall, in SQLite in the data dir.
 
@@ -146,15 +158,8 @@ class SignInGuard:
             )
             conn.execute("CREATE TABLE IF NOT EXISTS sign_in_failures (at REAL NOT NULL)")
 
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A short-lived connection, closed afterwards (sign-ins are rare)."""
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self._path), timeout=10, isolation_level=None)
-        try:
-            yield conn
-        finally:
-            conn.close()
+    def _connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return short_connection(self._path)
 
     def wait_s(self, account: str) -> float:
         """How long until `account` may try again (0 when it may try now)."""
@@ -295,14 +300,8 @@ class SessionStore:
                 "last_seen REAL NOT NULL, revoked REAL)"
             )
 
-    @contextlib.contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self._path), timeout=10, isolation_level=None)
-        try:
-            yield conn
-        finally:
-            conn.close()
+    def _connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return short_connection(self._path)
 
     def _signature(self, session_id: str, user: User, expires: int) -> str:
         message = json.dumps([session_id, user.name, expires, user.password]).encode("utf-8")

@@ -8,6 +8,18 @@ from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
 ADMIN_PASSWORD = "correct horse battery staple"
+# Debian's Chromium for the browser suites (`make browser`), never a test tool's own download.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def new_app(**secrets: object) -> AppTest:

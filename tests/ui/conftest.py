@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from tests.ui.apptools import ADMIN_PASSWORD
+from tests.ui.apptools import ADMIN_PASSWORD, CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +43,16 @@ def forget_failed_sign_ins(request: pytest.FixtureRequest) -> Iterator[None]:
         with sqlite3.connect(path) as conn:
             conn.execute("DELETE FROM sign_in_accounts")
             conn.execute("DELETE FROM sign_in_failures")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Headless Chromium for the browser suites, one per module."""
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -32,17 +32,6 @@ from tests.ui.apptools import ADMIN_PASSWORD
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HANDBOOK = """# Operations handbook
 
 ## Project Falcon
@@ -119,18 +108,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     data = tmp_path_factory.mktemp("browser") / "data"
     with running_app(data) as url:
         yield url, data
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 def new_page(browser):

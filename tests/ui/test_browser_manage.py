@@ -29,8 +29,6 @@ import pytest
 from PIL import Image
 
 from tests.ui.test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     ask,
     running_app,
     shoot,
@@ -70,18 +68,6 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     data = tmp_path_factory.mktemp("browser-manage") / "data"
     with running_app(data, HOPWISE_USERS=json.dumps(USERS)) as url:
         yield url, data
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 class Session:
