@@ -24,19 +24,41 @@ _ANSWER_LEAD_RE = re.compile(
 _NOT_FOUND_RE = re.compile(r"^(?:not found|no answer|知识库中没有|没有找到|未找到)", re.IGNORECASE)
 
 
+QUOTE_LEAD = {"en": "The documents say:", "zh": "文档原文："}
+NOT_SAID_LEAD = {"en": "The documents do not say", "zh": "文档中没有说明"}
+
+
 def short_answer_of(answer: str) -> str:
     """The first line of an answer that states one ('Answer: Shenzhen [2]' -> 'Shenzhen'):
-    markdown, citations and a lead word removed; '' when the line says nothing was found or
-    the answer has no first line of its own (a degraded note is skipped)."""
+    markdown, citations and a lead word removed; '' when the line says nothing was found, is
+    a quote of the documents, or the answer has no first line of its own (a degraded note is
+    skipped)."""
     lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
     while lines and lines[0].startswith(("(Note:", "（", "(This answer")):
         lines.pop(0)
     if not lines:
         return ""
+    if lines[0].startswith((*NOT_SAID_LEAD.values(), *QUOTE_LEAD.values())):
+        return ""  # a quote states no answer of its own; the reader was not sure
     line = _ANSWER_LEAD_RE.sub("", lines[0])
     line = re.sub(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]", "", line).replace("**", "").strip()
     line = line.rstrip("。.").strip()
     return "" if not line or _NOT_FOUND_RE.match(line) else line
+
+
+def answer_kind(answer: str) -> str:
+    """What the first line of an answer is: 'short' (a stated answer), 'quote' (the best
+    sentence verbatim), 'not_found', or 'other' (a model's prose, a direct reply)."""
+    lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
+    while lines and lines[0].startswith(("(Note:", "（", "(This answer")):
+        lines.pop(0)
+    if not lines:
+        return "other"
+    if lines[0].startswith(tuple(QUOTE_LEAD.values())):
+        return "quote"
+    if lines[0].startswith(tuple(NOT_SAID_LEAD.values())) or _NOT_FOUND_RE.match(lines[0]):
+        return "not_found"
+    return "short" if _ANSWER_LEAD_RE.match(lines[0]) else "other"
 
 
 WITHHELD = "(withheld: it came from a document you can no longer read)"

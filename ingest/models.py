@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-PARSER_VERSION = "parse-3"  # 2: hidden text dropped; 3: PDFium, NFKC, furniture, tables, OCR
+PARSER_VERSION = "parse-4"  # 2: hidden text dropped; 3: PDFium, NFKC, furniture, tables, OCR; 4: field lines kept
 CHUNKER_VERSION = "chunk-1"
 DEFAULT_GROUP = "all"
 

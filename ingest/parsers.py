@@ -58,14 +58,24 @@ _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # --------------------------------------------------------------------------- text building
 
 
+# A line that is a field of its own: 'Label: value', '[TAG-01]', a list item. Such a line
+# starts a new line when the paragraph is unwrapped, so 'Lead: A' and 'Phone: 1' stay apart.
+_FIELD_LINE = re.compile(
+    r"^(?:\[[^\]\s]{1,40}\]|[^\s:：|]{1,12}[:：]\s*\S|(?:[-*•]|\d{1,2}[.)、])\s+\S)"
+)
+
+
 def join_lines(text: str) -> str:
-    """Unwrap soft line breaks: CJK lines join directly, others with one space."""
+    """Unwrap soft line breaks: CJK lines join directly, others with one space; a line that
+    is a field, a tag or a list item keeps its own line."""
     parts: list[str] = []
     for raw in text.splitlines():
         line = _SPACES.sub(" ", raw).strip()
         if not line:
             continue
-        if parts and not (_CJK_CHAR.match(parts[-1][-1]) and _CJK_CHAR.match(line[0])):
+        if parts and _FIELD_LINE.match(line):
+            parts.append("\n")
+        elif parts and not (_CJK_CHAR.match(parts[-1][-1]) and _CJK_CHAR.match(line[0])):
             parts.append(" ")
         parts.append(line)
     return "".join(parts)

@@ -14,11 +14,13 @@ from graph import text as tx
 from graph.offline import answer as ans
 from graph.offline import bridge as br
 from graph.offline import evidence as ev
+from graph.offline import reader as rd
 from graph.offline import route as rt
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import PhraseLookup
 from graph.protocols import EvidenceItem, HopView, Usage
+from graph.result import NOT_SAID_LEAD, QUOTE_LEAD
 from graph.schemas import (
     Decomposition,
     EvidenceSentence,
@@ -220,52 +222,101 @@ def compose_answer(
     hops: Sequence[HopView] = (),
     params: OfflineParams = PARAMS,
 ) -> Iterator[str]:
-    """First line: the answer with its citation (or that none was found); then one line of
-    evidence per hop in reasoning order; then what is missing, in words, if anything is."""
+    """First line(s), one per part asked: a short answer only when the reader is confident,
+    else the best sentence quoted verbatim with its key span in bold, else that the documents
+    do not say it. Then one supporting line per hop, in reasoning order."""
     zh = tx.language_of(question) == "zh"
     asked = [h for h in hops if not h.follow_up]
-    short = ans.short_answer(question, evidence, asked, params) if evidence else None
-    if short is not None:
-        cite = f" [{short.n}]" if short.n else ""
-        yield (f"答案：{short.text}{cite}\n" if zh else f"Answer: {short.text}{cite}\n")
-    else:
-        yield ("知识库中没有找到答案。\n" if zh else "Not found in the knowledge base.\n")
-    lines = _evidence_lines(question, evidence, asked, params)
-    if lines:
-        yield ("\n依据：\n" if zh else "\nEvidence:\n")
-        for n, sentence in lines:
-            yield f"- {sentence} [{n}]\n"
-    if missing:
-        yield ("\n未找到：" if zh else "\nNot found: ") + "; ".join(missing) + "\n"
-
-
-def _evidence_lines(
-    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView], params: OfflineParams
-) -> list[tuple[int, str]]:
-    """The best sentence for each hop (its own passages first), then the best overall."""
-    out: list[tuple[int, str]] = []
+    kind = ans.answer_type(question)
     used: set[str] = set()
-    # a hop's line answers its own query and, second, names what the next hop searched for
-    asked_parts: list[tuple[str, str, list[str] | None]] = [
-        (h.query, hops[i + 1].query if i + 1 < len(hops) else "", h.hit_ids)
+    lines: list[str] = []
+    found_any = False
+    for part, said, pool in _answer_parts(question, evidence, asked):
+        reading = rd.read(part, question, kind, pool, params) if pool else None
+        if reading is None or reading.score < params.reader_min_score:
+            lines.append(_not_said(said, zh))
+            continue
+        found_any = True
+        if reading.confident:  # its sentence follows as the first line of evidence
+            lead = "答案：" if zh else "Answer: "
+            lines.append(f"{lead}{reading.span} [{reading.unit.n}]")
+        else:
+            used.add(reading.unit.text)
+            quote = rd.bold(reading.unit.shown(), reading.span)
+            lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
+            lines.append(f"{lead}“{quote}” [{reading.unit.n}]")
+    yield "\n".join(lines) + "\n"
+    if not found_any and missing:
+        yield ("\n查找过：" if zh else "\nLooked for: ") + "; ".join(missing) + "\n"
+    if not found_any and evidence:
+        yield ("\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n")
+    support = _support_lines(question, evidence, asked, used, params) if found_any else []
+    if support:
+        yield ("\n依据：\n" if zh else "\nEvidence:\n")
+        for n, sentence in support:
+            yield f"- {sentence} [{n}]\n"
+
+
+OFFLINE_ONLY = {
+    "zh": "（未配置语言模型时，我只根据已上传的文档回答；常识性问题请配置 HOPWISE_LLM_BASE_URL 和 "
+    "HOPWISE_LLM_MODEL。）",
+    "en": "(Without a language model I answer from your documents only; for general questions "
+    "set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL.)",
+}
+
+
+def _not_said(what: str, zh: bool) -> str:
+    what = tx.normalize_space(tx.PLACEHOLDER_RE.sub(" ", what)).rstrip("?？。.")
+    return f"{NOT_SAID_LEAD['zh']}：{what}。" if zh else f"{NOT_SAID_LEAD['en']}: {what}."
+
+
+def _answer_parts(
+    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView]
+) -> list[tuple[str, str, list[EvidenceItem]]]:
+    """(what to read for, the part in words, its passages first) per line of the answer: each
+    part of a question asked in parallel; the last step of a chain (the question itself when
+    the chain was cut short)."""
+    items = list(evidence)
+    parallel = len(hops) > 1 and not any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in hops)
+    if parallel:
+        return [(h.query, _in_words(h), _own_first(items, h)) for h in hops]
+    finals = [h for h in hops if h.final]
+    if not finals:
+        return [(question, question, items)]
+    last = finals[-1]
+    chained = len(hops) > 1 or tx.PLACEHOLDER_RE.search(last.sub_question)
+    return [(_in_words(last) if chained else question, question, _own_first(items, last))]
+
+
+def _own_first(items: list[EvidenceItem], hop: HopView) -> list[EvidenceItem]:
+    order = {cid: i for i, cid in enumerate(hop.hit_ids)}
+    mine = sorted((e for e in items if e.chunk_id in order), key=lambda e: order[e.chunk_id or ""])
+    return mine + [e for e in items if e.chunk_id not in order]
+
+
+def _support_lines(
+    question: str,
+    evidence: Sequence[EvidenceItem],
+    hops: Sequence[HopView],
+    used: set[str],
+    params: OfflineParams,
+) -> list[tuple[int, str]]:
+    """The best unit of each hop's own passages (the answering one first), then the question's."""
+    out: list[tuple[int, str]] = []
+    parts = [
+        (
+            f"{h.query} {hops[i + 1].entity if i + 1 < len(hops) else ''}",
+            _own_first(list(evidence), h),
+        )
         for i, h in enumerate(hops)
-    ]
-    for own, following, ids in asked_parts or [(question, "", None)]:
-        asked = f"{own} {following}"
-        pool = [e for e in evidence if ids is None or e.chunk_id in ids] or list(evidence)
-        scored = [
-            (ev.relevance(own, e.title, e.text)
-             + (0.5 * ev.relevance(following, e.title, e.text) if following else 0.0), -i, e)
-            for i, e in enumerate(pool)
-        ]  # fmt: skip
-        for _, _, item in sorted(scored, key=lambda x: (-x[0], -x[1]))[:2]:
-            sentence = next(
-                (s for s in (item.sentences or ev.best_sentences(asked, item.text, 1))
-                 if s.strip() not in used), None,
-            )  # fmt: skip
-            if sentence:
-                used.add(sentence.strip())
-                out.append((item.n, sentence.strip()))
+    ] or [(question, list(evidence))]  # a hop's line names what the next hop went on with
+    for part, pool in parts:
+        for score, unit in rd.rank_units(part, pool, params)[:3]:
+            if score < params.reader_min_score:
+                break
+            if unit.text not in used:
+                used.add(unit.text)
+                out.append((unit.n, unit.shown()))
                 break
         if len(out) >= params.evidence_lines:
             break

@@ -161,6 +161,13 @@ _PLACE_CUES = frozenset({"in", "at", "from", "near"})
 _PERSON_CUES = frozenset({"by"})
 
 
+def name_spans(kind: str, sentence: str) -> list[str]:
+    """Names in a sentence that may answer a 'who', 'where' or 'which' question, those whose
+    form or cue fits the kind first."""
+    names = _spans(kind, sentence)
+    return sorted(names, key=lambda n: -_cue_fit(kind, sentence, n))
+
+
 def _spans(kind: str, sentence: str) -> list[str]:
     if kind == "date":
         return [m.group(0) for m in _DATE_RE.finditer(sentence)]

@@ -36,6 +36,17 @@ class OfflineParams:
     # answers
     answer_min_score: float = 0.5  # below it no short answer is stated
     evidence_lines: int = 4  # supporting lines after the answer
+    # the reader (graph/offline/reader.py): the unit that answers a part, and its span
+    reader_passages: int = 8  # passages of a part whose units are read
+    reader_own_weight: float = 0.6  # the unit's own coverage vs. with its context
+    reader_rank_decay: float = 0.05  # score a unit gives up per rank of its passage
+    reader_min_score: float = 0.4  # below it the documents do not say (chosen on kb-dev half A)
+    reader_type_bonus: float = 0.1  # the unit holds a value of the expected kind / the column
+    reader_name_margin: float = 2.0  # a name is stated when this much nearer than the next
+    reader_tied_rows: int = 6  # table rows quoted together when none matches better
+    reader_confident: float = 0.75  # a short answer needs the unit to hold this much of the
+    # relation itself and, with its context, of the whole part
+    reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
 
 
 PARAMS = OfflineParams()

@@ -45,12 +45,60 @@ _ELLIPSIS_RE = re.compile(
 MAX_ROUTED_CHARS = 500  # greetings and requests are short; the patterns only read this much
 
 
+def _chitchat_table() -> dict[str, list[str]]:
+    from ingest.lexicon import _HERE
+
+    table: dict[str, list[str]] = {}
+    for line in (_HERE / "chitchat.txt").read_text(encoding="utf-8").splitlines():
+        fields = line.split("#", 1)[0].split()
+        if len(fields) > 1:
+            table[fields[0]] = [f.replace("_", " ").lower() for f in fields[1:]]
+    return table
+
+
+_CHITCHAT = _chitchat_table()
+_OPENINGS = sorted(
+    (p for k in ("greeting", "thanks", "farewell", "assent") for p in _CHITCHAT[k]),
+    key=len,
+    reverse=True,
+)
+_SELF = frozenset(_CHITCHAT["self"])
+_FILLER = frozenset(_CHITCHAT["filler"]) | _SELF
+_CLAUSE_SPLIT_RE = re.compile(r"[!！。.,，?？~;；、…]+")
+
+
+def _opens_with_formula(clause: str) -> bool:
+    for phrase in _OPENINGS:
+        if clause.startswith(phrase):
+            rest = clause[len(phrase) :]
+            if tx.has_cjk(phrase) or not rest or not rest[0].isalnum():
+                return True
+    return False
+
+
+def _about_assistant(clause: str) -> bool:
+    """'what can you do', '你能帮我做些什么': the assistant addressed, nothing else asked."""
+    words = [w for w in tx.words(clause) if w.strip()]
+    named = {w for w in words if w in _SELF} | {c for c in clause if c in _SELF}
+    rest = [w for w in words if w not in _FILLER and w not in tx.EN_STOPWORDS]
+    rest = [
+        w for w in rest if not (tx.has_cjk(w) and all(c in _FILLER or c in "我的了" for c in w))
+    ]
+    return bool(named) and not rest
+
+
+def chitchat(message: str) -> bool:
+    """Every clause greets, thanks, says goodbye or asks what the assistant is or can do."""
+    clauses = [c.strip().lower() for c in _CLAUSE_SPLIT_RE.split(message) if c.strip()]
+    return bool(clauses) and all(_opens_with_formula(c) or _about_assistant(c) for c in clauses)
+
+
 def is_simple(question: str) -> str | None:
     """The reason a message needs no documents, or None."""
     q = tx.normalize_space(question)[:MAX_ROUTED_CHARS]
     if not q:
         return "Empty message."
-    if _GREETING_RE.match(q):
+    if _GREETING_RE.match(q) or chitchat(q):
         return "Greeting or chit-chat; no documents needed."
     if _GENERAL_RE.match(q):
         return "General request that documents cannot answer."
@@ -138,7 +186,7 @@ def direct_reply(question: str) -> str:
         return "不客气！还有什么想查的吗？" if zh else "You're welcome! Anything else to look up?"
     if re.search(r"bye|再见|拜拜", q, re.IGNORECASE):
         return "再见！" if zh else "Goodbye!"
-    if _GREETING_RE.match(q):
+    if _GREETING_RE.match(q) or chitchat(q):
         if zh:
             return "你好！我是 Hopwise，可以根据知识库中的文档回答问题并给出引用。请问想了解什么？"
         return (

@@ -41,6 +41,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.set_defaults(handler=run)
 
+    kb = subparsers.add_parser(
+        "eval-kb",
+        help="ask a company knowledge base's graded questions as its users would",
+        description="Ingest every file manifest.json lists (with its groups) into a scratch "
+        "store, ask every question of questions.jsonl as a user in all + its needs_groups "
+        "(followups with their history), ask the restricted ones again without the groups "
+        "(leak probes), write answers.jsonl and print accuracy per type and per half.",
+    )
+    kb.add_argument("dir", type=Path, help="folder with manifest.json and questions.jsonl")
+    kb.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    kb.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    kb.add_argument(
+        "--out", type=Path, default=Path("eval-results/kb"),
+        help="folder for answers.jsonl, probes.jsonl and kb-report.json",
+    )  # fmt: skip
+    kb.set_defaults(handler=run_kb)
+
 
 def run(args: argparse.Namespace) -> int:
     from hopwise.evaluation import evaluate
@@ -73,5 +90,29 @@ def run(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     print(markdown_table([result.report]), end="")
     for kind, path in result.outputs.items():
+        print(f"{kind}: {path}")
+    return 0
+
+
+def run_kb(args: argparse.Namespace) -> int:
+    from hopwise.evaluation.kb import evaluate_kb, table, write_outputs
+    from hopwise.settings import load_settings
+
+    if args.limit is not None and args.limit < 1:
+        raise ValueError("--limit must be at least 1")
+
+    def progress(done: int, total: int) -> None:
+        if not args.json and sys.stderr.isatty():
+            print(f"\r{done}/{total}", end="", file=sys.stderr, flush=True)
+
+    run = evaluate_kb(args.dir, load_settings(), limit=args.limit, on_progress=progress)
+    paths = write_outputs(args.out, run)
+    if args.json:
+        print(json.dumps(run.report, ensure_ascii=False))
+        return 0
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(table(run.report), end="")
+    for kind, path in paths.items():
         print(f"{kind}: {path}")
     return 0

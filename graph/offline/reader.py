@@ -1,0 +1,319 @@
+"""The reader: for one part of a question, the sentence (or table row, or field line) of the
+evidence that best answers it, and inside it the span of the expected type.
+
+A passage is cut into units a reader would point at: a sentence, a field line of a log or a
+form ('Label: value'), a table row read with its column headers. A unit is scored by how much
+of the part it covers, itself and with its context (the block's first line, the section, the
+title), so a field line under '[TAG-7]' answers a question about TAG-7. Inside the unit, the
+span is the value of the expected type attached to what is asked: the cell under the asked
+column, the number next to the asked noun, the date next to the asked event. Headings,
+navigation and table-of-contents lines are never units.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from graph import text as tx
+from graph.offline.evidence import heading_like, nearness, relevance
+from graph.offline.params import PARAMS, OfflineParams
+from graph.protocols import EvidenceItem
+from ingest.phrases import text_phrases
+
+_CELL_SEP = " | "
+_LIST_RE = re.compile(r"^(?:[-*•]|\d{1,2}[.)、]|[（(]?\d{1,2}[）)])\s*")
+_TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
+_CODE_RE = re.compile(
+    r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![\w-])|(?<![\w-])[A-Z]{1,4}\d{2,}[A-Z0-9]*(?![\w-])"
+)
+_ISO_DATE = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
+_ZH_DATE = r"\d{4}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?"
+_EN_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_EN_DATE = (
+    rf"\d{{1,2}}\s+{_EN_MONTH},?\s+\d{{4}}|{_EN_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+)
+DATE_RE = re.compile(rf"(?<!\d)(?:{_ISO_DATE}|{_ZH_DATE})(?!\d)|\b(?:{_EN_DATE})\b")
+_YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d.\-])")
+_TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])")
+_UNIT = r"(?:\s?(?:%|％|℃|°C|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?|[个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页万亿千百]{1,3}(?:/[\u4e00-\u9fffa-zA-Z]{1,2})?))?"
+NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9_.\-/:])\d[\d,]*(?:\.\d+)?(?![\d.]*-\d){_UNIT}")
+_CLAUSE_NUMBER_RE = re.compile(
+    r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
+)  # '7.2 ...', '第七条 7.1'
+_FIELD_RE = re.compile(r"^[^\s:：|]{1,12}[:：]\s*\S")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One thing a reader can quote, with where it sits."""
+
+    text: str  # verbatim (a row: its cells joined by ' | ')
+    context: str  # the block's first line, the section and the title
+    n: int  # the citation of its passage
+    rank: int  # its passage's place in the evidence order
+    cells: tuple[tuple[str, str], ...] = ()  # (column header, value) for a table row
+    listed: tuple[str, ...] = ()  # the whole list when the unit is one of its items
+
+    def shown(self) -> str:
+        """How the unit is quoted: a row as 'header: value' pairs, a list in full."""
+        if self.cells:
+            return "; ".join(f"{h}: {v}" if h else v for h, v in self.cells if v)
+        return " ".join(self.listed) if self.listed else self.text
+
+
+@dataclass
+class Reading:
+    unit: Unit
+    score: float  # how well the unit answers the part (0..1+)
+    span: str = ""  # the answer inside it, '' when none of the expected type
+    confident: bool = False
+    why: list[str] = field(default_factory=list)
+
+
+def _table_cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _looks_like_data(cells: list[str]) -> bool:
+    """A header names columns; a row whose cells are mostly numbers or codes is data."""
+    valued = [c for c in cells if re.search(r"\d", c)]
+    return len(valued) * 2 > len(cells)
+
+
+def _furniture(line: str, item: EvidenceItem) -> bool:
+    """A heading, the document's title or a section name: where an answer sits, never one."""
+    folded = tx.normalize_space(line).casefold()
+    if folded and (folded in item.title.casefold() or folded in item.section.casefold()):
+        return True
+    return heading_like(line) and not _FIELD_RE.match(line)
+
+
+def units(item: EvidenceItem) -> list[Unit]:
+    """The passage's units in order: sentences, field lines, table rows with their headers."""
+    out: list[Unit] = []
+    where = " ".join(p for p in (item.title, item.section) if p)
+    for block in re.split(r"\n\s*\n", item.text):
+        lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
+        if not lines:
+            continue
+        head = lines[0]
+        rows = [ln for ln in lines if ln.count("|") >= 1 and len(_table_cells(ln)) >= 2]
+        if len(rows) >= 2 and len(rows) >= len(lines) - 1:
+            header = _table_cells(rows[0])
+            if _looks_like_data(header):  # a table cut by the chunker: its header is elsewhere
+                header, rows = [""] * len(header), [""] + rows
+            for row in rows[1:]:
+                cells = _table_cells(row)
+                pairs = tuple(zip(header + [""] * (len(cells) - len(header)), cells, strict=False))
+                out.append(Unit(row, f"{' '.join(header)} {where}", item.n, 0, pairs))
+            continue
+        items = [ln for ln in lines if _LIST_RE.match(ln)]
+        listed = tuple(items) if len(items) >= 2 else ()
+        for line in lines:
+            if _TOC_RE.search(line):
+                continue
+            sentences = tx.split_sentences(line) if len(line) > 80 else [line]
+            for sentence in sentences:
+                opening = sentences[0] if sentence != sentences[0] else ""  # what it is about
+                context = f"{head if line != head else ''} {opening} {where}".strip()
+                if _furniture(sentence, item):
+                    continue
+                out.append(
+                    Unit(sentence, context, item.n, 0, listed=listed if line in items else ())
+                )
+    return out
+
+
+def relation_of(part: str) -> str:
+    """The part without the names it gives: what is asked about them ('legal representative'
+    of 'Who is the legal representative of Acme Ltd.?')."""
+    rest = tx.PLACEHOLDER_RE.sub(" ", part)
+    for name in sorted(text_phrases(rest), key=len, reverse=True):
+        rest = rest.replace(name, " ")
+    return rest if tx.term_set(rest) else part
+
+
+def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: OfflineParams) -> float:
+    """Coverage of the part by the unit alone and with its context; a unit that holds none of
+    the relation's words is about the names only, not about what is asked of them."""
+    own = relevance(part, "", unit.text)
+    whole = relevance(part, unit.context, unit.text)
+    score = params.reader_own_weight * own + (1 - params.reader_own_weight) * whole
+    if relation != part and relevance(relation, unit.context, unit.text) == 0:
+        score *= params.reader_no_relation
+    return score / (1 + params.reader_rank_decay * rank)
+
+
+def rank_units(
+    part: str, items: Sequence[EvidenceItem], params: OfflineParams = PARAMS, kind: str = ""
+) -> list[tuple[float, Unit]]:
+    """Every unit of the first passages, best first (ties: the earlier passage); a unit that
+    holds a value of the expected kind, or a column the part names, is worth a little more."""
+    scored: list[tuple[float, int, Unit]] = []
+    order = 0
+    relation = relation_of(part)
+    for rank, item in enumerate(items[: params.reader_passages]):
+        for unit in units(item):
+            score = _unit_score(part, relation, unit, rank, params)
+            if kind in ("number", "date") and spans_of(kind, unit.text):
+                score += params.reader_type_bonus
+            if (
+                unit.cells
+                and max((_header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
+            ):
+                score += params.reader_type_bonus
+            scored.append((score, order, unit))
+            order += 1
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [(s, u) for s, _, u in scored]
+
+
+def _given(question: str) -> str:
+    return tx.fold(question).casefold().replace(" ", "")
+
+
+def _in_question(span: str, question: str) -> bool:
+    return tx.fold(span).casefold().replace(" ", "") in _given(question)
+
+
+def spans_of(kind: str, text: str) -> list[str]:
+    """Candidate answers of a kind in a text, in order."""
+    if kind == "date":  # full dates; a bare year only where there is none
+        return [m.group(0) for m in DATE_RE.finditer(text)] or [
+            m.group(0) for m in _YEAR_RE.finditer(text)
+        ]
+    if kind == "number":
+        taken = [m.span() for m in DATE_RE.finditer(text)] + [
+            m.span() for m in _TIME_RE.finditer(text)
+        ] + [m.span() for m in _CODE_RE.finditer(text)]  # fmt: skip
+        clause = _CLAUSE_NUMBER_RE.match(text)
+        if clause:
+            taken.append(clause.span())
+        return [
+            _trim(m.group(0))
+            for m in NUMBER_RE.finditer(text)
+            if not any(a <= m.start() < b for a, b in taken)
+        ]
+    if kind == "code":
+        return [m.group(0) for m in _CODE_RE.finditer(text)]
+    return []
+
+
+def _trim(span: str) -> str:
+    """'3,200 USD and' loses the function word; '120 升' stays."""
+    words = span.strip().rstrip(",.;").split()
+    while len(words) > 1 and words[-1].lower() in tx.EN_STOPWORDS:
+        words.pop()
+    return " ".join(words)
+
+
+def _header_match(question: str, header: str) -> float:
+    """How much a column header is what the question asks about."""
+    if not header:
+        return 0.0
+    terms = tx.term_set(header)
+    q = tx.term_set(question)
+    if not terms:
+        return 0.0
+    by_terms = len(terms & q) / len(terms)
+    if tx.has_cjk(header):
+        core = re.sub(r"[（(].*?[）)]", "", header).strip()
+        if core and core in question:
+            return 1.0
+    return by_terms
+
+
+def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool, str]:
+    """(the answering cell, confident, its header) of a table row."""
+    scored = []
+    for header, value in unit.cells:
+        if not value or _in_question(value, question) or value in {"—", "-", "/"}:
+            continue
+        match = _header_match(part, header)
+        if kind in ("number", "date") and not spans_of(kind, value) and not re.search(r"\d", value):
+            match *= 0.3
+        scored.append((match, header, value))
+    if not scored:
+        return "", False, ""
+    scored.sort(key=lambda x: -x[0])
+    best, header, value = scored[0]
+    second = scored[1][0] if len(scored) > 1 else 0.0
+    anchored = any(_in_question(v, question) for _, v in unit.cells if len(v) >= 3)
+    return value, best >= 0.99 and second < 0.5 and anchored, header
+
+
+def _names(kind: str, text: str) -> list[str]:
+    from graph.offline.answer import name_spans
+
+    return name_spans(kind, text)
+
+
+def read_sentence(
+    part: str, question: str, unit: Unit, kind: str, params: OfflineParams = PARAMS
+) -> tuple[str, bool]:
+    """(the span of the expected type nearest to what is asked, confident) in a sentence:
+    a lone value of the asked kind, or a name clearly nearer the asked relation than any
+    other name of the sentence."""
+    given = f"{question} {part}"
+    if kind in ("number", "date"):
+        found = [s for s in spans_of(kind, unit.text) if not _in_question(s, given)]
+    elif kind in ("person", "place", "entity"):
+        found = [s for s in _names(kind, unit.text) if not _in_question(s, given)]
+        found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
+    else:
+        found = []
+    found = list(dict.fromkeys(found))
+    if not found:
+        return "", False
+    asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
+    named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
+    asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
+    near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
+    if kind in ("number", "date"):
+        return near[0][1], len(near) == 1
+    best, second = near[0][0], (near[1][0] if len(near) > 1 else 0.0)
+    clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
+    return near[0][1], kind in ("person", "place") and clear
+
+
+def read(
+    part: str,
+    question: str,
+    kind: str,
+    items: Sequence[EvidenceItem],
+    params: OfflineParams = PARAMS,
+) -> Reading | None:
+    """The best unit for the part and the answer inside it."""
+    ranked = rank_units(part, items, params, kind)
+    if not ranked:
+        return None
+    if kind in ("number", "date"):  # a unit with no value of the kind cannot answer
+        ranked = [(s, u) for s, u in ranked if u.cells or spans_of(kind, u.text)] or ranked[:0]
+        if not ranked:
+            return None
+    score, unit = ranked[0]
+    tied = [u for s, u in ranked if s >= score - 1e-6 and u.cells and u.context == unit.context]
+    if len(tied) > 1:  # rows the part cannot tell apart: the reader sees them all
+        rows = tied[: params.reader_tied_rows]
+        unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,
+                    listed=tuple(u.shown() + ";" for u in rows))  # fmt: skip
+        return Reading(unit, score, why=[f"{len(tied)} table rows match equally"])
+    reading = Reading(unit, score)
+    if unit.cells:
+        reading.span, confident, header = read_row(part, question, unit, kind)
+        reading.why.append(f"table cell under '{header}'" if header else "table row")
+    else:
+        reading.span, confident = read_sentence(part, question, unit, kind, params)
+    stated = relevance(relation_of(part), "", unit.text) >= params.reader_confident
+    whole = relevance(part, unit.context, unit.text) >= params.reader_confident
+    reading.confident = confident and bool(reading.span) and stated and whole
+    return reading
+
+
+def bold(text: str, span: str) -> str:
+    """The text with the first occurrence of span in bold (verbatim otherwise)."""
+    if not span or span not in text:
+        return text
+    return text.replace(span, f"**{span}**", 1)
