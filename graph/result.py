@@ -30,16 +30,19 @@ NOT_SAID_LEAD = {"en": "The documents do not say", "zh": "文档中没有说明"
 
 def short_answer_of(answer: str) -> str:
     """The first line of an answer that states one ('Answer: Shenzhen [2]' -> 'Shenzhen'):
-    markdown, citations and a lead word removed; '' when the line says nothing was found, is
-    a quote of the documents, or the answer has no first line of its own (a degraded note is
-    skipped)."""
+    markdown, citations and a lead word removed; for a quote of the documents its key span (in
+    bold) or the quote; '' when the line says nothing was found or the answer has no first
+    line of its own (a degraded note is skipped)."""
     lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
     while lines and lines[0].startswith(("(Note:", "（", "(This answer")):
         lines.pop(0)
     if not lines:
         return ""
-    if lines[0].startswith((*NOT_SAID_LEAD.values(), *QUOTE_LEAD.values())):
-        return ""  # a quote states no answer of its own; the reader was not sure
+    if lines[0].startswith(tuple(NOT_SAID_LEAD.values())):
+        return ""
+    if lines[0].startswith(tuple(QUOTE_LEAD.values())):  # the key span in bold, else the quote
+        key = re.search(r"\*\*(.+?)\*\*", lines[0])
+        return (key.group(1) if key else lines[0].split("“", 1)[-1].rsplit("”", 1)[0]).strip()
     line = _ANSWER_LEAD_RE.sub("", lines[0])
     line = re.sub(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]", "", line).replace("**", "").strip()
     line = line.rstrip("。.").strip()

@@ -153,7 +153,7 @@ def _focus_items(evidence: Sequence[EvidenceItem], hops: Sequence[HopView]) -> l
 
 
 _NUMBER_WORDS = lexicon.words("numbers")
-_NUMBER_WORD_RE = re.compile(
+NUMBER_WORD_RE = re.compile(
     r"\b(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b(?:\s+[a-z]{3,12}\b)?",
     re.IGNORECASE,
 )
@@ -179,7 +179,7 @@ def _spans(kind: str, sentence: str) -> list[str]:
             if not _is_year(m.group(0).split()[0].strip(",."))
             and not any(a <= m.start() < b for a, b in dates)
         ]
-        return found + [m.group(0) for m in _NUMBER_WORD_RE.finditer(sentence)]
+        return found + [m.group(0) for m in NUMBER_WORD_RE.finditer(sentence)]
     names = text_phrases(sentence)
     return [n for n in names if not _DATE_RE.fullmatch(n) and not _attributive(sentence, n)]
 

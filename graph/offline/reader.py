@@ -37,8 +37,15 @@ _EN_DATE = (
 DATE_RE = re.compile(rf"(?<!\d)(?:{_ISO_DATE}|{_ZH_DATE})(?!\d)|\b(?:{_EN_DATE})\b")
 _YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d.\-])")
 _TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])")
-_UNIT = r"(?:\s?(?:%|％|℃|°C|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?|[个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页万亿千百]{1,3}(?:/[\u4e00-\u9fffa-zA-Z]{1,2})?))?"
+_UNIT = (
+    r"(?:\s?(?:%|％|℃|°C|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?|[个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页万亿千百]{1,3}(?:/["
+    + tx.CJK
+    + "a-zA-Z]{1,2})?))?"
+)
 NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9_.\-/:])\d[\d,]*(?:\.\d+)?(?![\d.]*-\d){_UNIT}")
+_ZH_NUMBER_RE = re.compile(
+    r"百分之[零一二三四五六七八九十百点]+|[零一二三四五六七八九十两百千万]+(?:个|台|次|张|件|元|升|天|小时|分钟|秒|年|个月|周|晚|班|人|项|份|倍)"
+)
 _CLAUSE_NUMBER_RE = re.compile(
     r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
 )  # '7.2 ...', '第七条 7.1'
@@ -138,10 +145,10 @@ def relation_of(part: str) -> str:
 def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: OfflineParams) -> float:
     """Coverage of the part by the unit alone and with its context; a unit that holds none of
     the relation's words is about the names only, not about what is asked of them."""
-    own = relevance(part, "", unit.text)
-    whole = relevance(part, unit.context, unit.text)
+    own = relevance(part, "", unit.shown())
+    whole = relevance(part, unit.context, unit.shown())
     score = params.reader_own_weight * own + (1 - params.reader_own_weight) * whole
-    if relation != part and relevance(relation, unit.context, unit.text) == 0:
+    if relation != part and relevance(relation, unit.context, unit.shown()) == 0:
         score *= params.reader_no_relation
     return score / (1 + params.reader_rank_decay * rank)
 
@@ -191,11 +198,13 @@ def spans_of(kind: str, text: str) -> list[str]:
         clause = _CLAUSE_NUMBER_RE.match(text)
         if clause:
             taken.append(clause.span())
+        from graph.offline.answer import NUMBER_WORD_RE
+
         return [
             _trim(m.group(0))
             for m in NUMBER_RE.finditer(text)
             if not any(a <= m.start() < b for a, b in taken)
-        ]
+        ] + [m.group(0) for m in (*NUMBER_WORD_RE.finditer(text), *_ZH_NUMBER_RE.finditer(text))]
     if kind == "code":
         return [m.group(0) for m in _CODE_RE.finditer(text)]
     return []
@@ -306,8 +315,8 @@ def read(
         reading.why.append(f"table cell under '{header}'" if header else "table row")
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
-    stated = relevance(relation_of(part), "", unit.text) >= params.reader_confident
-    whole = relevance(part, unit.context, unit.text) >= params.reader_confident
+    stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_confident
+    whole = relevance(part, unit.context, unit.shown()) >= params.reader_confident
     reading.confident = confident and bool(reading.span) and stated and whole
     return reading
 

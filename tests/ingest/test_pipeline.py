@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hopwise.settings import Settings, load_settings
-from ingest.models import IngestResult
+from ingest.models import PARSER_VERSION, IngestResult
 from ingest.pipeline import doc_id_for, ingest_bytes, ingest_file, ingest_paths
 from ingest.store import MilvusStore
 from tests.fakes import docs
@@ -238,5 +238,5 @@ def test_running_headers_are_kept_with_the_document_not_in_its_chunks(store, set
     assert result.status == "ingested"
     info = store.get_document(result.doc_id)
     assert info is not None and info.furniture == ["Acme Field Guide", "Page 1 of 4"]
-    assert info.parser.startswith("parse-3 ") and "pypdfium2-" in info.parser
+    assert info.parser.startswith(f"{PARSER_VERSION} ") and "pypdfium2-" in info.parser
     assert not any("Acme Field Guide" in c.text for c in store.get_chunks(result.doc_id))

@@ -1,0 +1,101 @@
+"""The offline reader: units a reader can point at, the span of the expected kind, and the
+first line it makes (short answer only when confident, else a quote, else 'do not say')."""
+
+from __future__ import annotations
+
+from graph.offline import OfflineReasoner
+from graph.offline import reader as rd
+from graph.offline.route import is_simple
+from graph.protocols import EvidenceItem
+from graph.result import answer_kind, short_answer_of
+from ingest.parsers import join_lines
+
+R = OfflineReasoner()
+
+
+def _item(n: int, text: str, title: str = "doc") -> EvidenceItem:
+    return EvidenceItem(n=n, chunk_id=f"c{n}", title=title, source=f"{title}.md", text=text)
+
+
+def _answer(question: str, *items: EvidenceItem) -> str:
+    return "".join(p for p in R.answer(question, list(items), []) if isinstance(p, str))
+
+
+TABLE = "Code | Name | Unit price\nKX-100 | Widget | 40 EUR\nKX-200 | Gadget | 75 EUR"
+
+
+def test_a_table_row_is_read_with_its_column_headers() -> None:
+    units = rd.units(_item(1, TABLE))
+    assert [u.shown() for u in units] == [
+        "Code: KX-100; Name: Widget; Unit price: 40 EUR",
+        "Code: KX-200; Name: Gadget; Unit price: 75 EUR",
+    ]
+
+
+def test_the_cell_under_the_asked_column_of_the_named_row_is_the_answer() -> None:
+    text = _answer("What is the unit price of KX-200?", _item(1, TABLE))
+    assert text.splitlines()[0] == "Answer: 75 EUR [1]"
+    renamed = TABLE.replace("KX-200", "QZ-7").replace("75", "93")  # metamorphic: rename
+    assert _answer("What is the unit price of QZ-7?", _item(1, renamed)).startswith(
+        "Answer: 93 EUR [1]"
+    )
+
+
+def test_a_field_line_is_read_with_the_tag_of_its_block() -> None:
+    log = "[TK-7]\nOpened: 2031-02-03\nFix: replaced the pump seal, added 15 litres of coolant"
+    text = _answer("How much coolant was added for TK-7?", _item(1, log))
+    assert "15 litres" in text.splitlines()[0] and "[1]" in text.splitlines()[0]
+
+
+def test_a_clause_number_a_phone_number_and_a_time_are_not_amounts() -> None:
+    assert rd.spans_of("number", "7.2 The fee is capped at 3% of the annual charge.") == ["3%"]
+    assert rd.spans_of("number", "Call 400-820-6617 before 17:30.") == []
+    assert rd.spans_of("number", "补充液氦 120 升") == ["120 升"]
+
+
+def test_an_uncertain_reading_quotes_the_sentence_with_its_key_span_in_bold() -> None:
+    text = _answer(
+        "How many days does the warehouse keep returns?",
+        _item(1, "Returns are kept for 30 days, and 10 days more on request."),
+    )
+    first = text.splitlines()[0]
+    assert answer_kind(text) == "quote"
+    assert first.startswith("The documents say: “Returns are kept for **30 days**")
+    assert short_answer_of(text) == "30 days"
+
+
+def test_a_sentence_about_the_name_only_is_not_an_answer() -> None:
+    text = _answer(
+        "Who is the auditor of Norrow Labs?",
+        _item(1, "Norrow Labs was founded in 2011 in Ostrel."),
+    )
+    assert answer_kind(text) == "not_found" and "Ostrel" not in text
+    assert text.startswith("The documents do not say: Who is the auditor of Norrow Labs")
+
+
+def test_tied_table_rows_are_shown_together_rather_than_one_guessed() -> None:
+    table = "Shift | Allowance\nWeekday night | 120 per shift\nWeekend | 260 per shift"
+    text = _answer("What is the allowance per shift?", _item(1, table))
+    first = text.splitlines()[0]
+    assert "120" in first and "260" in first and answer_kind(text) == "quote"
+
+
+def test_chinese_quote_and_not_said_lines() -> None:
+    said = _answer("第9号仓库的面积是多少？", _item(1, "第9号仓库面积为1200平方米，位于东区。"))
+    assert said.startswith(("答案：", "文档原文：")) and "1200" in said.splitlines()[0]
+    none = _answer("第9号仓库的面积是多少？", _item(1, "食堂每天中午开放。"))
+    assert none.startswith("文档中没有说明：") and answer_kind(none) == "not_found"
+
+
+def test_chitchat_needs_no_documents_in_either_language() -> None:
+    for message in ("你好！你能帮我做些什么？", "Hi, thanks a lot for your help earlier today!",
+                    "What can you do?", "谢谢！"):  # fmt: skip
+        assert is_simple(message), message
+    for question in ("Thanks! What is the unit price of KX-200?", "你能帮我查一下合同编号吗？"):
+        assert not is_simple(question), question
+
+
+def test_a_field_line_keeps_its_own_line_when_a_paragraph_is_unwrapped() -> None:
+    joined = join_lines("[TK-7]\nLead: Ada Moss\nPhone: 6623\nprose that wraps\nonto a line")
+    assert joined == "[TK-7]\nLead: Ada Moss\nPhone: 6623 prose that wraps onto a line"
+    assert join_lines("组长：岳\n分机号：6623") == "组长：岳\n分机号：6623"
