@@ -231,9 +231,16 @@ def compose_answer(
     used: set[str] = set()
     lines: list[str] = []
     found_any = False
-    for part, said, pool in _answer_parts(question, evidence, asked):
-        reading = rd.read(part, question, kind, pool, params) if pool else None
-        if reading is None or reading.score < params.reader_min_score:
+    decided = ans.short_answer(question, evidence, asked, params) if kind in _DECIDED else None
+    if decided is not None:  # a choice or yes/no is decided by comparing values, not read
+        lines.append(f"{'答案：' if zh else 'Answer: '}{decided.text} [{decided.n}]")
+        found_any = True
+    parts = [] if decided else _answer_parts(question, evidence, asked)
+    for part, said, pool, own in parts:
+        reading = rd.read(part, question, kind, pool, params, own) if pool else None
+        if (reading is None or reading.score < params.reader_min_score) and len(parts) == 1:
+            reading = _typed_fallback(question, evidence, asked, params)
+        if reading is None:
             lines.append(_not_said(said, zh))
             continue
         found_any = True
@@ -257,6 +264,7 @@ def compose_answer(
             yield f"- {sentence} [{n}]\n"
 
 
+_DECIDED = ("choice", "yes_no")
 OFFLINE_ONLY = {
     "zh": "（未配置语言模型时，我只根据已上传的文档回答；常识性问题请配置 HOPWISE_LLM_BASE_URL 和 "
     "HOPWISE_LLM_MODEL。）",
@@ -272,20 +280,33 @@ def _not_said(what: str, zh: bool) -> str:
 
 def _answer_parts(
     question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView]
-) -> list[tuple[str, str, list[EvidenceItem]]]:
-    """(what to read for, the part in words, its passages first) per line of the answer: each
-    part of a question asked in parallel; the last step of a chain (the question itself when
-    the chain was cut short)."""
+) -> list[tuple[str, str, list[EvidenceItem], frozenset[str]]]:
+    """(what to read for, the part in words, its passages first, the ids its own search
+    found) per line of the answer: each part of a question asked in parallel; the last step
+    of a chain (the question itself when the chain was cut short)."""
     items = list(evidence)
     parallel = len(hops) > 1 and not any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in hops)
     if parallel:
-        return [(h.query, _in_words(h), _own_first(items, h)) for h in hops]
+        return [(h.query, _in_words(h), _own_first(items, h), frozenset(h.hit_ids)) for h in hops]
     finals = [h for h in hops if h.final]
     if not finals:
-        return [(question, question, items)]
+        return [(question, question, items, frozenset())]
     last = finals[-1]
     chained = len(hops) > 1 or tx.PLACEHOLDER_RE.search(last.sub_question)
-    return [(_in_words(last) if chained else question, question, _own_first(items, last))]
+    own = frozenset(last.hit_ids) if chained else frozenset()
+    return [(_in_words(last) if chained else question, question, _own_first(items, last), own)]
+
+
+def _typed_fallback(
+    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView], params: OfflineParams
+) -> rd.Reading | None:
+    """When no unit covers the part well enough: the value of the expected kind that sits
+    nearest the question's words in the last step's passages, quoted in its sentence (never
+    stated: nothing covered the part)."""
+    short = ans.short_answer(question, evidence, hops, params)
+    item = next((e for e in evidence if short and e.n == short.n), None)
+    unit = rd.unit_holding(short.text, item) if short and item else None
+    return rd.Reading(unit, params.reader_min_score, short.text) if unit and short else None
 
 
 def _own_first(items: list[EvidenceItem], hop: HopView) -> list[EvidenceItem]:

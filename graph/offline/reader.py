@@ -154,18 +154,29 @@ def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: Offline
 
 
 def rank_units(
-    part: str, items: Sequence[EvidenceItem], params: OfflineParams = PARAMS, kind: str = ""
+    part: str,
+    items: Sequence[EvidenceItem],
+    params: OfflineParams = PARAMS,
+    kind: str = "",
+    own: frozenset[str] = frozenset(),
 ) -> list[tuple[float, Unit]]:
     """Every unit of the first passages, best first (ties: the earlier passage); a unit that
-    holds a value of the expected kind, or a column the part names, is worth a little more."""
+    holds a value of the expected kind (a full date more than a bare year), or a column the
+    part names, is worth a little more; one outside the passages the part's own search found
+    (`own`, chunk ids) a little less: those answered an earlier step."""
     scored: list[tuple[float, int, Unit]] = []
     order = 0
     relation = relation_of(part)
     for rank, item in enumerate(items[: params.reader_passages]):
+        elsewhere = bool(own) and item.chunk_id not in own
         for unit in units(item):
             score = _unit_score(part, relation, unit, rank, params)
-            if kind in ("number", "date") and spans_of(kind, unit.text):
+            if elsewhere:
+                score *= params.reader_other_step
+            if kind == "date" and DATE_RE.search(unit.text):
                 score += params.reader_type_bonus
+            elif kind in ("number", "date") and spans_of(kind, unit.text):
+                score += params.reader_type_bonus / (2 if kind == "date" else 1)
             if (
                 unit.cells
                 and max((_header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
@@ -293,9 +304,10 @@ def read(
     kind: str,
     items: Sequence[EvidenceItem],
     params: OfflineParams = PARAMS,
+    own: frozenset[str] = frozenset(),
 ) -> Reading | None:
     """The best unit for the part and the answer inside it."""
-    ranked = rank_units(part, items, params, kind)
+    ranked = rank_units(part, items, params, kind, own)
     if not ranked:
         return None
     if kind in ("number", "date"):  # a unit with no value of the kind cannot answer
@@ -319,6 +331,11 @@ def read(
     whole = relevance(part, unit.context, unit.shown()) >= params.reader_confident
     reading.confident = confident and bool(reading.span) and stated and whole
     return reading
+
+
+def unit_holding(span: str, item: EvidenceItem) -> Unit | None:
+    """The unit of a passage that holds a span (to quote a value found some other way)."""
+    return next((u for u in units(item) if span in u.text), None)
 
 
 def bold(text: str, span: str) -> str:
