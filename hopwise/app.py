@@ -22,6 +22,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.builder import compile_graph
 from graph.context import EventCallback, GraphContext, TokenCallback
 from graph.deadline import question_deadline
+from graph.offline.reader import Similarity
 from graph.protocols import Reasoner, Retriever, WebSearch
 from graph.result import QuestionResult
 from graph.runner import (
@@ -103,16 +104,36 @@ def build_web_search(settings: Settings) -> WebSearch | None:
     return DdgsWebSearch(timeout_s=settings.web_timeout_s, max_results=settings.web_max_results)
 
 
-def build_reasoner(settings: Settings) -> Reasoner:
-    """The LLM reasoner with offline fallback when an endpoint is configured, else offline."""
+def build_reasoner(settings: Settings, similarity: Similarity | None = None) -> Reasoner:
+    """The LLM reasoner with offline fallback when an endpoint is configured, else offline;
+    the offline reader weighs meaning with `similarity` (see `meaning_similarity`)."""
     from graph.offline import OfflineReasoner
 
     llm = settings.llm
     if llm is None:
-        return OfflineReasoner()
+        return OfflineReasoner(similarity=similarity)
     from graph.llm import LLMReasoner
 
-    return LLMReasoner(llm, fallback=OfflineReasoner())
+    return LLMReasoner(llm, fallback=OfflineReasoner(similarity=similarity))
+
+
+def meaning_similarity(store: Any) -> Similarity | None:
+    """Cosine similarity by the store's query embedder (built-in or endpoint), or None when
+    the knowledge base is BM25-only."""
+    vectors = getattr(store, "vectors", None)
+    embedder = getattr(store, "embedder", None) or getattr(vectors, "embedder", None)
+    if embedder is None:
+        return None
+
+    def similarity(query: str, texts: Sequence[str]) -> list[float]:
+        import numpy as np
+
+        q = np.asarray(embedder.embed_query(query), dtype=float)
+        d = np.asarray(embedder.embed_documents(list(texts)), dtype=float)
+        norms = np.linalg.norm(d, axis=1) * (np.linalg.norm(q) or 1.0)
+        return [float(x) for x in (d @ q) / np.where(norms == 0, 1.0, norms)]
+
+    return similarity
 
 
 def build_code_reasoner(settings: Settings, reasoner: Reasoner) -> Reasoner | None:
@@ -164,7 +185,11 @@ class Hopwise:
                 checkpointer, problem = InMemorySaver(), str(exc)
                 logger.warning("%s", problem)
             app = cls(
-                settings, store, build_reasoner(settings), build_web_search(settings), checkpointer
+                settings,
+                store,
+                build_reasoner(settings, meaning_similarity(store)),
+                build_web_search(settings),
+                checkpointer,
             )
         except BaseException:
             store.close()  # a failed start leaks no open store

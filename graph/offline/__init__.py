@@ -44,8 +44,11 @@ class OfflineReasoner:
 
     name = "offline"
 
-    def __init__(self, params: OfflineParams = PARAMS) -> None:
+    def __init__(
+        self, params: OfflineParams = PARAMS, similarity: rd.Similarity | None = None
+    ) -> None:
         self.params = params
+        self.similarity = similarity  # meaning next to words when reading (built-in embedder)
 
     def route(
         self, question: str, history: Sequence[dict[str, str]]
@@ -161,7 +164,7 @@ class OfflineReasoner:
         missing: Sequence[str],
         hops: Sequence[HopView] = (),
     ) -> Iterator[str | Usage]:
-        yield from compose_answer(question, evidence, missing, hops, self.params)
+        yield from compose_answer(question, evidence, missing, hops, self.params, self.similarity)
         yield _usage()
 
     def answer_directly(
@@ -221,6 +224,7 @@ def compose_answer(
     missing: Sequence[str],
     hops: Sequence[HopView] = (),
     params: OfflineParams = PARAMS,
+    similarity: rd.Similarity | None = None,
 ) -> Iterator[str]:
     """First line(s), one per part asked: a short answer only when the reader is confident,
     else the best sentence quoted verbatim with its key span in bold, else that the documents
@@ -237,7 +241,7 @@ def compose_answer(
         found_any = True
     parts = [] if decided else _answer_parts(question, evidence, asked)
     for part, said, pool, own in parts:
-        reading = rd.read(part, question, kind, pool, params, own) if pool else None
+        reading = rd.read(part, question, kind, pool, params, own, similarity) if pool else None
         if (reading is None or reading.score < params.reader_min_score) and len(parts) == 1:
             reading = _typed_fallback(question, evidence, asked, params)
         if reading is None:

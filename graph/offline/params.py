@@ -46,6 +46,8 @@ class OfflineParams:
     reader_tied_rows: int = 6  # table rows quoted together when none matches better
     reader_confident: float = 0.75  # a short answer needs the unit to hold this much of the
     # relation itself and, with its context, of the whole part
+    reader_dense_weight: float = 0.3  # most a unit loses for meaning less than the best
+    reader_dense_units: int = 40  # the best units by words whose meaning is compared
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search
     reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from graph import text as tx
 from graph.offline.evidence import heading_like, nearness, relevance
@@ -50,6 +51,12 @@ _CLAUSE_NUMBER_RE = re.compile(
     r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
 )  # '7.2 ...', '第七条 7.1'
 _FIELD_RE = re.compile(r"^[^\s:：|]{1,12}[:：]\s*\S")
+
+
+class Similarity(Protocol):
+    """Meaning similarity of a question to each text (the built-in embedder's cosine)."""
+
+    def __call__(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,7 @@ def rank_units(
     params: OfflineParams = PARAMS,
     kind: str = "",
     own: frozenset[str] = frozenset(),
+    similarity: Similarity | None = None,
 ) -> list[tuple[float, Unit]]:
     """Every unit of the first passages, best first (ties: the earlier passage); a unit that
     holds a value of the expected kind (a full date more than a bare year), or a column the
@@ -185,7 +193,41 @@ def rank_units(
             scored.append((score, order, unit))
             order += 1
     scored.sort(key=lambda x: (-x[0], x[1]))
+    if similarity is not None and len(scored) > 1:
+        scored = _with_meaning(part, scored, similarity, params)
     return [(s, u) for s, _, u in scored]
+
+
+def _with_meaning(
+    part: str,
+    scored: list[tuple[float, int, Unit]],
+    similarity: Similarity,
+    params: OfflineParams,
+) -> list[tuple[float, int, Unit]]:
+    """The built-in embedder's view of the best units: each gives up to `reader_dense_weight`
+    by how far its similarity to the part falls below the best unit's (relative to the spread
+    of the candidates), so a paraphrase ('national holiday' for a public holiday row) or a
+    question in the other language can win where the words tie."""
+    head = scored[: params.reader_dense_units]
+    try:
+        sims = similarity(part, [u.shown() for _, _, u in head])
+    except Exception:  # noqa: BLE001 - the words alone still decide
+        return scored
+    if len(sims) != len(head):
+        return scored
+    best = max(sims)
+    spread = max(best - sorted(sims)[len(sims) // 2], 1e-3)
+    tables: dict[str, float] = {}  # rows of one table compete as the table: the words decide
+    for (_, _, unit), sim in zip(head, sims, strict=True):  # between rows, or show them all
+        if unit.cells:
+            tables[unit.context] = max(sim, tables.get(unit.context, sim))
+    sims = [tables[u.context] if u.cells else s for (_, _, u), s in zip(head, sims, strict=True)]
+    adjusted = [
+        (score - params.reader_dense_weight * min(1.0, (best - sim) / spread), order, unit)
+        for (score, order, unit), sim in zip(head, sims, strict=True)
+    ]
+    rest = [(score - params.reader_dense_weight, o, u) for score, o, u in scored[len(head) :]]
+    return sorted(adjusted + rest, key=lambda x: (-x[0], x[1]))
 
 
 def _given(question: str) -> str:
@@ -305,9 +347,10 @@ def read(
     items: Sequence[EvidenceItem],
     params: OfflineParams = PARAMS,
     own: frozenset[str] = frozenset(),
+    similarity: Similarity | None = None,
 ) -> Reading | None:
     """The best unit for the part and the answer inside it."""
-    ranked = rank_units(part, items, params, kind, own)
+    ranked = rank_units(part, items, params, kind, own, similarity)
     if not ranked:
         return None
     if kind in ("number", "date"):  # a unit with no value of the kind cannot answer

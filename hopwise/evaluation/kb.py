@@ -227,13 +227,14 @@ def evaluate_kb(
     limit: int | None = None,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> KbRun:
-    from hopwise.app import Hopwise, build_reasoner
+    from hopwise.app import Hopwise, build_reasoner, meaning_similarity
 
     kb = load_kb(root, limit=limit)
     settings = settings.model_copy(update={"web_search": False})
     store, scratch = open_kb_store(kb, settings)
     try:
-        app = Hopwise(scratch, store, build_reasoner(scratch), None, None)
+        reasoner = build_reasoner(scratch, meaning_similarity(store))
+        app = Hopwise(scratch, store, reasoner, None, None)
         run = ask_all(kb, app, on_progress)
     finally:
         store.close()

@@ -45,11 +45,11 @@ class QuestionRun:
     error: str | None = None
 
 
-def build_reasoner(settings: Settings) -> Reasoner:
+def build_reasoner(settings: Settings, similarity: Any = None) -> Reasoner:
     """The product's reasoner for these settings (LLM with offline fallback, or offline)."""
     from hopwise.app import build_reasoner as product_reasoner
 
-    return product_reasoner(settings)
+    return product_reasoner(settings, similarity)
 
 
 class Runner:

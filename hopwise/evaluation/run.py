@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hopwise.app import meaning_similarity
 from hopwise.evaluation.data import load_dataset
 from hopwise.evaluation.index import open_index
 from hopwise.evaluation.pipeline import Runner, build_reasoner
@@ -56,7 +57,7 @@ def evaluate(
     )
     settings = eval_settings(settings, k)
     store = open_index(dataset, settings, excluded=excluded)
-    reasoner = build_reasoner(settings)
+    reasoner = build_reasoner(settings, meaning_similarity(store))
     rows: list[dict[str, Any]] = []
     try:
         runner = Runner(mode, store, reasoner, settings, k)
