@@ -310,7 +310,9 @@ def _typed_fallback(
     short = ans.short_answer(question, evidence, hops, params)
     item = next((e for e in evidence if short and e.n == short.n), None)
     unit = rd.unit_holding(short.text, item) if short and item else None
-    return rd.Reading(unit, params.reader_min_score, short.text) if unit and short else None
+    if unit is None or short is None or not rd.holds_anchors(unit, rd.anchors_of(question)):
+        return None
+    return rd.Reading(unit, params.reader_min_score, short.text)
 
 
 def _own_first(items: list[EvidenceItem], hop: HopView) -> list[EvidenceItem]:

@@ -49,6 +49,7 @@ class OfflineParams:
     reader_dense_weight: float = 0.3  # most a unit loses for meaning less than the best
     reader_dense_units: int = 40  # the best units by words whose meaning is compared
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search
+    reader_missing_anchor: float = 0.5  # kept by a unit without a code the question names
     reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
 
 

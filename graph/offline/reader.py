@@ -35,7 +35,9 @@ _EN_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _EN_DATE = (
     rf"\d{{1,2}}\s+{_EN_MONTH},?\s+\d{{4}}|{_EN_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
 )
-DATE_RE = re.compile(rf"(?<!\d)(?:{_ISO_DATE}|{_ZH_DATE})(?!\d)|\b(?:{_EN_DATE})\b")
+DATE_RE = re.compile(
+    rf"(?<![A-Za-z0-9\-])(?:{_ISO_DATE}|{_ZH_DATE})(?![\d\-])|\b(?:{_EN_DATE})\b"
+)  # never the tail of a code ('IR-2024-09-01')
 _YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d.\-])")
 _TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])")
 _UNIT = (
@@ -96,12 +98,18 @@ def _looks_like_data(cells: list[str]) -> bool:
     return len(valued) * 2 > len(cells)
 
 
+_RULE_RE = re.compile(r"[-=_*#·~]{6,}")
+
+
 def _furniture(line: str, item: EvidenceItem) -> bool:
-    """A heading, the document's title or a section name: where an answer sits, never one."""
-    folded = tx.normalize_space(line).casefold()
-    if folded and (folded in item.title.casefold() or folded in item.section.casefold()):
+    """A heading, the document's title or a section name, a banner in capitals or a rule
+    line: where an answer sits, never one."""
+    folded = tx.normalize_space(_RULE_RE.sub(" ", line)).casefold()
+    if not folded or folded in item.title.casefold() or folded in item.section.casefold():
         return True
-    return heading_like(line) and not _FIELD_RE.match(line)
+    letters = [c for c in line if c.isascii() and c.isalpha()]
+    shouting = len(letters) >= 12 and sum(c.isupper() for c in letters) > 0.8 * len(letters)
+    return shouting or (heading_like(line) and not _FIELD_RE.match(line))
 
 
 def units(item: EvidenceItem) -> list[Unit]:
@@ -149,6 +157,20 @@ def relation_of(part: str) -> str:
     return rest if tx.term_set(rest) else part
 
 
+_ORDINAL_RE = re.compile(r"[（(][一二三四五六七八九十\d]{1,3}[）)]")
+
+
+def anchors_of(question: str) -> list[str]:
+    """What names one thing among its like: codes ('KX-200') and numbered parts ('（二）'). A
+    unit that answers the question holds each of them, itself or in its context."""
+    return [m.group(0) for m in (*_CODE_RE.finditer(question), *_ORDINAL_RE.finditer(question))]
+
+
+def holds_anchors(unit: Unit, anchors: Sequence[str]) -> bool:
+    place = tx.fold(f"{unit.context} {unit.shown()}").casefold()
+    return all(tx.fold(a).casefold() in place for a in anchors)
+
+
 def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: OfflineParams) -> float:
     """Coverage of the part by the unit alone and with its context; a unit that holds none of
     the relation's words is about the names only, not about what is asked of them."""
@@ -175,12 +197,15 @@ def rank_units(
     scored: list[tuple[float, int, Unit]] = []
     order = 0
     relation = relation_of(part)
+    anchors = anchors_of(part)
     for rank, item in enumerate(items[: params.reader_passages]):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in units(item):
             score = _unit_score(part, relation, unit, rank, params)
             if elsewhere:
                 score *= params.reader_other_step
+            if anchors and not holds_anchors(unit, anchors):
+                score *= params.reader_missing_anchor
             if kind == "date" and DATE_RE.search(unit.text):
                 score += params.reader_type_bonus
             elif kind in ("number", "date") and spans_of(kind, unit.text):
@@ -340,6 +365,20 @@ def read_sentence(
     return near[0][1], kind in ("person", "place") and clear
 
 
+def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]:
+    """The rows of the unit's table that hold one of the codes the question names, in
+    order, one row per code."""
+    if not unit.cells:
+        return []
+    rows: list[Unit] = []
+    for code in dict.fromkeys(m.group(0) for m in _CODE_RE.finditer(question)):
+        row = next((u for u in ranked if u.cells and u.context == unit.context
+                    and any(v == code for _, v in u.cells)), None)  # fmt: skip
+        if row is not None and row not in rows:
+            rows.append(row)
+    return rows
+
+
 def read(
     part: str,
     question: str,
@@ -359,6 +398,9 @@ def read(
             return None
     score, unit = ranked[0]
     tied = [u for s, u in ranked if s >= score - 1e-6 and u.cells and u.context == unit.context]
+    named = _rows_named(question, unit, [u for _, u in ranked])
+    if len(named) > 1:  # the question names several rows ('A and B, which …'): all of them
+        tied = named
     if len(tied) > 1:  # rows the part cannot tell apart: the reader sees them all
         rows = tied[: params.reader_tied_rows]
         unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,
@@ -382,7 +424,9 @@ def unit_holding(span: str, item: EvidenceItem) -> Unit | None:
 
 
 def bold(text: str, span: str) -> str:
-    """The text with the first occurrence of span in bold (verbatim otherwise)."""
-    if not span or span not in text:
+    """The text with the first standalone occurrence of span in bold (never a piece of a
+    longer number, date or code); verbatim otherwise."""
+    if not span:
         return text
-    return text.replace(span, f"**{span}**", 1)
+    m = re.search(rf"(?<![A-Za-z0-9.\-]){re.escape(span)}(?![A-Za-z0-9\-]|\.\d)", text)
+    return text if m is None else f"{text[: m.start()]}**{span}**{text[m.end() :]}"
