@@ -267,7 +267,7 @@ def coverage_terms(text: str) -> list[str]:
     return list(dict.fromkeys(t for t in out if t))
 
 
-_ZH_STOP_CHARS = frozenset(w for w in ZH_STOPWORDS if len(w) == 1)
+ZH_STOP_CHARS = frozenset(w for w in ZH_STOPWORDS if len(w) == 1)
 
 
 def _split_stop_tails(tokens: list[str]) -> Iterable[str]:
@@ -278,8 +278,8 @@ def _split_stop_tails(tokens: list[str]) -> Iterable[str]:
         if len(tok) < 2 or not _is_cjk_token(tok) or freq.get(tok):
             yield tok
             continue
-        head = tok[0] if tok[0] in _ZH_STOP_CHARS and len(tok) > 2 else ""
-        tail = tok[-1] if tok[-1] in _ZH_STOP_CHARS else ""
+        head = tok[0] if tok[0] in ZH_STOP_CHARS and len(tok) > 2 else ""
+        tail = tok[-1] if tok[-1] in ZH_STOP_CHARS else ""
         core = tok[len(head) : len(tok) - len(tail)]
         yield from (t for t in (head, core, tail) if t)
 

@@ -263,6 +263,11 @@ def _in_question(span: str, question: str) -> bool:
     return tx.fold(span).casefold().replace(" ", "") in _given(question)
 
 
+def codes_in(text: str) -> list[str]:
+    """Identifiers in a text, in order ('KX-200', 'PO-77-0117')."""
+    return [m.group(0) for m in _CODE_RE.finditer(text)]
+
+
 def spans_of(kind: str, text: str) -> list[str]:
     """Candidate answers of a kind in a text, in order."""
     if kind == "date":  # full dates; a bare year only where there is none

@@ -112,10 +112,17 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
     if not previous:
         return question
     q = tx.normalize_space(question)
+    replies = [h.get("content", "") for h in history if h.get("role") == "assistant"]
+    said = f"{replies[-1] if replies else ''}\n{previous[-1]}"  # the last answer first
+    for resolve in (_ordinal_reference, _demonstrative_reference):
+        resolved = resolve(q, said)
+        if resolved:
+            return resolved
     ellipsis = _ELLIPSIS_RE.match(q[:MAX_ROUTED_CHARS])
     if ellipsis:
         other = (ellipsis.group("en") or ellipsis.group("zh") or "").strip()
-        swapped = _swap_subject(previous[-1], other) if other else None
+        asks = other.split(" ", 1)[0].lower() in tx.EN_QUESTION_WORDS
+        swapped = _swap_subject(previous[-1], other) if other and not asks else None
         if swapped:
             return swapped
     pronoun = _PRONOUN_RE.search(q)
@@ -136,14 +143,93 @@ _PERSONAL_RE = re.compile(r"he|him|his|she|her|hers|他|她", re.IGNORECASE)
 
 
 def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
-    """The short answer of the last reply ('Answer: Christopher Nolan [1]'): what 'he' or
-    'she' in the next question most likely means."""
+    """The person the last reply names ('Answer: Christopher Nolan [1]', '由工程师 E-1 祁文博
+    处理。'): what 'he' or 'she' in the next question most likely means."""
     from graph.result import short_answer_of
+    from ingest.phrases import cjk_name_kinds
 
     replies = [h.get("content", "") for h in history if h.get("role") == "assistant"]
-    answer = short_answer_of(replies[-1]) if replies else ""
+    reply = replies[-1] if replies else ""
+    people = [n for n, kind in cjk_name_kinds(reply).items() if kind == "person"]
+    if people:
+        return people[-1]
+    answer = short_answer_of(reply)
     short = len(answer) <= 20 if tx.has_cjk(answer) else len(answer.split()) <= 6
-    return answer if answer and short else None
+    if answer and short:
+        return answer
+    people = [n for line in reply.splitlines() for n in tx.capitalized_spans(line) if " " in n]
+    return people[-1] if people else None
+
+
+_ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "first": 1, "second": 2,
+             "third": 3, "fourth": 4, "fifth": 5, "1": 1, "2": 2, "3": 3, "4": 4, "5": 5}  # fmt: skip
+_ORDINAL_RE = re.compile(
+    r"第(?P<zh>[一二三四五1-5])(?:个|项|台|件|张|条|位|份)|"
+    r"\bthe (?P<en>first|second|third|fourth|fifth)(?: one)?\b(?! of\b)",
+    re.IGNORECASE,
+)
+
+
+def _listed(text: str) -> list[str]:
+    """The things a reply lists, in order: codes ('KX-200') if it has two or more, else names."""
+    from graph.offline.reader import codes_in
+    from ingest.phrases import text_phrases
+
+    codes = list(dict.fromkeys(codes_in(text)))
+    return codes if len(codes) >= 2 else text_phrases(text)
+
+
+def _ordinal_reference(question: str, said: str) -> str | None:
+    """'第二个…' / 'the second one …': the k-th thing the last answer listed."""
+    m = _ORDINAL_RE.search(question)
+    if not m:
+        return None
+    k = _ORDINALS[(m.group("zh") or m.group("en") or "").lower()]
+    things = _listed(said.split("\n", 1)[0]) or _listed(said)
+    if len(things) < k:
+        return None
+    return question[: m.start()] + things[k - 1] + question[m.end() :]
+
+
+_DEMONSTRATIVE_RE = re.compile(
+    rf"(?:(?:那|这)(?:家|个|台|位|份|张|项|条|所|种)|该)(?P<zh>[{tx.CJK}]{{1,6}})"
+    r"|\b(?:that|this|the same)\s+(?P<en>[a-z][\w-]*)",
+    re.IGNORECASE,
+)
+
+
+def _after_clause(name: str, noun: str) -> str:
+    """'供货方是深圳星河电子有限公司' -> '深圳星河电子有限公司': the shortest tail after a function
+    word that still names something more than the noun, where an extractor ran a name on from
+    the clause before it."""
+    tails = [name[i + 1 :] for i, c in enumerate(name) if c in tx.ZH_STOP_CHARS]
+    return min((t for t in [*tails, name] if len(t) >= len(noun) + 2), key=len, default=name)
+
+
+def _demonstrative_reference(question: str, said: str) -> str | None:
+    """'那家医院…' / 'that hospital …': the named thing of that kind the conversation just
+    mentioned ('枫港市人民医院', 'Riverside Hospital'), the last answer first."""
+    m = _DEMONSTRATIVE_RE.search(question)
+    if not m:
+        return None
+    lines = said.splitlines()
+    if m.group("en"):
+        noun = m.group("en").lower()
+        named = [n for ln in lines for n in tx.capitalized_spans(ln) if noun in n.lower().split()]
+        return question[: m.start()] + named[0] + question[m.end() :] if named else None
+    from ingest.phrases import text_phrases
+
+    orgs = [n for ln in lines for n in tx.cjk_org_names(ln)]
+    names = orgs + sorted((n for ln in lines for n in text_phrases(ln)), key=len)
+    rest = m.group("zh")
+    for size in range(min(4, len(rest)), 1, -1):  # the longest head noun that names a thing
+        noun = rest[:size]
+        found = next(
+            (_after_clause(n, noun) for n in names if n.endswith(noun) and n != noun), None
+        )
+        if found and found != noun:
+            return question[: m.start()] + found + question[m.start("zh") + size :]
+    return None
 
 
 def _own_entity(question: str, before: int) -> bool:
@@ -160,7 +246,13 @@ def main_entity(question: str) -> str | None:
     if m and not tx.has_cjk(question):
         return m.group(0)
     terms = [t for t in tx.coverage_terms(question) if len(t) >= 2 and not t.isdigit()]
-    return terms[0] if terms and tx.has_cjk(question) else None
+    if not terms or not tx.has_cjk(question):
+        return None
+    for size in range(len(terms[0]), 1, -1):  # '协议（一）': a numbered part stays numbered
+        numbered = re.search(re.escape(terms[0][:size]) + r"[（(][^）)]{1,4}[）)]", question)
+        if numbered:
+            return numbered.group(0)
+    return terms[0]
 
 
 def _swap_subject(previous: str, other: str) -> str | None:

@@ -99,3 +99,45 @@ def test_a_field_line_keeps_its_own_line_when_a_paragraph_is_unwrapped() -> None
     joined = join_lines("[TK-7]\nLead: Ada Moss\nPhone: 6623\nprose that wraps\nonto a line")
     assert joined == "[TK-7]\nLead: Ada Moss\nPhone: 6623 prose that wraps onto a line"
     assert join_lines("组长：岳\n分机号：6623") == "组长：岳\n分机号：6623"
+
+
+def _turns(question: str, answer: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": question}, {"role": "assistant", "content": answer}]
+
+
+def test_a_demonstrative_with_its_noun_takes_the_named_thing_of_that_kind() -> None:
+    from graph.offline.route import rewrite_followup
+
+    zh = _turns("KX-9 装在哪家医院？", "KX-9 安装在枫港市人民医院。")
+    assert rewrite_followup("那家医院的联系人是谁？", zh) == "枫港市人民医院的联系人是谁？"
+    org = _turns("合同的供货方是谁？", "供货方是深圳星河电子有限公司。")
+    assert rewrite_followup("这家公司的地址在哪里？", org) == "深圳星河电子有限公司的地址在哪里？"
+    en = _turns("Where is KX-9 installed?", "KX-9 is installed at Riverside Hospital.")
+    assert rewrite_followup("Who runs that hospital?", en) == "Who runs Riverside Hospital?"
+
+
+def test_a_personal_pronoun_takes_the_person_the_last_answer_names() -> None:
+    from graph.offline.route import rewrite_followup
+
+    turns = _turns("谁负责 KX-9？", "由工程师 E-1001 岳知秋负责。")
+    assert rewrite_followup("他的分机号是多少？", turns) == "岳知秋的分机号是多少？"
+
+
+def test_an_ordinal_takes_the_kth_thing_the_last_answer_listed() -> None:
+    from graph.offline.route import rewrite_followup
+
+    en = _turns("Which parts are short?", "KX-9 and QZ-12 are below stock.")
+    assert rewrite_followup("When does the second one ship?", en) == "When does QZ-12 ship?"
+    zh = _turns("哪些备件缺货？", "KX-9 和 QZ-12 低于安全库存。")
+    assert rewrite_followup("第一个什么时候到货？", zh) == "KX-9什么时候到货？"
+
+
+def test_a_full_question_with_a_pronoun_is_not_taken_for_an_ellipsis() -> None:
+    from graph.offline.route import rewrite_followup
+
+    turns = _turns("What changed in the Norrow API?", "Version 1 was removed.")
+    assert rewrite_followup("And what is its rate limit?", turns) == (
+        "And what is Norrow API's rate limit?"
+    )
+    numbered = _turns("补充协议（三）何时生效？", "自2031年1月1日起生效。")
+    assert rewrite_followup("它改了什么？", numbered) == "补充协议（三）改了什么？"
