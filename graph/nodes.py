@@ -88,6 +88,7 @@ def pool_item(hit: Hit, hop: int, rank: int) -> dict[str, Any]:
         "section": hit.section,
         "page": hit.page,
         "text": hit.text,
+        "table_header": str(hit.metadata.get("table_header") or ""),
         "score": hit.score,
         "bm25": hit.bm25_score,
         "dense": hit.dense_score,
@@ -154,6 +155,7 @@ def evidence_items(
             section=it.get("section", ""),
             page=it.get("page"),
             text=it.get("text", ""),
+            table_header=it.get("table_header", ""),
             sentences=list(it.get("sentences", [])),
             score=it.get("score", 0.0),
         )

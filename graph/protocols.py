@@ -53,6 +53,9 @@ class EvidenceItem(BaseModel):
     section: str = ""
     page: int | None = None
     text: str = Field(description="The chunk text (or web snippet).")
+    table_header: str = Field(
+        "", description="The header row of a table the chunk starts inside of."
+    )
     sentences: list[str] = Field(default_factory=list, description="Extracted key sentences.")
     score: float = 0.0
 

@@ -190,7 +190,9 @@ def _chunks(
         heading_end = max((b.end_char - base for b in section if b.kind == "heading"), default=0)
         for at, piece in _pieces(body, splitter, heading_end):
             start = base + at
-            block = doc.blocks[max(0, bisect.bisect_right(starts, start) - 1)]
+            index = max(0, bisect.bisect_right(starts, start) - 1)
+            block = doc.blocks[index]
+            header = _table_header(doc, index)
             yield Chunk(
                 chunk_id=f"{record.doc_id}-v{record.doc_version}-{number:05d}",
                 doc_id=record.doc_id,
@@ -210,5 +212,20 @@ def _chunks(
                 embedding_version="",  # set by the store, which knows the embedder
                 hidden_removed=first.hidden_removed,
                 furniture=first.furniture,
+                metadata={"table_header": header} if header else {},
             )
             number += 1
+
+
+def _table_header(doc: ParsedDocument, index: int) -> str:
+    """The header row of the table a chunk starts inside of (after its first row), so the
+    rows it carries can still be read by their columns; '' otherwise."""
+    if doc.blocks[index].kind != "table":
+        return ""
+    first = index
+    while first > 0 and doc.blocks[first - 1].kind == "table":
+        gap = doc.text[doc.blocks[first - 1].end_char : doc.blocks[first].start_char]
+        if gap != "\n":  # rows of one table are one line apart; a blank line starts another
+            break
+        first -= 1
+    return doc.blocks[first].text if first < index else ""

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 PARSER_VERSION = "parse-4"  # 2: hidden text dropped; 3: PDFium, NFKC, furniture, tables, OCR; 4: field lines kept
-CHUNKER_VERSION = "chunk-1"
+CHUNKER_VERSION = "chunk-2"  # 2: a chunk starting inside a table carries its header row
 DEFAULT_GROUP = "all"
 
 
@@ -79,7 +79,8 @@ class Chunk(BaseModel):
     metadata: dict[str, Any] = Field(
         default_factory=dict,
         description="Caller metadata kept as given (documents written through the LangChain "
-        "view); empty for uploaded files.",
+        "view); for uploaded files only `table_header`, the header row of the table a chunk "
+        "starts inside of.",
     )
     furniture: list[str] = Field(
         default_factory=list,

@@ -250,13 +250,13 @@ def compose_answer(
         found_any = True
         if reading.confident:  # its sentence follows as the first line of evidence
             lead = "答案：" if zh else "Answer: "
-            lines.append(f"{lead}{reading.span} [{reading.unit.n}]")
+            lines.append(f"{lead}{reading.stated or reading.span} [{reading.unit.n}]")
         else:
             used.add(reading.unit.text)
             quote = rd.bold(reading.unit.shown(), reading.span)
             lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
             lines.append(f"{lead}“{quote}” [{reading.unit.n}]")
-    yield "\n".join(lines) + "\n"
+    yield "\n".join(dict.fromkeys(lines)) + "\n"  # parts read the same way say it once
     if not found_any and missing:
         yield ("\n查找过：" if zh else "\nLooked for: ") + "; ".join(missing) + "\n"
     if not found_any and evidence:

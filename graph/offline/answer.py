@@ -282,7 +282,7 @@ def _choice(
     items = named[-2:] if len(named) >= 2 else named
     if len(items) < 2:
         return None
-    direction = next((d for w, d in DIRECTIONS.items() if _has_word(question, w)), 0)
+    direction = comparison_direction(question)
     values: list[tuple[float, str, int | None]] = []
     for name in items:
         passage = _passage_about(name, evidence) or _via_hop(name, evidence, hops)
@@ -316,6 +316,12 @@ def _via_hop(
                 if f"#{k + 1}" in later.sub_question and later.hit_ids:
                     return next((e for e in evidence if e.chunk_id == later.hit_ids[0]), None)
     return None
+
+
+def comparison_direction(question: str) -> int:
+    """-1 when the question asks for the smaller value or earlier date, +1 the larger or
+    later, 0 when it compares nothing (comparatives.txt)."""
+    return next((d for w, d in DIRECTIONS.items() if _has_word(question, w)), 0)
 
 
 def _has_word(text: str, word: str) -> bool:

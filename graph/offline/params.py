@@ -44,8 +44,8 @@ class OfflineParams:
     reader_type_bonus: float = 0.1  # the unit holds a value of the expected kind / the column
     reader_name_margin: float = 2.0  # a name is stated when this much nearer than the next
     reader_tied_rows: int = 6  # table rows quoted together when none matches better
-    reader_confident: float = 0.75  # a short answer needs the unit to hold this much of the
-    # relation itself and, with its context, of the whole part
+    reader_state_score: float = 0.65  # a short answer is stated only from a unit this good
+    reader_state_relation: float = 0.5  # ... that holds this much of the relation's words itself
     reader_dense_weight: float = 0.3  # most a unit loses for meaning less than the best
     reader_dense_units: int = 40  # the best units by words whose meaning is compared
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search

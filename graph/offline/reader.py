@@ -86,6 +86,7 @@ class Reading:
     span: str = ""  # the answer inside it, '' when none of the expected type
     confident: bool = False
     why: list[str] = field(default_factory=list)
+    stated: str = ""  # the answer line's text when it is more than the span (a comparison)
 
 
 def _table_cells(line: str) -> list[str]:
@@ -124,8 +125,10 @@ def units(item: EvidenceItem) -> list[Unit]:
         rows = [ln for ln in lines if ln.count("|") >= 1 and len(_table_cells(ln)) >= 2]
         if len(rows) >= 2 and len(rows) >= len(lines) - 1:
             header = _table_cells(rows[0])
-            if _looks_like_data(header):  # a table cut by the chunker: its header is elsewhere
-                header, rows = [""] * len(header), [""] + rows
+            if _looks_like_data(header):  # a table cut by the chunker: its header came along
+                carried = _table_cells(item.table_header) if item.table_header else []
+                header = carried if len(carried) == len(header) else [""] * len(header)
+                rows = ["", *rows]
             for row in rows[1:]:
                 cells = _table_cells(row)
                 pairs = tuple(zip(header + [""] * (len(cells) - len(header)), cells, strict=False))
@@ -298,6 +301,8 @@ def _trim(span: str) -> str:
     words = span.strip().rstrip(",.;").split()
     while len(words) > 1 and words[-1].lower() in tx.EN_STOPWORDS:
         words.pop()
+    if len(words) > 1 and words[1].lower() in tx.EN_STOPWORDS:  # '3,200 to cover'
+        words = words[:1]
     return " ".join(words)
 
 
@@ -332,14 +337,95 @@ def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool
     scored.sort(key=lambda x: -x[0])
     best, header, value = scored[0]
     second = scored[1][0] if len(scored) > 1 else 0.0
-    anchored = any(_in_question(v, question) for _, v in unit.cells if len(v) >= 3)
+    asked_dates = date_keys(question)
+    anchored = any(
+        _in_question(v, question) or (asked_dates and date_keys(v) & asked_dates)
+        for _, v in unit.cells
+        if len(v) >= 3
+    )
     return value, best >= 0.99 and second < 0.5 and anchored, header
+
+
+_MONTH_NUMBERS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}  # fmt: skip
+
+
+def date_keys(text: str) -> set[tuple[int, int, int]]:
+    """The full dates of a text as (year, month, day), whatever their format."""
+    keys: set[tuple[int, int, int]] = set()
+    for m in DATE_RE.finditer(text):
+        found = m.group(0)
+        digits = [int(x) for x in re.findall(r"\d+", found)]
+        month = next((v for k, v in _MONTH_NUMBERS.items() if k in found.lower()), 0)
+        if month and len(digits) == 2:
+            year, day = (digits[1], digits[0]) if digits[1] > 31 else (digits[0], digits[1])
+            keys.add((year, month, day))
+        elif len(digits) == 3:
+            keys.add((digits[0], digits[1], digits[2]))
+    return keys
+
+
+def _value(text: str) -> float | None:
+    """A cell's value for comparing: a date as a day count, else its first number."""
+    dates = sorted(date_keys(text))
+    if dates:
+        y, m, d = dates[0]
+        return y * 372 + m * 31 + d
+    n = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
+    return float(n.group(0).replace(",", "")) if n else None
+
+
+def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading | None:
+    """'A and B, which expires first?': the column the question asks about, each named row's
+    value in it, and the row the comparison word picks, with every value shown."""
+    if direction == 0 or len(rows) < 2:
+        return None
+    headers = [h for h, _ in rows[0].cells if h]
+    scored = sorted(((_header_match(question, h), h) for h in headers), key=lambda x: -x[0])
+    if not scored or scored[0][0] < 0.5:
+        return None
+    column = scored[0][1]
+    values = []
+    for row in rows:
+        cells = dict(row.cells)
+        key = next((v for _, v in row.cells if _in_question(v, question)), "")
+        value = _value(cells.get(column, ""))
+        if value is None or not key:
+            return None
+        values.append((value, key, cells[column], row))
+    value, key, shown, row = (min if direction < 0 else max)(values, key=lambda x: x[0])
+    others = "; ".join(f"{k}: {c}" for _, k, c, _ in values if k != key)
+    line = f"{key} ({column}: {shown}; {others})"
+    return Reading(row, 1.0, key, True, [f"compared '{column}'"], stated=line)
 
 
 def _names(kind: str, text: str) -> list[str]:
     from graph.offline.answer import name_spans
 
     return name_spans(kind, text)
+
+
+_ZH_UNITS = "个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页"
+_ASKED_UNIT_RE = re.compile(
+    rf"\bhow (?:many|much)\s+(?P<en>[a-z]+)|(?:几|多少)\s*(?P<zh>小时|分钟|[{_ZH_UNITS}])", re.I
+)
+
+
+def asked_unit(question: str) -> str:
+    """The unit a 'how many X' / '几天' question counts in ('day', '天'), '' if it names none."""
+    m = _ASKED_UNIT_RE.search(question)
+    if not m:
+        return ""
+    if m.group("zh"):
+        return m.group("zh")
+    word = tx.stem(m.group("en").lower())
+    return "" if word in tx.EN_STOPWORDS else word
+
+
+def _unit_fits(span: str, unit: str) -> bool:
+    if tx.has_cjk(unit):
+        return unit in span
+    return any(tx.stem(w.lower()) == unit for w in re.findall(r"[A-Za-z]+", span))
 
 
 def read_sentence(
@@ -362,6 +448,13 @@ def read_sentence(
     asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
+    wanted = asked_unit(question) if kind == "number" else ""
+    if wanted:  # 'how many days': a value in days, not the percentage beside it
+        fitting = [s for s in found if _unit_fits(s, wanted)]
+        if not fitting:
+            near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
+            return near[0][1], False
+        found = fitting
     near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
     if kind in ("number", "date"):
         return near[0][1], len(near) == 1
@@ -381,6 +474,11 @@ def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]
                     and any(v == code for _, v in u.cells)), None)  # fmt: skip
         if row is not None and row not in rows:
             rows.append(row)
+    asked = date_keys(question)  # a reverse lookup names its row by a value ('until 2031-01-02')
+    for u in ranked if asked else ():
+        if u.cells and u.context == unit.context and u not in rows:
+            if any(date_keys(v) & asked for _, v in u.cells):
+                rows.append(u)
     return rows
 
 
@@ -403,9 +501,17 @@ def read(
             return None
     score, unit = ranked[0]
     tied = [u for s, u in ranked if s >= score - 1e-6 and u.cells and u.context == unit.context]
-    named = _rows_named(question, unit, [u for _, u in ranked])
+    codes = set(codes_in(question))
+    table = next((u for _, u in ranked if u.cells and any(v in codes for _, v in u.cells)), unit)
+    named = _rows_named(question, table, [u for _, u in ranked])
     if len(named) > 1:  # the question names several rows ('A and B, which …'): all of them
-        tied = named
+        from graph.offline.answer import comparison_direction
+
+        compared = compare_rows(question, named, comparison_direction(question))
+        if compared is not None:
+            return compared
+        if table is unit:
+            tied = named
     if len(tied) > 1:  # rows the part cannot tell apart: the reader sees them all
         rows = tied[: params.reader_tied_rows]
         unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,
@@ -417,9 +523,10 @@ def read(
         reading.why.append(f"table cell under '{header}'" if header else "table row")
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
-    stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_confident
-    whole = relevance(part, unit.context, unit.shown()) >= params.reader_confident
-    reading.confident = confident and bool(reading.span) and stated and whole
+    stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation
+    reading.confident = (
+        confident and bool(reading.span) and stated and score >= params.reader_state_score
+    )
     return reading
 
 

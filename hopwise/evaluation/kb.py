@@ -70,12 +70,19 @@ def load_kb(root: Path | str, *, limit: int | None = None) -> KbSet:
 
 
 def _key(kb: KbSet, embedder: str) -> str:
-    from ingest.models import PARSER_VERSION
+    from ingest.models import CHUNKER_VERSION, PARSER_VERSION
     from ingest.phrases import PHRASER
     from ingest.store import INDEX_FORMAT
 
     digest = hashlib.sha256()
-    for part in (FORMAT, f"store-{INDEX_FORMAT}", PARSER_VERSION, PHRASER, embedder):
+    for part in (
+        FORMAT,
+        f"store-{INDEX_FORMAT}",
+        PARSER_VERSION,
+        CHUNKER_VERSION,
+        PHRASER,
+        embedder,
+    ):
         digest.update(part.encode() + b"\0")
     for doc in kb.documents:
         digest.update(doc["path"].read_bytes() + ",".join(doc["groups"]).encode() + b"\0")
@@ -128,7 +135,8 @@ def as_read(answer: str) -> str:
 
 
 def first_line(answer: str) -> str:
-    return next((line.strip() for line in answer.splitlines() if line.strip()), "")
+    """The answer's lead: its first lines up to the first blank line (one line per part)."""
+    return answer.strip().split("\n\n", 1)[0].strip()
 
 
 def ask_all(
@@ -260,7 +268,7 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"| {label} | " + " | ".join(values) + " |")
 
     row("**whole answer right**", [cell(halves[c]["total"]) for c in cols])
-    row("first line right", [cell(halves[c]["first_line"]) for c in cols])
+    row("first line(s) right", [cell(halves[c]["first_line"]) for c in cols])
     for name in FAMILIES:
         row(name, [cell(halves[c]["families"][name]) for c in cols])
     for t in sorted(halves["all"]["types"]):

@@ -141,3 +141,51 @@ def test_a_full_question_with_a_pronoun_is_not_taken_for_an_ellipsis() -> None:
     )
     numbered = _turns("补充协议（三）何时生效？", "自2031年1月1日起生效。")
     assert rewrite_followup("它改了什么？", numbered) == "补充协议（三）改了什么？"
+
+
+REGISTER = (
+    "Unit | Site | Warranty ends\nKX-100 | North | 2031-04-02\nKX-200 | Harbour | 2030-11-15\n"
+    "KX-300 | East | 2032-01-21"
+)
+
+
+def test_two_named_rows_are_compared_on_the_asked_column_with_every_value_shown() -> None:
+    first = _answer("Of KX-100 and KX-300, whose warranty ends earlier?", _item(1, REGISTER))
+    assert first.splitlines()[0] == (
+        "Answer: KX-100 (Warranty ends: 2031-04-02; KX-300: 2032-01-21) [1]"
+    )
+    last = _answer("Of KX-100 and KX-300, whose warranty ends later?", _item(1, REGISTER))
+    assert last.startswith("Answer: KX-300 (Warranty ends: 2032-01-21; KX-100: 2031-04-02)")
+
+
+def test_a_row_named_by_a_date_in_another_format_is_the_one_read() -> None:
+    text = _answer("Which unit's warranty ends on 21 January 2032?", _item(1, REGISTER))
+    assert "KX-300" in text.splitlines()[0] and "KX-100" not in text.splitlines()[0]
+
+
+def test_a_how_many_question_takes_the_value_in_the_asked_unit() -> None:
+    sentence = "The price rose by 4.5% with a notice of 78 days before the change."
+    assert rd.read_sentence("How many days of notice?", "How many days of notice?",
+                            rd.units(_item(1, sentence))[0], "number")[0] == "78 days"  # fmt: skip
+    assert (
+        rd.asked_unit("最晚几天内到货？") == "天" and rd.asked_unit("How many laptops?") == "laptop"
+    )
+
+
+def test_a_table_cut_by_the_chunker_keeps_its_header_for_the_rows_after_it() -> None:
+    from ingest.chunker import chunk_document
+    from ingest.parsers import parse_bytes
+
+    rows = "\n".join(f"| KX-{i:03d} | site {i} | 2031-01-{i % 28 + 1:02d} |" for i in range(120))
+    md = f"# Register\n\n| Unit | Site | Warranty ends |\n|---|---|---|\n{rows}\n"
+    doc = parse_bytes(md.encode(), "register.md")
+    chunks = chunk_document(doc, doc_id="d", doc_version=1, groups=["all"], checksum="c",
+                            chunk_tokens=200, overlap_tokens=0)  # fmt: skip
+    assert len(chunks) > 2 and chunks[0].metadata == {}
+    later = chunks[-1]
+    assert later.metadata == {"table_header": "Unit | Site | Warranty ends"}
+    assert later.text == doc.text[later.start_char : later.end_char]  # offsets still exact
+    item = EvidenceItem(
+        n=1, chunk_id="x", text=later.text, table_header="Unit | Site | Warranty ends"
+    )
+    assert rd.units(item)[0].shown().startswith("Unit: KX-")
