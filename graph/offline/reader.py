@@ -476,9 +476,9 @@ def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]
             rows.append(row)
     asked = date_keys(question)  # a reverse lookup names its row by a value ('until 2031-01-02')
     for u in ranked if asked else ():
-        if u.cells and u.context == unit.context and u not in rows:
-            if any(date_keys(v) & asked for _, v in u.cells):
-                rows.append(u)
+        same_table = u.cells and u.context == unit.context and u not in rows
+        if same_table and any(date_keys(v) & asked for _, v in u.cells):
+            rows.append(u)
     return rows
 
 
