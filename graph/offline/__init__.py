@@ -15,6 +15,7 @@ from graph.offline import answer as ans
 from graph.offline import bridge as br
 from graph.offline import evidence as ev
 from graph.offline import reader as rd
+from graph.offline import records as recs
 from graph.offline import route as rt
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
@@ -240,8 +241,18 @@ def compose_answer(
         lines.append(f"{'答案：' if zh else 'Answer: '}{decided.text} [{decided.n}]")
         found_any = True
     parts = [] if decided else _answer_parts(question, evidence, asked)
+    path: list[tuple[int, str]] = []  # records a joined answer went through, in order
     for part, said, pool, own in parts:
         reading = rd.read(part, question, kind, pool, params, own, similarity) if pool else None
+        joined = recs.join(part if len(parts) > 1 else question, pool)
+        if joined is not None:  # the named record lacks the asked field; a shared value led on
+            lead = "答案：" if zh else "Answer: "
+            lines.append(f"{lead}{joined.answer} [{joined.target.n}]")
+            path.extend(
+                [(joined.start.n, joined.start.shown), (joined.target.n, joined.target.shown)]
+            )
+            found_any = True
+            continue
         if (reading is None or reading.score < params.reader_min_score) and len(parts) == 1:
             reading = _typed_fallback(question, evidence, asked, params)
         if reading is None:
@@ -262,6 +273,9 @@ def compose_answer(
     if not found_any and evidence:
         yield ("\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n")
     support = _support_lines(question, evidence, asked, used, params) if found_any else []
+    support = list(dict.fromkeys(path + [s for s in support if s not in path]))[
+        : params.evidence_lines + len(path)
+    ]
     if support:
         yield ("\n依据：\n" if zh else "\nEvidence:\n")
         for n, sentence in support:

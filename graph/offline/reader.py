@@ -215,7 +215,7 @@ def rank_units(
                 score += params.reader_type_bonus / (2 if kind == "date" else 1)
             if (
                 unit.cells
-                and max((_header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
+                and max((header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
             ):
                 score += params.reader_type_bonus
             scored.append((score, order, unit))
@@ -306,7 +306,7 @@ def _trim(span: str) -> str:
     return " ".join(words)
 
 
-def _header_match(question: str, header: str) -> float:
+def header_match(question: str, header: str) -> float:
     """How much a column header is what the question asks about."""
     if not header:
         return 0.0
@@ -328,7 +328,7 @@ def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool
     for header, value in unit.cells:
         if not value or _in_question(value, question) or value in {"—", "-", "/"}:
             continue
-        match = _header_match(part, header)
+        match = header_match(part, header)
         if kind in ("number", "date") and not spans_of(kind, value) and not re.search(r"\d", value):
             match *= 0.3
         scored.append((match, header, value))
@@ -337,6 +337,10 @@ def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool
     scored.sort(key=lambda x: -x[0])
     best, header, value = scored[0]
     second = scored[1][0] if len(scored) > 1 else 0.0
+    from graph.offline.records import asked_head
+
+    if asked_head(question, [h for h, _ in unit.cells]) not in ("", header):
+        return value, False, header  # the question asks another column ('the contact for the site')
     asked_dates = date_keys(question)
     anchored = any(
         _in_question(v, question) or (asked_dates and date_keys(v) & asked_dates)
@@ -381,7 +385,7 @@ def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading
     if direction == 0 or len(rows) < 2:
         return None
     headers = [h for h, _ in rows[0].cells if h]
-    scored = sorted(((_header_match(question, h), h) for h in headers), key=lambda x: -x[0])
+    scored = sorted(((header_match(question, h), h) for h in headers), key=lambda x: -x[0])
     if not scored or scored[0][0] < 0.5:
         return None
     column = scored[0][1]
