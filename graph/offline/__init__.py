@@ -244,6 +244,13 @@ def compose_answer(
     path: list[tuple[int, str]] = []  # records a joined answer went through, in order
     for part, said, pool, own in parts:
         reading = rd.read(part, question, kind, pool, params, own, similarity) if pool else None
+        summed = recs.total(question, pool) if len(parts) == 1 else None
+        if summed is not None:
+            lead = "答案：" if zh else "Answer: "
+            lines.append(f"{lead}{summed.answer} [{summed.n}]")
+            path.extend((r.n, r.shown) for r in summed.rows)
+            found_any = True
+            continue
         joined = recs.join(part if len(parts) > 1 else question, pool)
         if joined is not None:  # the named record lacks the asked field; a shared value led on
             lead = "答案：" if zh else "Answer: "

@@ -165,7 +165,7 @@ def name_spans(kind: str, sentence: str) -> list[str]:
     """Names in a sentence that may answer a 'who', 'where' or 'which' question, those whose
     form or cue fits the kind first."""
     names = _spans(kind, sentence)
-    return sorted(names, key=lambda n: -_cue_fit(kind, sentence, n))
+    return sorted(names, key=lambda n: -cue_fit(kind, sentence, n))
 
 
 def _spans(kind: str, sentence: str) -> list[str]:
@@ -192,7 +192,7 @@ def _trim_unit(text: str) -> str:
     return " ".join(words).strip(",. ")
 
 
-def _cue_fit(kind: str, sentence: str, span: str) -> float:
+def cue_fit(kind: str, sentence: str, span: str) -> float:
     """The preposition before a name says what it is: 'in X' a place, 'by X' a person; a
     Chinese name's tag says it directly."""
     if tx.has_cjk(span):
@@ -247,7 +247,7 @@ def _best_span(kind: str, focus: str, question: str, items: Sequence[EvidenceIte
                 if span.lower() in given_names or (terms and terms <= given):
                     continue
                 near = nearness(sentence, span, focus_terms)
-                score = base * (1 + near) * _cue_fit(kind, sentence, span)
+                score = base * (1 + near) * cue_fit(kind, sentence, span)
                 key = span.lower()
                 if key in scores:
                     scores[key].score += score * 0.5

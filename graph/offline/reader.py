@@ -462,9 +462,13 @@ def read_sentence(
     near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
     if kind in ("number", "date"):
         return near[0][1], len(near) == 1
+    from graph.offline.answer import cue_fit
+
+    near = sorted(((n * cue_fit(kind, unit.text, s), s) for n, s in near), key=lambda x: -x[0])
     best, second = near[0][0], (near[1][0] if len(near) > 1 else 0.0)
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
-    return near[0][1], kind in ("person", "place") and clear
+    fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
+    return near[0][1], kind in ("person", "place") and clear and fits
 
 
 def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]:

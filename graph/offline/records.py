@@ -85,25 +85,26 @@ def asked_clause(question: str) -> str:
     return " ".join(asking) if asking else question
 
 
-def _where(asked: str, label: str) -> int:
-    """Where the asked clause names a label (-1 when it does not)."""
+def _where(asked: str, label: str, match: float = 0.99) -> int:
+    """Where the asked clause names a label (-1 when it does not): the label itself, or
+    `match` of its words."""
     core = re.sub(r"[（(].*?[）)]", "", label).strip()
     if not core:
         return -1
     at = asked.casefold().find(core.casefold())
-    if at < 0 and rd.header_match(asked, label) >= 0.99:
+    if at < 0 and rd.header_match(asked, label) >= match:
         words = tx.term_set(label)
         at = min((asked.casefold().find(w) for w in words if w in asked.casefold()), default=-1)
     return at
 
 
-def asked_head(question: str, labels: Sequence[str]) -> str:
+def asked_head(question: str, labels: Sequence[str], match: float = 0.99) -> str:
     """Of the labels the asked clause names, the one asked for: the head of the phrase, the
     last named in Chinese ('所在医院的设备科联系人'), the first in English ('the contact for
     the site of X'). '' when it names none."""
     asked = asked_clause(question)
     named = sorted(
-        (at, label) for label in set(labels) if label and (at := _where(asked, label)) >= 0
+        (at, label) for label in set(labels) if label and (at := _where(asked, label, match)) >= 0
     )
     if not named:
         return ""
@@ -139,3 +140,76 @@ def join(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
                     if answer and field == head and answer not in value:
                         answers.setdefault(answer, Joined(answer, field, start, target, value))
     return next(iter(answers.values())) if len(answers) == 1 else None
+
+
+_TOTAL_RE = re.compile(
+    r"一共|总共|合计|加起来|总计|共计|\b(?:in total|total|altogether|sum|combined)\b", re.IGNORECASE
+)
+_COUNT_RE = re.compile(
+    r"几(?:台|张|个|项|条|份|件|次|位)|多少(?:台|张|个|项|条|份|件|位)|\bhow many\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Total:
+    answer: str  # '17 = 6 + 5 + 6' or '3'
+    rows: tuple[Record, ...]
+    n: int
+
+
+def _whole_tables(items: Sequence[EvidenceItem]) -> dict[str, list[Record]]:
+    """The rows of each table that a passage holds whole: its header row is in the passage
+    and the passage goes on after its last row, so no row of it can be missing."""
+    out: dict[str, list[Record]] = {}
+    for item in items:
+        blocks = [b for b in re.split(r"\n\s*\n", item.text) if b.strip()]
+        for i, block in enumerate(blocks):
+            if item.table_header and i == 0:
+                continue  # a continuation: the table began in another passage
+            if i == len(blocks) - 1:
+                continue  # the passage ends in the table: it may go on in the next
+            rows = [u for u in rd.units(EvidenceItem(n=item.n, text=block, title=item.title,
+                                                     section=item.section)) if u.cells]  # fmt: skip
+            if len(rows) >= 2 and all(h for h, _ in rows[0].cells):
+                out[f"{item.chunk_id}:{i}"] = [
+                    Record(u.cells, item.n, u.shown(), f"{item.chunk_id}:{i}") for u in rows
+                ]
+    return out
+
+
+def _number(text: str) -> float | None:
+    m = re.fullmatch(r"\s*(-?\d[\d,]*(?:\.\d+)?)\s*\S{0,3}\s*", text)
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
+    """'How many … in total' over a table the passages hold whole: the rows the question names
+    by a value (all rows when it names none), then the asked column summed, or the rows
+    counted when it asks how many of them; every value used is shown."""
+    if not _TOTAL_RE.search(question) and not _COUNT_RE.search(question):
+        return None
+    best: Total | None = None
+    for rows in _whole_tables(items).values():
+        named = [r for r in rows if any(_filter_value(v, question) for v in r.values())]
+        chosen = named or rows
+        head = asked_head(question, [h for h, _ in rows[0].fields], match=0.5)
+        values = [_number(dict(r.fields).get(head, "")) for r in chosen] if head else []
+        if head and values and all(v is not None for v in values):
+            parts = [f"{v:g}" for v in values if v is not None]
+            amount = sum(v for v in values if v is not None)
+            answer = f"{amount:g} = {' + '.join(parts)}" if len(parts) > 1 else parts[0]
+        elif _COUNT_RE.search(question) and named:
+            answer = str(len(named))
+        else:
+            continue
+        if best is not None:
+            return None  # two tables could answer: say neither
+        best = Total(answer, tuple(chosen), chosen[0].n)
+    return best
+
+
+def _filter_value(value: str, question: str) -> bool:
+    """A cell value the question names as a condition ('严可欣', 'P1', 'KX-200')."""
+    short_code = len(value) >= 2 and bool(re.fullmatch(r"[A-Za-z]+\d+", value))
+    return (short_code and re.search(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])",
+                                     question) is not None) or _names_in(value, question)  # fmt: skip

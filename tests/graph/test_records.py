@@ -68,3 +68,45 @@ def test_two_different_answers_make_no_join() -> None:
     twice = SITES + "\nNorth yard | Cy Park | 9000"
     items = [_item(1, UNITS, "units.md"), _item(2, twice, "sites.md")]
     assert recs.join("Who is the contact for the site of KX-200?", items) is None
+
+
+PLAN = (
+    "Unit | Engineer | Downtime (h)\nKX-1 | Ada Moss | 6\nKX-2 | Ben Ruiz | 8\nKX-3 | Ada Moss | 5"
+    "\n\nDates may move by agreement."
+)
+
+
+def test_a_total_sums_the_asked_column_over_the_rows_the_question_names() -> None:
+    text = _answer(
+        "How many hours of downtime in total for the units of Ada Moss?",
+        EvidenceItem(n=1, chunk_id="p", source="plan.md", text=PLAN),
+    )
+    lines = text.splitlines()
+    assert lines[0] == "Answer: 11 = 6 + 5 [1]"
+    assert "Unit: KX-1" in text and "Unit: KX-3" in text and "KX-2" not in text
+    zh = PLAN.replace("Downtime (h)", "预计停机（小时）")
+    found = recs.total(
+        "Ada Moss 负责的设备一共停机多少小时？", [EvidenceItem(n=1, chunk_id="p", text=zh)]
+    )
+    assert found is not None and found.answer == "11 = 6 + 5"
+
+
+def test_rows_are_counted_when_the_question_asks_how_many_of_them() -> None:
+    found = recs.total(
+        "Ada Moss 负责的设备一共有几台？", [EvidenceItem(n=1, chunk_id="p", text=PLAN)]
+    )
+    assert found is not None and found.answer == "2"
+
+
+def test_no_total_from_a_table_the_passage_may_not_hold_whole() -> None:
+    cut = PLAN.split("\n\n", 1)[0]  # the passage ends inside the table
+    assert (
+        recs.total(
+            "How many hours in total for Ada Moss?", [EvidenceItem(n=1, chunk_id="p", text=cut)]
+        )
+        is None
+    )
+    carried = EvidenceItem(
+        n=1, chunk_id="p", text=PLAN, table_header="Unit | Engineer | Downtime (h)"
+    )
+    assert recs.total("How many hours in total for Ada Moss?", [carried]) is None
