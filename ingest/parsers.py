@@ -820,12 +820,32 @@ _TABLE_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
+_MD_INLINE = [
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # an image: its alt text
+    (re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)[^)]*\)"), r"\1 (\2)"),  # a link: text (url)
+    (re.compile(r"\[([^\]]+)\]\([^)]*\)"), r"\1"),
+    (re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)"), r"\2"),
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
+    (re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])"), r"\1"),
+    (re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])"), r"\1"),
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
+]
+
+
+def md_inline(text: str) -> str:
+    """Markdown's inline marks read as a reader sees them: '**fee**' is 'fee', a link its text
+    (and address), an image its alt text, a code span its code."""
+    for pattern, replacement in _MD_INLINE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def _md_cells(line: str) -> list[str]:
     line = line.strip()
     line = line.removeprefix("|")
     if line.endswith("|") and not line.endswith("\\|"):
         line = line[:-1]
-    return [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", line)]
+    return [md_inline(cell.strip().replace("\\|", "|")) for cell in re.split(r"(?<!\\)\|", line)]
 
 
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
@@ -877,7 +897,7 @@ def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
 
     def flush() -> None:
         if para:
-            builder.text("\n".join(para))
+            builder.text(md_inline("\n".join(para)))
             para.clear()
 
     i = 0
@@ -898,14 +918,14 @@ def _parse_markdown(data: bytes, source: str) -> ParsedDocument:
         atx = _ATX.match(line)
         if atx:
             flush()
-            builder.heading(len(atx.group(1)), atx.group(2) or "")
+            builder.heading(len(atx.group(1)), md_inline(atx.group(2) or ""))
             i += 1
             continue
         setext = _SETEXT.match(line)
         if setext and para:
             text = "\n".join(para)
             para.clear()
-            builder.heading(1 if setext.group(1)[0] == "=" else 2, text)
+            builder.heading(1 if setext.group(1)[0] == "=" else 2, md_inline(text))
             i += 1
             continue
         if (

@@ -8,6 +8,7 @@ params.OfflineParams.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 from graph import text as tx
@@ -271,7 +272,7 @@ def compose_answer(
             lines.append(f"{lead}{reading.stated or reading.span} [{reading.unit.n}]")
         else:
             used.add(reading.unit.text)
-            quote = rd.bold(reading.unit.shown(), reading.span)
+            quote = rd.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
             lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
             lines.append(f"{lead}“{quote}” [{reading.unit.n}]")
     yield "\n".join(dict.fromkeys(lines)) + "\n"  # parts read the same way say it once
@@ -286,10 +287,11 @@ def compose_answer(
     if support:
         yield ("\n依据：\n" if zh else "\nEvidence:\n")
         for n, sentence in support:
-            yield f"- {sentence} [{n}]\n"
+            yield f"- {_BULLET_RE.sub('', sentence)} [{n}]\n"  # one bullet, never '- -'
 
 
 _DECIDED = ("choice", "yes_no")
+_BULLET_RE = re.compile(r"^[-*+•]\s+")
 OFFLINE_ONLY = {
     "zh": "（未配置语言模型时，我只根据已上传的文档回答；常识性问题请配置 HOPWISE_LLM_BASE_URL 和 "
     "HOPWISE_LLM_MODEL。）",
