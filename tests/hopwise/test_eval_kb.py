@@ -95,3 +95,26 @@ def test_our_grader_agrees_with_the_shared_one() -> None:
         for answer in [*answers, q["answer"], " ".join(q["must_contain"])]:
             for groups in (["all"], ["all", "finance"]):
                 assert grade(q, answer, groups)[0] == theirs.grade_one(q, answer, groups)[0]
+
+
+def test_eval_kb_runs_through_a_configured_model_and_counts_its_calls(
+    kb_dir: Path,
+    tmp_path: Path,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.fakes.openai_stub import StubOpenAIServer, plausible_responder
+
+    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")
+    with StubOpenAIServer(responder=plausible_responder) as stub:
+        monkeypatch.setenv("HOPWISE_LLM_BASE_URL", stub.url)
+        monkeypatch.setenv("HOPWISE_LLM_MODEL", "stub-model")
+        monkeypatch.setenv("HOPWISE_LLM_API_KEY", "sk-test")
+        assert main(["eval-kb", str(kb_dir), "--out", str(tmp_path / "o"), "--json"]) == 0
+        assert stub.request_count > 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reasoner"] == "llm"
+    assert report["halves"]["all"]["llm_calls_mean"] > 0
+    rows = [json.loads(x) for x in (tmp_path / "o" / "answers.jsonl").read_text().splitlines()]
+    assert all(r["mode"] in ("llm", "degraded") for r in rows if r["type"] != "simple_general")
