@@ -503,7 +503,7 @@ def read(
     ranked = rank_units(part, items, params, kind, own, similarity)
     if not ranked:
         return None
-    if kind in ("number", "date"):  # a unit with no value of the kind cannot answer
+    if kind == "number":  # a unit with no amount cannot answer (a time may be said in words)
         ranked = [(s, u) for s, u in ranked if u.cells or spans_of(kind, u.text)] or ranked[:0]
         if not ranked:
             return None
