@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install test test-slow lint bench eval browser run
+.PHONY: install test test-slow lint bench eval eval-kb browser run
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Hopwise needs Python 3.11 (set PYTHON=python3.11)")'
@@ -39,3 +39,6 @@ bench: $(PY)
 
 eval: $(PY)
 	$(VENV)/bin/hopwise eval ../shared/eval/dev/musique_en --mode adaptive
+
+eval-kb: $(PY)
+	$(VENV)/bin/hopwise eval-kb ../shared/eval/kb-dev
