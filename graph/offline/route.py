@@ -77,10 +77,10 @@ def _opens_with_formula(clause: str) -> bool:
 
 
 def _about_assistant(clause: str) -> bool:
-    """'what can you do', '你能帮我做些什么': the assistant addressed, nothing else asked."""
+    """'what can you do', '你会做什么': the assistant addressed, nothing else asked."""
     words = [w for w in tx.words(clause) if w.strip()]
     named = {w for w in words if w in _SELF} | {c for c in clause if c in _SELF}
-    rest = [w for w in words if w not in _FILLER and w not in tx.EN_STOPWORDS]
+    rest = [w for w in words if w not in _FILLER and not tx.is_stopword(w)]
     rest = [
         w for w in rest if not (tx.has_cjk(w) and all(c in _FILLER or c in "我的了" for c in w))
     ]

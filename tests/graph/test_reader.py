@@ -88,7 +88,7 @@ def test_chinese_quote_and_not_said_lines() -> None:
 
 
 def test_chitchat_needs_no_documents_in_either_language() -> None:
-    for message in ("你好！你能帮我做些什么？", "Hi, thanks a lot for your help earlier today!",
+    for message in ("您好，你都会做哪些事情？", "Hey, many thanks for helping me this morning!",
                     "What can you do?", "谢谢！"):  # fmt: skip
         assert is_simple(message), message
     for question in ("Thanks! What is the unit price of KX-200?", "你能帮我查一下合同编号吗？"):
@@ -136,8 +136,8 @@ def test_a_full_question_with_a_pronoun_is_not_taken_for_an_ellipsis() -> None:
     from graph.offline.route import rewrite_followup
 
     turns = _turns("What changed in the Norrow API?", "Version 1 was removed.")
-    assert rewrite_followup("And what is its rate limit?", turns) == (
-        "And what is Norrow API's rate limit?"
+    assert rewrite_followup("And what is its throughput cap?", turns) == (
+        "And what is Norrow API's throughput cap?"
     )
     numbered = _turns("补充协议（三）何时生效？", "自2031年1月1日起生效。")
     assert rewrite_followup("它改了什么？", numbered) == "补充协议（三）改了什么？"
