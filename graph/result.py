@@ -33,17 +33,13 @@ def short_answer_of(answer: str) -> str:
     markdown, citations and a lead word removed; for a quote of the documents its key span (in
     bold) or the quote; '' when the line says nothing was found or the answer has no first
     line of its own (a degraded note is skipped)."""
-    lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
-    while lines and lines[0].startswith(("(Note:", "（", "(This answer")):
-        lines.pop(0)
-    if not lines:
+    first = _lead_line(answer)
+    if not first or first.startswith(tuple(NOT_SAID_LEAD.values())):
         return ""
-    if lines[0].startswith(tuple(NOT_SAID_LEAD.values())):
-        return ""
-    if lines[0].startswith(tuple(QUOTE_LEAD.values())):  # the key span in bold, else the quote
-        key = re.search(r"\*\*(.+?)\*\*", lines[0])
-        return (key.group(1) if key else lines[0].split("“", 1)[-1].rsplit("”", 1)[0]).strip()
-    line = _ANSWER_LEAD_RE.sub("", lines[0])
+    if first.startswith(tuple(QUOTE_LEAD.values())):  # the key span in bold, else the quote
+        key = re.search(r"\*\*(.+?)\*\*", first)
+        return (key.group(1) if key else first.split("“", 1)[-1].rsplit("”", 1)[0]).strip()
+    line = _ANSWER_LEAD_RE.sub("", first)
     line = re.sub(r"\s*\[\d+(?:\s*[,，、]\s*\d+)*\]", "", line).replace("**", "").strip()
     line = line.rstrip("。.").strip()
     return "" if not line or _NOT_FOUND_RE.match(line) else line
@@ -52,16 +48,20 @@ def short_answer_of(answer: str) -> str:
 def answer_kind(answer: str) -> str:
     """What the first line of an answer is: 'short' (a stated answer), 'quote' (the best
     sentence verbatim), 'not_found', or 'other' (a model's prose, a direct reply)."""
+    first = _lead_line(answer)
+    if first.startswith(tuple(QUOTE_LEAD.values())):
+        return "quote"
+    if first.startswith(tuple(NOT_SAID_LEAD.values())) or _NOT_FOUND_RE.match(first):
+        return "not_found"
+    return "short" if first and _ANSWER_LEAD_RE.match(first) else "other"
+
+
+def _lead_line(answer: str) -> str:
+    """The answer's first line of its own (a degraded note before it is skipped), or ''."""
     lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
     while lines and lines[0].startswith(("(Note:", "（", "(This answer")):
         lines.pop(0)
-    if not lines:
-        return "other"
-    if lines[0].startswith(tuple(QUOTE_LEAD.values())):
-        return "quote"
-    if lines[0].startswith(tuple(NOT_SAID_LEAD.values())) or _NOT_FOUND_RE.match(lines[0]):
-        return "not_found"
-    return "short" if _ANSWER_LEAD_RE.match(lines[0]) else "other"
+    return lines[0] if lines else ""
 
 
 WITHHELD = "(withheld: it came from a document you can no longer read)"
