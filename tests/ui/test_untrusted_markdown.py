@@ -83,9 +83,11 @@ def ask_and_trace(question: str) -> tuple[str, str]:
 
 def test_a_hostile_document_shows_as_text_in_chat_and_trace(kb: Path) -> None:
     chat, trace = ask_and_trace(QUESTION)
-    assert HEADING_IMAGE in chat  # the section on the source card, as text
+    # Markdown's own marks are read as a reader of the file sees them (an image is its alt
+    # text, a link its text and address), and nothing of them is live on the page
+    assert "Gadget policy h" in chat and "leak-heading" not in chat  # the section, as text
     for shown in (chat, trace):  # the body's hostile parts are there, as text
-        assert HTML in shown and AUTOLINK in shown and LINK in shown
+        assert HTML in shown and AUTOLINK in shown and f"click ({SINK}/link)" in shown
     assert "gadgets ![f](leak-file).md" in chat  # the file name in the source card
 
 
