@@ -61,27 +61,51 @@ def _citation_marker(n: int, anchors: Mapping[int, str]) -> str:
     return f"\\[**{n}**\\]"  # bold number: no flanking trap
 
 
-def _escape_line(line: str, citations: Collection[int], anchors: Mapping[int, str]) -> str:
+_BOLD = re.compile(r"\*\*([^*\n]{1,300}?)\*\*")
+
+
+def _escape_marked(span: str, *, line_start: bool, bold: bool) -> str:
+    """Like _escape_span; with `bold`, a `**…**` pair stays bold with its inside escaped (the
+    answer's key span: emphasis is the one mark an answer may carry, never a link)."""
+    if not bold:
+        return _escape_span(span, line_start=line_start)
+    out, at = [], 0
+    for match in _BOLD.finditer(span):
+        out.append(_escape_span(span[at : match.start()], line_start=line_start and at == 0))
+        out.append("**" + _escape_span(match.group(1), line_start=False) + "**")
+        at = match.end()
+    out.append(_escape_span(span[at:], line_start=line_start and at == 0))
+    return "".join(out)
+
+
+def _escape_line(
+    line: str, citations: Collection[int], anchors: Mapping[int, str], *, bold: bool = False
+) -> str:
     line = line.strip(" \t")
     if not citations:
-        return _escape_span(line, line_start=True)
+        return _escape_marked(line, line_start=True, bold=bold)
     parts, start = [], 0
     for match in _CITATION.finditer(line):
         if int(match.group(1)) in citations:
-            parts.append(_escape_span(line[start : match.start()], line_start=start == 0))
+            piece = line[start : match.start()]
+            parts.append(_escape_marked(piece, line_start=start == 0, bold=bold))
             parts.append(_citation_marker(int(match.group(1)), anchors))
             start = match.end()
-    parts.append(_escape_span(line[start:], line_start=start == 0))
+    parts.append(_escape_marked(line[start:], line_start=start == 0, bold=bold))
     return "".join(parts)
 
 
 def _blocks(
-    value: str, citations: Collection[int] = (), anchors: Mapping[int, str] | None = None
+    value: str,
+    citations: Collection[int] = (),
+    anchors: Mapping[int, str] | None = None,
+    *,
+    bold: bool = False,
 ) -> str:
     paragraphs: list[list[str]] = [[]]
     for line in _LINE_BREAK.split(value):
         if line.strip(" \t"):
-            paragraphs[-1].append(_escape_line(line, citations, anchors or {}))
+            paragraphs[-1].append(_escape_line(line, citations, anchors or {}, bold=bold))
         elif paragraphs[-1]:
             paragraphs.append([])
     return "\n\n".join("  \n".join(lines) for lines in paragraphs if lines)
@@ -110,8 +134,9 @@ def answer_markdown(
     the answer's citations get a bold number (`[**n**]`: bold inside the brackets opens and closes
     whatever is next to it, `**[n]**` does not after a letter), every other bracket stays text.
     With `anchors` (n → the id of its source card's heading) the number is an in-page link to
-    the card: the only link an answer can hold, to an id we made (`#...`, never a URL)."""
-    return _blocks(value, frozenset(citations), anchors)
+    the card: the only link an answer can hold, to an id we made (`#...`, never a URL). A
+    `**key span**` stays bold, its inside escaped like the rest."""
+    return _blocks(value, frozenset(citations), anchors, bold=True)
 
 
 # ---------------------------------------------------------------- web links

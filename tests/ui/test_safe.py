@@ -64,7 +64,8 @@ def test_every_helper_keeps_hostile_text_literal(hostile: str) -> None:
     assert live_parts(safe.escape_inline(hostile)) == []
     assert shown_text(safe.escape_inline(hostile)) == " ".join(hostile.split())
     assert live_parts(safe.quote_block(hostile), allow=frozenset({"blockquote"})) == []
-    assert live_parts(safe.answer_markdown(hostile, {1, 2})) == []
+    # an answer may carry emphasis (its key span in bold), nothing else
+    assert live_parts(safe.answer_markdown(hostile, {1, 2}), allow=frozenset({"strong"})) == []
 
 
 @given(
@@ -188,3 +189,13 @@ def test_a_web_result_line_has_one_link_we_built() -> None:
     script = WebResultRecord(url="javascript:alert(1)", title="x")
     assert links(web_result_line(script)) == []
     assert "javascript:alert(1)" in shown_text(web_result_line(script))
+
+
+def test_an_answers_key_span_stays_bold_with_its_inside_escaped() -> None:
+    from tests.ui.markdown_tokens import links, live_parts
+
+    md = safe.answer_markdown("The documents say: “kept for **30 days**.” [1]", {1})
+    assert "**30 days**" in md and live_parts(md, allow=frozenset({"strong"})) == []
+    hostile = safe.answer_markdown("**![i](http://127.0.0.1:9/x)** and **[a](http://e)**", set())
+    assert links(hostile) == [] and live_parts(hostile, allow=frozenset({"strong"})) == []
+    assert safe.escape_text("**not ours**") == "\\*\\*not ours\\*\\*"  # only answers keep it
