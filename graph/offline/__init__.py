@@ -71,7 +71,7 @@ class OfflineReasoner:
     ) -> tuple[Decomposition, Usage]:
         """Offline, a question in another language than the documents is left to the dense
         channel (the built-in multilingual embedder): there is no translator here."""
-        subs = decompose_question(question, phrases, self.params)
+        subs = decompose_question(_readable(question), phrases, self.params)
         return Decomposition(sub_questions=subs), _usage()
 
     def bridge(
@@ -244,6 +244,7 @@ def compose_answer(
     parts = [] if decided else _answer_parts(question, evidence, asked)
     path: list[tuple[int, str]] = []  # records a joined answer went through, in order
     for part, said, pool, own in parts:
+        part = _readable(part)  # an address or a link's markup is nothing to cover
         reading = rd.read(part, question, kind, pool, params, own, similarity) if pool else None
         summed = recs.total(question, pool) if len(parts) == 1 else None
         if summed is not None:
@@ -298,6 +299,17 @@ OFFLINE_ONLY = {
     "en": "(Without a language model I answer from your documents only; for general questions "
     "set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL.)",
 }
+
+
+_IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+_URL_RE = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+
+
+def _readable(part: str) -> str:
+    """The words of a part: a Markdown link as its text; images and addresses dropped."""
+    words = _URL_RE.sub(" ", _LINK_RE.sub(r"\1", _IMAGE_RE.sub(" ", part)))
+    return tx.normalize_space(words) or part
 
 
 def _not_said(what: str, zh: bool) -> str:

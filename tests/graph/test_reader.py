@@ -189,3 +189,15 @@ def test_a_table_cut_by_the_chunker_keeps_its_header_for_the_rows_after_it() -> 
         n=1, chunk_id="x", text=later.text, table_header="Unit | Site | Warranty ends"
     )
     assert rd.units(item)[0].shown().startswith("Unit: KX-")
+
+
+def test_a_link_or_address_in_a_question_is_no_part_of_it() -> None:
+    decomposition, _ = R.decompose(
+        "How long is the warranty? ![q](http://127.0.0.1:9/x) www.a.example"
+    )
+    assert [s.question for s in decomposition.sub_questions] == ["How long is the warranty?"]
+    text = _answer(
+        "How long is the warranty? [see](http://127.0.0.1:9/x)",
+        _item(1, "The warranty lasts two years from delivery."),
+    )
+    assert text.startswith("The documents say: “The warranty lasts **two years**")

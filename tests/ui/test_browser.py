@@ -346,9 +346,10 @@ def test_a_hostile_document_fetches_nothing_in_chromium(browser, server, sink, t
         page.context.close()
     assert f"![q]({sink.url}/leak-question)" in chat  # the question, echoed as text
     assert "gadgets ![f](leak-file) <img src=leak-name>.md" in chat  # the file name, as text
-    assert f"![x]({sink.url}/leak-heading)" in chat  # the heading, in the card's location
+    # the heading, in the card's location: the Markdown file's image read as its alt text
+    assert "Gadget policy x" in chat and "leak-heading" not in chat
     assert f"<img src={sink.url}/html>" in chat and f"{sink.url}/autolink" in chat
-    assert f"[click]({sink.url}/link)" in trace  # the body, as text (the heading is on the card)
+    assert f"click ({sink.url}/link)" in trace  # the body, as text (the heading is on the card)
 
 
 def exfil_image(sink: Sink) -> str:
