@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from graph import text as tx
@@ -85,7 +85,6 @@ class Reading:
     score: float  # how well the unit answers the part (0..1+)
     span: str = ""  # the answer inside it, '' when none of the expected type
     confident: bool = False
-    why: list[str] = field(default_factory=list)
     stated: str = ""  # the answer line's text when it is more than the span (a comparison)
 
 
@@ -400,7 +399,7 @@ def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading
     value, key, shown, row = (min if direction < 0 else max)(values, key=lambda x: x[0])
     others = "; ".join(f"{k}: {c}" for _, k, c, _ in values if k != key)
     line = f"{key} ({column}: {shown}; {others})"
-    return Reading(row, 1.0, key, True, [f"compared '{column}'"], stated=line)
+    return Reading(row, 1.0, key, True, stated=line)
 
 
 def _names(kind: str, text: str) -> list[str]:
@@ -524,11 +523,10 @@ def read(
         rows = tied[: params.reader_tied_rows]
         unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,
                     listed=tuple(u.shown() + ";" for u in rows))  # fmt: skip
-        return Reading(unit, score, why=[f"{len(tied)} table rows match equally"])
+        return Reading(unit, score)
     reading = Reading(unit, score)
     if unit.cells:
         reading.span, confident, header = read_row(part, question, unit, kind)
-        reading.why.append(f"table cell under '{header}'" if header else "table row")
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
     stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +48,17 @@ def kb_dir(tmp_path: Path) -> Path:
     return root
 
 
+def run_eval_kb(kb_dir: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """`hopwise eval-kb DIR --out OUT --json` as a user runs it; the printed report."""
+    assert main(["eval-kb", str(kb_dir), "--out", str(out), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(autouse=True)
+def _keywords_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")  # the built-in embedder is measured elsewhere
+
+
 def test_eval_kb_asks_as_users_grades_per_half_and_probes_restricted_documents(
     kb_dir: Path,
     tmp_path: Path,
@@ -54,10 +66,8 @@ def test_eval_kb_asks_as_users_grades_per_half_and_probes_restricted_documents(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")
     out = tmp_path / "out"
-    assert main(["eval-kb", str(kb_dir), "--out", str(out), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    report = run_eval_kb(kb_dir, out, capsys)
     rows = {r["id"]: r for r in map(json.loads, (out / "answers.jsonl").read_text().splitlines())}
     assert set(rows) == {"q-1", "q-2", "q-3", "q-4"}
     assert rows["q-1"]["correct"] and rows["q-1"]["mode"] == "offline"
@@ -106,14 +116,12 @@ def test_eval_kb_runs_through_a_configured_model_and_counts_its_calls(
 ) -> None:
     from tests.fakes.openai_stub import StubOpenAIServer, plausible_responder
 
-    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")
     with StubOpenAIServer(responder=plausible_responder) as stub:
         monkeypatch.setenv("HOPWISE_LLM_BASE_URL", stub.url)
         monkeypatch.setenv("HOPWISE_LLM_MODEL", "stub-model")
         monkeypatch.setenv("HOPWISE_LLM_API_KEY", "sk-test")
-        assert main(["eval-kb", str(kb_dir), "--out", str(tmp_path / "o"), "--json"]) == 0
+        report = run_eval_kb(kb_dir, tmp_path / "o", capsys)
         assert stub.request_count > 0
-    report = json.loads(capsys.readouterr().out)
     assert report["reasoner"] == "llm"
     assert report["halves"]["all"]["llm_calls_mean"] > 0
     rows = [json.loads(x) for x in (tmp_path / "o" / "answers.jsonl").read_text().splitlines()]
