@@ -254,7 +254,7 @@ class Hopwise:
             {"role": "user", "content": question},
             {"role": "assistant", "content": result.answer},
         ]
-        if note := semantic_search_note(self.retriever):  # kept with the answer
+        if note := semantic_search_note(self.retriever, list(groups)):  # kept with the answer
             result.notices.append(note)
         if cancel is not None and not may_save(cancel):  # stopped after the last step
             raise AnswerStopped
@@ -450,14 +450,15 @@ def may_save(cancel: threading.Event) -> bool:
     return cancel.commit() if isinstance(cancel, StopSignal) else not cancel.is_set()
 
 
-def semantic_search_note(store: Any) -> str:
+def semantic_search_note(store: Any, groups: Sequence[str] | None = None) -> str:
     """'' when every chunk has a vector of the current model (or there is no dense channel);
-    else how far the background embedding got, for the answer's notices and the CLI."""
+    else how far the background embedding got, for the answer's notices and the CLI. With
+    `groups`, counted inside those groups only (an answer's note, seen by its reader)."""
     vectors = getattr(store, "vectors", None)
     if vectors is None:
         return ""
     try:
-        coverage = vectors.coverage()
+        coverage = vectors.coverage(groups)
     except Exception:  # noqa: BLE001 - a note only
         return ""
     return "" if coverage.complete else coverage.line(vectors.embedder.name)

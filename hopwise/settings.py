@@ -110,7 +110,13 @@ class Settings(BaseSettings):
         None, description="Key that signs session cookies; generated into the data dir if unset."
     )
 
-    @field_validator("web_search", "llm_economy", mode="before")
+    metrics: bool = Field(
+        False,
+        description="HOPWISE_METRICS=on opens Streamlit's /_stcore/metrics (closed by default: it "
+        "counts every session's activity; open it only behind a proxy that restricts it).",
+    )
+
+    @field_validator("web_search", "llm_economy", "metrics", mode="before")
     @classmethod
     def _on_off(cls, value: object) -> object:
         if isinstance(value, str) and value.strip().lower() in {"off", "no", "0", "false"}:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ingest.store import MAX_GROUPS, quote_value
+from ingest.store import MAX_GROUPS, group_filter, quote_value
 
 if TYPE_CHECKING:
     from ingest.embeddings import Embedder
@@ -136,11 +136,18 @@ class VectorIndex:
         rows = self.store._client.query(self.name, filter=expr, output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
 
-    def coverage(self) -> Coverage:
+    def coverage(self, groups: Sequence[str] | None = None) -> Coverage:
         """Vectors of the chunks searches see, against those chunks (two count queries: the
-        worker embeds only listed versions, and a replaced version's vectors go with it)."""
-        total = self.store.count_chunks()
-        embedded = self.count(self.store._visibility_filter())
+        worker embeds only listed versions, and a replaced version's vectors go with it).
+        With `groups`, only chunks those readers may see are counted: a reader never learns
+        how much there is outside their groups."""
+        expr = " and ".join(
+            part
+            for part in (self.store._visibility_filter(), group_filter(groups) if groups is not None else "")
+            if part
+        )
+        total = self.store._count(expr)
+        embedded = self.count(expr)
         return Coverage(min(embedded, total), total)
 
     def missing(self) -> list[tuple[str, int]]:

@@ -1,4 +1,10 @@
-"""Hopwise app entry point: `streamlit run ui/app.py`. Navigation and sign-in only."""
+"""Hopwise entry point: `streamlit run ui/app.py`.
+
+An st.App (Streamlit's ASGI app) that runs the pages of `ui/main.py` with Hopwise's own HTTP
+routes beside them (`ui.routes`: the HttpOnly session cookie, downloads checked at the fetch, a
+closed metrics endpoint) and a page-error handler that shows a reference, never a traceback.
+`uvicorn ui.app:app` serves the same app.
+"""
 
 from __future__ import annotations
 
@@ -6,79 +12,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import safe
-from ui.auth import User, account_key, attempt, authenticate
-from ui.services import (
-    configured_users,
-    current_user,
-    get_settings,
-    is_admin,
-    session_cookie_script,
-    sign_in,
-    sign_in_guard,
-    sign_out,
+from ui.routes import middleware, routes, script_error
+
+app = st.App(
+    Path(__file__).with_name("main.py"),
+    routes=routes(),
+    middleware=middleware(),
+    on_script_error=script_error,
 )
-
-# The favicon is a file we ship: a :material/...: icon would be fetched from fonts.gstatic.com.
-ICON = str(Path(__file__).resolve().parent / "assets" / "hopwise.png")
-st.set_page_config(page_title="Hopwise", page_icon=ICON, layout="wide")
-
-
-def sidebar_identity() -> None:
-    """The one sign-in form when users are configured (a valid session cookie skips it);
-    otherwise name the implicit local user. Keeps the browser's cookie in step."""
-    users = configured_users()
-    with st.sidebar:
-        user = current_user()
-        script = session_cookie_script()
-        if script:
-            st.html(script, unsafe_allow_javascript=True)
-        if user is not None:
-            admin = " · admin" if is_admin(user) else ""
-            groups = safe.escape_inline(", ".join(user.groups))
-            st.caption(
-                f"Signed in as **{safe.escape_inline(user.name)}** · groups: {groups}{admin}"
-            )
-            if users and st.button("Sign out", key="sign_out"):
-                sign_out()
-                st.rerun()
-            return
-        with st.form("sign_in"):
-            st.markdown("**Sign in**")
-            name = st.text_input("User")
-            password = st.text_input("Password", type="password")
-            submitted = st.form_submit_button("Sign in")
-        if submitted:
-            found: dict[str, User | None] = {}
-
-            def check() -> bool:
-                found["user"] = authenticate(users, name, password)
-                return found["user"] is not None
-
-            ok, message = attempt(sign_in_guard(), account_key(users, name), check)
-            user = found.get("user")
-            if ok and user is not None:
-                sign_in(user)
-                st.rerun()  # same page, same query params (a shared link opens after sign-in)
-            st.error(message)
-
-
-def engine_notice() -> None:
-    """One line on every page when the embedded engine is the ~1000x slower milvus-lite 3.x."""
-    from hopwise.app import engine_warning
-
-    line = engine_warning(get_settings())
-    if line:
-        st.warning(line, icon=":material/speed:")
-
-
-sidebar_identity()
-engine_notice()
-page = st.navigation(
-    [
-        st.Page("app_pages/chat.py", title="Chat", icon=":material/chat:", default=True),
-        st.Page("app_pages/trace.py", title="Hop trace", icon=":material/account_tree:"),
-        st.Page("app_pages/admin.py", title="Admin", icon=":material/admin_panel_settings:"),
-    ]
-)
-page.run()

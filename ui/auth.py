@@ -106,6 +106,11 @@ def authenticate(users: Mapping[str, User], name: str, password: str) -> User | 
     return user if ok and user else None
 
 
+def admin_by_password(users: Mapping[str, User]) -> bool:
+    """Whether the admin password unlocks Admin: no users configured, or none marked admin."""
+    return not any(user.admin for user in users.values())
+
+
 def admin_password(settings: Settings, secrets: Mapping[str, Any]) -> str | None:
     """HOPWISE_ADMIN_PASSWORD wins over `admin_password` in secrets.toml; None if neither is set."""
     if settings.admin_password and settings.admin_password.get_secret_value():
@@ -364,16 +369,63 @@ def _sha256(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def cookie_script(token: str | None, *, max_age_s: int, secure: bool) -> str:
-    """A <script> that sets the session cookie to `token`, or deletes it when `token` is None.
+HANDOFF_TTL_S = 120.0  # a sign-in's cookie code is good this long, once
+HANDOFF_CODE = re.compile(r"[A-Za-z0-9_-]{32}")
 
-    Streamlit cannot send Set-Cookie, so the page's own script writes `document.cookie`
-    (hence no HttpOnly); SameSite=Strict keeps it off cross-site requests. Only a token of the
-    fixed `id.signature` alphabet is ever written into the script."""
-    if token is not None and not SESSION_TOKEN.fullmatch(token):
-        raise ValueError("not a session token")
-    value, age = (token, max_age_s) if token else ("", 0)
-    cookie = f"{SESSION_COOKIE}={value}; Max-Age={age}; Path=/; SameSite=Strict"
-    if secure:
-        cookie += "; Secure"
-    return f"<script>document.cookie = {json.dumps(cookie)};</script>"
+
+class Handoffs:
+    """One-time codes that turn into the session cookie (in this process).
+
+    A page cannot set an HttpOnly cookie, and a script that could read the token could also
+    leak it. So after a sign-in the server keeps the token under a random code, the page posts
+    the code to `/hopwise/session` (same origin), and that route answers with `Set-Cookie:
+    HttpOnly; SameSite=Strict` (and `Secure` over HTTPS). A code works once, for two minutes."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._codes: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+
+    def issue(self, token: str) -> str:
+        if not SESSION_TOKEN.fullmatch(token):
+            raise ValueError("not a session token")
+        now, code = self._clock(), token_urlsafe(24)
+        with self._lock:
+            for key in [k for k, (_, until) in self._codes.items() if until <= now]:
+                del self._codes[key]
+            self._codes[code] = (token, now + HANDOFF_TTL_S)
+        return code
+
+    def take(self, code: str) -> str | None:
+        """The token the code stands for, once; None if unknown, used or expired."""
+        if not HANDOFF_CODE.fullmatch(code):
+            return None
+        with self._lock:
+            found = self._codes.pop(code, None)
+        if found is None or found[1] <= self._clock():
+            return None
+        return found[0]
+
+
+HANDOFFS = Handoffs()
+
+
+def handoff_script(code: str, *, base: str) -> str:
+    """A <script> that posts a sign-in's one-time code to the session route, which sets the
+    HttpOnly cookie. Only a code of the fixed alphabet is ever written into the script."""
+    if not HANDOFF_CODE.fullmatch(code):
+        raise ValueError("not a handoff code")
+    body = json.dumps({"code": code})
+    return _post_script(f"{base}/hopwise/session", body)
+
+
+def signout_script(*, base: str) -> str:
+    """A <script> that asks the server to drop the session cookie (scripts cannot touch it)."""
+    return _post_script(f"{base}/hopwise/signout", "{}")
+
+
+def _post_script(path: str, body: str) -> str:
+    return (
+        f"<script>fetch({json.dumps(path)}, {{method: 'POST', credentials: 'same-origin', "
+        f"headers: {{'Content-Type': 'application/json'}}, body: {json.dumps(body)}}});</script>"
+    )

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from ingest.lang import CJK
 from ingest.models import Chunk, DocumentInfo
-from ingest.originals import OriginalStore
 from ingest.protocols import KnowledgeBase
 from ingest.store import validate_groups
 from ui import safe
@@ -47,20 +46,6 @@ def readable_document(
     except ValueError:
         return None
     return doc if readers & set(doc.groups) else None
-
-
-def original_bytes(
-    store: KnowledgeBase,
-    originals: OriginalStore,
-    doc_id: str,
-    groups: Sequence[str],
-    *,
-    admin: bool = False,
-) -> bytes | None:
-    """The original file of a document the reader may read; None otherwise (or when it was
-    not kept). The bytes are read only after the check."""
-    doc = readable_document(store, doc_id, groups, admin=admin)
-    return originals.read(doc.checksum) if doc is not None else None
 
 
 # ---------------------------------------------------------------- finding a passage

@@ -1,15 +1,22 @@
-"""A conversation as Markdown: each question and answer, then the sources it cited (no
-Streamlit here, so it is tested as a plain function)."""
+"""A conversation as Markdown: each question and answer, then the sources it cited (plain
+functions over results, tested without a page); `chat_export` builds it when its link is
+fetched (ui.files)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from graph.result import QuestionResult
 from ui import safe
-from ui.formatting import location
+from ui.files import Download, Reader
+from ui.formatting import location, trace_file_name, trace_json
+from ui.services import readable_answers
+
+if TYPE_CHECKING:
+    from hopwise.app import Hopwise
 
 
 def _inline(text: str) -> str:
@@ -60,3 +67,23 @@ def export_file_name(title: str) -> str:
     """A safe file name from the chat title: `hopwise-chat-<words>.md`."""
     words = re.sub(r"[^\w]+", "-", title.casefold(), flags=re.UNICODE).strip("-")[:40]
     return f"hopwise-chat-{words or 'export'}.md"
+
+
+def chat_export(runner: Hopwise, thread_id: str, title: str, reader: Reader) -> Download | None:
+    """The chat as Markdown for the reader fetching it (ui.files): their own thread only, with
+    what their groups allow at the fetch; None (refused) for anyone else's or an empty one."""
+    answers = readable_answers(runner, thread_id, reader.user, scores=reader.sees_scores)
+    if not answers:
+        return None
+    text = conversation_markdown(title, answers)
+    return Download(text.encode("utf-8"), export_file_name(title), "text/markdown")
+
+
+def trace_download(runner: Hopwise, thread_id: str, index: int, reader: Reader) -> Download | None:
+    """One answer's trace as JSON for the reader fetching it; scores only for those who see
+    them (ui.services.sees_scores); None (refused) for a chat that is not theirs."""
+    answers = readable_answers(runner, thread_id, reader.user, scores=reader.sees_scores)
+    if not 0 <= index < len(answers):
+        return None
+    data = trace_json(answers[index]).encode("utf-8")
+    return Download(data, trace_file_name(thread_id, index), "application/json")

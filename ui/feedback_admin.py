@@ -7,15 +7,17 @@ functions, so they are tested without Streamlit.
 from __future__ import annotations
 
 import csv
+import functools
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, date, datetime
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from ui.services import error_text, get_runner
+from ui.files import Download, Reader, download_link
+from ui.services import current_user, error_text, get_runner, is_admin
 
 RATINGS = {"Any rating": None, "Up": 1, "Down": 0}  # words: emoji fonts are not everywhere
 CSV_COLUMNS = (
@@ -23,6 +25,7 @@ CSV_COLUMNS = (
     "answer_index", "trace",
 )  # fmt: skip
 TABLE_COLUMNS = ("when", "user", "rating", "question", "answer", "comment", "chat", "answer #")
+CSV_NAME = "hopwise-feedback.csv"
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
@@ -119,20 +122,32 @@ def feedback_section() -> None:
             "Days", value=(first, last), min_value=first, max_value=last, key="feedback_days"
         )
     text = st.text_input("Search questions, answers and comments", key="feedback_text")
-    shown = filter_feedback(
-        entries,
+    select = functools.partial(
+        filter_feedback,
         rating=RATINGS[rating],
         user="" if user == "Everyone" else user,
         text=text,
         days=tuple(days) if isinstance(days, tuple | list) else (days,),
     )
+    shown = select(entries)
     st.caption(f"{len(shown)} of {len(entries)} feedback entries")
     st.dataframe(feedback_table(shown), hide_index=True, width="stretch")
-    st.download_button(
-        "Export CSV",
-        feedback_csv(shown),
-        file_name="hopwise-feedback.csv",
-        mime="text/csv",
-        icon=":material/download:",
-        key="feedback_csv",
-    )
+    reader = current_user()
+    if reader is not None:
+        download_link(
+            "Export CSV",
+            functools.partial(feedback_download, select),
+            user=reader,
+            file_name=CSV_NAME,
+            admin_unlocked=is_admin(reader),
+        )
+
+
+def feedback_download(
+    select: Callable[[list[dict[str, Any]]], list[dict[str, Any]]], reader: Reader
+) -> Download | None:
+    """The filtered feedback as CSV, read when the link is fetched, for an admin only."""
+    if not reader.admin:
+        return None
+    shown = select(get_runner().all_feedback())
+    return Download(feedback_csv(shown).encode("utf-8"), CSV_NAME, "text/csv")

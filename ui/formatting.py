@@ -7,6 +7,7 @@ No Streamlit here, so every function is unit-testable with a constructed result.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -375,3 +376,23 @@ def web_result_line(item: WebResultRecord) -> str:
 def trace_json(result: QuestionResult) -> str:
     """The whole result as pretty JSON for download."""
     return json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+
+
+def trace_file_name(thread_id: str, index: int) -> str:
+    return f"hopwise-trace-{re.sub(r'[^A-Za-z0-9_-]', '-', thread_id)}-{index + 1}.json"
+
+
+_THREAD_ID = re.compile(r"[A-Za-z0-9:_-]{1,128}")
+_ANSWER_NUMBER = re.compile(r"[1-9][0-9]{0,5}")  # ASCII digits only: '²'.isdigit() is True
+
+
+def link_thread(value: object) -> str | None:
+    """A `?thread=` value as a thread id, or None when it cannot be one."""
+    return value if isinstance(value, str) and _THREAD_ID.fullmatch(value) else None
+
+
+def answer_number(value: object) -> int | None:
+    """A `?answer=` value (1-based) as a number, or None when it is not a plain one."""
+    if isinstance(value, str) and _ANSWER_NUMBER.fullmatch(value):
+        return int(value)
+    return None

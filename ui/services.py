@@ -7,7 +7,6 @@ reaches them through here so there is exactly one Milvus client and one SQLite c
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -18,15 +17,18 @@ from hopwise.settings import Settings, load_settings
 from ingest.hidden import hidden_note
 from ingest.protocols import KnowledgeBase
 from ui.auth import (
+    HANDOFFS,
     SESSION_COOKIE,
     AuthConfigError,
     SessionStore,
     SignInGuard,
     User,
-    cookie_script,
+    admin_by_password,
+    handoff_script,
     load_users,
     local_user,
     session_secret,
+    signout_script,
 )
 
 if TYPE_CHECKING:
@@ -152,19 +154,29 @@ def sign_in(user: User) -> None:
     st.session_state[USER_KEY] = session_store().issue(user)
 
 
+COOKIE_SYNC_KEY = "hopwise_cookie_sync"  # (token, one-time code) this tab has posted
+
+
 def session_cookie_script() -> str | None:
-    """The script that makes the browser's cookie match this tab's session, None if it does."""
+    """The script that brings the browser's HttpOnly cookie in step with this tab's session:
+    after a sign-in it posts a one-time code (the route sets the cookie), after a sign-out it
+    asks the route to drop it; None when the cookie the browser sent already matches.
+
+    The browser's cookie as seen here is the one it sent when the tab connected, so the same
+    code is posted again on later runs of this tab (a used code is simply refused)."""
     sent = sent_session_cookie()
     token = st.session_state.get(USER_KEY)
     if token == sent:
         return None
-    secure = (st.context.url or "").lower().startswith("https:")
-    return cookie_script(token, max_age_s=session_store().max_age_s, secure=secure)
+    from ui.files import base_path
 
-
-def admin_by_password(users: Mapping[str, User]) -> bool:
-    """Whether the admin password unlocks Admin: no users configured, or none marked admin."""
-    return not any(user.admin for user in users.values())
+    if token is None:
+        return signout_script(base=base_path())
+    synced = st.session_state.get(COOKIE_SYNC_KEY)
+    if not synced or synced[0] != token:
+        synced = (token, HANDOFFS.issue(token))
+        st.session_state[COOKIE_SYNC_KEY] = synced
+    return handoff_script(synced[1], base=base_path())
 
 
 def is_admin(user: User | None) -> bool:
@@ -231,11 +243,18 @@ def sees_scores() -> bool:
 def user_answers(runner: Hopwise, thread_id: str, user: User) -> list[QuestionResult]:
     """The saved answers of the user's own thread; [] for a new thread or anyone else's. What
     the reader may not see (documents, raw scores) is removed here, before any page gets it."""
+    return readable_answers(runner, thread_id, user, scores=sees_scores())
+
+
+def readable_answers(
+    runner: Hopwise, thread_id: str, user: User, *, scores: bool
+) -> list[QuestionResult]:
+    """`user_answers` for a caller that knows who reads (a download fetched later)."""
     try:
         answers = runner.thread_answers(thread_id, owner=user.name, groups=user.groups)
     except ThreadAccessError:
         return []
-    return answers if sees_scores() else [answer.without_scores() for answer in answers]
+    return answers if scores else [answer.without_scores() for answer in answers]
 
 
 def document_notes(runner: Hopwise, result: QuestionResult) -> dict[str, str]:

@@ -12,7 +12,6 @@ byte of the original is read. The dialog never raises: whatever fails is said in
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -25,12 +24,12 @@ from ingest.protocols import KnowledgeBase
 from ui import safe
 from ui.documents import (
     count_text,
-    original_bytes,
     readable_document,
     section_chunks,
     section_markdown,
     section_text,
 )
+from ui.files import Download, Reader, download_link, inline_png
 from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_png
 from ui.services import current_user, error_text, get_settings, get_store, is_admin
 
@@ -129,49 +128,42 @@ def _draw(request: dict[str, Any]) -> None:
     elif extension == ".pdf":
         _pdf(request, doc, data, chunks, cited, passage)
     elif extension in IMAGE_EXTENSIONS:
-        st.image(_scan(doc.checksum, data), width="stretch")
+        inline_png(_scan(doc.checksum, data), alt=f"Scan of {doc.source}")
         with st.expander("Text read from the image"):
             _section(chunks, cited, passage, "")
     else:
         _section(chunks, cited, passage, str(request.get("section") or ""))
     if data is not None:
-        download_button(store, originals, doc, groups, admin=admin, key=f"{request['key']}_dl")
+        download_button(store, originals, doc, admin=admin)
 
 
 def download_button(
-    store: KnowledgeBase,
-    originals: OriginalStore,
-    doc: DocumentInfo,
-    groups: Sequence[str],
-    *,
-    admin: bool,
-    key: str,
+    store: KnowledgeBase, originals: OriginalStore, doc: DocumentInfo, *, admin: bool
 ) -> None:
-    """The original under its own name and type; the bytes are read when it is clicked, after
-    the access check runs again."""
-    st.download_button(
+    """The original under its own name and type: a link whose file is built only when it is
+    fetched, for the reader signed in at that moment with their groups at that moment
+    (ui.files); `admin` asks for the admin view, granted only to an admin then."""
+    user = current_user()
+    if user is None:
+        return
+    download_link(
         "Download original",
-        data=functools.partial(_checked_bytes, store, originals, doc.doc_id, tuple(groups), admin),
+        functools.partial(_original, store, originals, doc.doc_id, admin),
+        user=user,
         file_name=PurePath(doc.source).name,
-        mime=mime_type(doc.source),
-        key=key,
-        icon=":material/download:",
-        on_click="ignore",
+        admin_unlocked=admin and is_admin(user),
     )
 
 
-def _checked_bytes(
-    store: KnowledgeBase,
-    originals: OriginalStore,
-    doc_id: str,
-    groups: tuple[str, ...],
-    admin: bool,
-) -> bytes:
-    admin = admin and is_admin(current_user())  # still an admin when the click arrives
-    data = original_bytes(store, originals, doc_id, groups, admin=admin)
-    if data is None:
-        raise PermissionError(REFUSED)
-    return data
+def _original(
+    store: KnowledgeBase, originals: OriginalStore, doc_id: str, as_admin: bool, reader: Reader
+) -> Download | None:
+    admin = as_admin and reader.admin
+    doc = readable_document(store, doc_id, () if admin else reader.user.groups, admin=admin)
+    data = originals.read(doc.checksum) if doc is not None else None
+    if doc is None or data is None:
+        return None
+    return Download(data, PurePath(doc.source).name, mime_type(doc.source))
 
 
 def _section(chunks: list[Chunk], cited: Chunk | None, passage: str, section: str) -> None:
@@ -230,7 +222,7 @@ def _pdf(
         on_click=_go_to,
         args=(number + 1,),
     )
-    st.image(rendered.png, width="stretch")
+    inline_png(rendered.png, alt=f"Page {number} of {doc.source}")
     if passage and not rendered.boxes:
         st.caption("The cited passage was not found on this page.")
 

@@ -14,7 +14,7 @@ from hopwise.settings import Settings
 from ingest.config import IngestConfig
 from ingest.pipeline import doc_id_for, ingest_bytes
 from ingest.store import MilvusStore
-from ingest.vectors import EmbeddingWorker, side_collection, wait_until_complete
+from ingest.vectors import Coverage, EmbeddingWorker, side_collection, wait_until_complete
 from tests.fakes.hash_embedder import HashEmbedder
 
 CONFIG = IngestConfig()
@@ -50,6 +50,17 @@ def test_bm25_first_then_the_dense_channel_joins(store: MilvusStore) -> None:
     after = store.search("coolant pump service hours", ["all"], k=3)
     assert after[0].source == "pumps.md" and after[0].dense_score is not None
     assert store.stats()["embedding_complete"] is True
+
+
+def test_a_readers_note_counts_only_the_chunks_of_their_groups(store: MilvusStore) -> None:
+    from hopwise.app import semantic_search_note
+
+    assert store.vectors is not None
+    assert store.vectors.coverage() == Coverage(0, 3)  # the operator's view (CLI): everything
+    assert store.vectors.coverage(["all"]) == Coverage(0, 2)  # board.md is not counted
+    assert store.vectors.coverage(["all", "board"]) == Coverage(0, 3)
+    assert "0 of 2 chunks" in semantic_search_note(store, ["all"])
+    assert "0 of 3 chunks" in semantic_search_note(store, ["all", "board"])
 
 
 def test_a_repeated_question_is_embedded_once(store: MilvusStore) -> None:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[2] / "ui" / "app.py")
+from ui.auth import LOCAL_USER, User
+from ui.files import Download, Reader, fetch
+
+APP = str(
+    Path(__file__).resolve().parents[2] / "ui" / "main.py"
+)  # the pages (ui/app.py wraps them)
 ADMIN_PASSWORD = "correct horse battery staple"
 # Debian's Chromium for the browser suites (`make browser`), never a test tool's own download.
 CHROMIUM = "/usr/bin/chromium"
@@ -40,3 +47,37 @@ def texts(at: AppTest) -> str:
 
 def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+DOWNLOAD_LINK = re.compile(
+    r'href="[^"]*/hopwise/file/(?P<ticket>[A-Za-z0-9_-]+)" download="(?P<name>[^"]*)"'
+    r"[^>]*>(?:<span[^>]*>[^<]*</span>)?(?P<label>[^<]*)</a>"
+)
+
+
+def download_links(at: AppTest) -> list[tuple[str, str, str]]:
+    """(label, file name, ticket) of every download link on the page (ui.files)."""
+    found = []
+    for element in at.get("html"):
+        for link in DOWNLOAD_LINK.finditer(element.value):
+            found.append(
+                (html.unescape(link["label"]), html.unescape(link["name"]), link["ticket"])
+            )
+    return found
+
+
+def download_labels(at: AppTest) -> list[str]:
+    return [label for label, _, _ in download_links(at)]
+
+
+def fetch_link(
+    at: AppTest, label: str, user: User | None, *, admin: bool = False, name: str = ""
+) -> Download:
+    """Fetch a download link (by label, and file name when several share it) as
+    `/hopwise/file/<ticket>` does for `user` as configured now (None: no session; `admin`: the
+    admin password is this deployment's unlock). Raises ui.files.Refused."""
+    tickets = [t for shown, n, t in download_links(at) if shown == label and name in ("", n)]
+    assert tickets, f"no download link {label!r} {name}"
+    ticket = tickets[-1]  # the last drawn: a dialog's, over the page's row for the same file
+    reader = Reader(user, admin, configured=user is not None and user.name != LOCAL_USER)
+    return fetch(ticket, reader if user is not None else None)

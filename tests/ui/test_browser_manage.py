@@ -2,7 +2,7 @@
 people can manage. One app (`streamlit run ui/app.py` on loopback) with an admin user in group
 `lab` and a reader without it:
 
-- sign in once, reload, and stay signed in (the session cookie);
+- sign in once, reload, and stay signed in (the session cookie, HttpOnly: no page script sees it);
 - the admin uploads a three-page PDF readable by `lab` only, from the Admin page that opens for
   an admin user without a second password;
 - a question cites page 2: `[1]` links to its source card, *Open original* shows page 2 of 3
@@ -13,6 +13,9 @@ people can manage. One app (`streamlit run ui/app.py` on loopback) with an admin
 - the reader without the group gets no source from the document and is refused the admin's
   chat link;
 - at phone width (420 px) the chat and the trace do not overflow sideways;
+- every address ada's pages expose (downloads, /media/) gives nothing to a request with no
+  cookie or with ben's; a sign-out in one tab refuses a download link open in another;
+  /_stcore/metrics is closed;
 - the browser asks nothing of any address but the app's (favicon included)."""
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ import json
 import os
 import re
 import shutil
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +35,7 @@ import pytest
 from PIL import Image
 
 from tests.ui.test_browser import (
+    ROOT,
     ask,
     running_app,
     shoot,
@@ -123,6 +130,26 @@ def download(page, click) -> bytes:
     return Path(info.value.path()).read_bytes()
 
 
+def served_urls(page) -> list[str]:
+    """Every absolute address on the page that serves bytes: Streamlit's /media/ store and
+    Hopwise's download links (images, links, sources of any element)."""
+    found = page.evaluate(
+        "() => Array.from(document.querySelectorAll('[src], [href]'), e => e.src || e.href)"
+    )
+    paths = {u: urllib.parse.urlsplit(u).path for u in found}
+    return sorted(u for u, path in paths.items() if path.startswith(("/media/", "/hopwise/file/")))
+
+
+def http_get(address: str, cookie: str | None) -> tuple[int, bytes]:
+    """GET outside the browser, with no cookie or the given session cookie."""
+    headers = {"Cookie": f"hopwise_session={cookie}"} if cookie else {}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(address, headers=headers)) as reply:
+            return reply.status, reply.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
+
+
 def yellow_pixels(png: bytes) -> int:
     image = Image.open(io.BytesIO(png)).convert("RGB")
     return sum(1 for r, g, b in image.getdata() if r > 200 and g > 180 and r - b > 60)
@@ -146,9 +173,11 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     ada = Session(browser, url)
     page = ada.page
 
-    # -- one sign-in; a reload keeps it
+    # -- one sign-in; a reload keeps it; page scripts cannot read the cookie
     ada.sign_in("ada")
-    assert ada.session_cookie()
+    [cookie] = ada.session_cookie()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]
+    assert "hopwise_session" not in page.evaluate("document.cookie")
     page.reload()
     page.get_by_text("Signed in as ada").wait_for()
     assert page.get_by_label("Password", exact=True).count() == 0
@@ -193,10 +222,12 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     shot = image.screenshot()
     assert yellow_pixels(shot) > 500  # the highlight is drawn and visible
     shoot(page, data, "source")
-    original = download(
-        page, lambda: dialog.get_by_role("button", name="Download original").click()
-    )
+    original = download(page, lambda: dialog.get_by_role("link", name="Download original").click())
     assert original == pdf.read_bytes()
+    exposed = served_urls(page)  # every address of the page that serves bytes
+    assert [u for u in exposed if "/hopwise/file/" in u] and not page.locator(
+        "img[src*='/media/']"
+    ).count()
     dialog.get_by_role("button", name="Close").click()
     dialog.wait_for(state="detached")
     wait_idle(page)
@@ -211,7 +242,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     wait_idle(page)
 
     # -- export the chat as Markdown: the citation resolved to file · page
-    exported = download(page, lambda: page.get_by_role("button", name="Export this chat").click())
+    exported = download(page, lambda: page.get_by_role("link", name="Export this chat").click())
     markdown = exported.decode("utf-8")
     assert QUESTION in markdown and "lab-manual.pdf" in markdown and "p. 2" in markdown
     thread = re.search(r"[?&]thread=([0-9a-f]+)", page.url)
@@ -220,11 +251,14 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
 
     # -- the Admin feedback list shows it and exports CSV
     page.get_by_role("link", name="Admin").click()
-    page.get_by_role("button", name="Export CSV").wait_for()  # the list is a canvas table
+    page.get_by_role("link", name="Export CSV").wait_for()  # the list is a canvas table
     wait_idle(page)
     shoot(page, data, "feedback")
-    csv = download(page, lambda: page.get_by_role("button", name="Export CSV").click())
+    csv = download(page, lambda: page.get_by_role("link", name="Export CSV").click())
     assert "Exactly the page I needed" in csv.decode("utf-8") and "ada" in csv.decode("utf-8")
+    row = page.get_by_role("link", name="Download original").first  # the admin's own row
+    assert download(page, row.click) == pdf.read_bytes()
+    exposed += served_urls(page)
 
     # -- the reader without the group: no source from the PDF, and no way into ada's chat
     ben = Session(browser, url)
@@ -237,6 +271,17 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         ben.page.get_by_text("That chat was not found, or you have no access to it.").wait_for()
         assert "eighteen months" not in shown(ben.page)
         assert ben.foreign_requests() == []
+        # -- what ada's pages exposed: nothing for no cookie, nor for ben's; ada still gets it
+        ben_cookie = ben.session_cookie()[0]["value"]
+        shipped = {f.read_bytes() for f in (ROOT / "ui" / "assets").iterdir()}  # public: the icon
+        for address in exposed:
+            for cookie in (None, ben_cookie):
+                status, body = http_get(address, cookie)
+                assert status in (403, 404) or body in shipped, (address, status)
+                assert b"eighteen months" not in body and b"%PDF" not in body
+        own = [a for a in exposed if "/hopwise/file/" in a][0]
+        assert http_get(own, ada.session_cookie()[0]["value"])[0] == 200
+        assert http_get(f"{url}/_stcore/metrics", None)[0] == 404
     finally:
         ben.context.close()
 
@@ -285,9 +330,16 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     wait_idle(page)
     assert "eighteen months" not in shown(page)
 
-    # -- sign out: the cookie is gone and a reload asks to sign in
+    # -- sign out in one tab: a download link still open in another tab is refused at once
+    other_tab = ada.context.new_page()
+    other_tab.goto(f"{url}/admin")
+    row = other_tab.get_by_role("link", name="Download original").first
+    row_link = f"{url}{row.get_attribute('href')}"
+    assert ada.context.request.get(row_link).body() == pdf.read_bytes()
     page.get_by_role("button", name="Sign out").click()
     page.get_by_label("Password", exact=True).wait_for()
+    assert ada.context.request.get(row_link).status == 403
+    other_tab.close()
     page.reload()
     page.get_by_label("Password", exact=True).wait_for()
     assert ada.foreign_requests() == []

@@ -13,10 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from graph.runner import TITLE_CHARS
-from tests.ui.apptools import ADMIN_PASSWORD, assert_no_exception, new_app, texts
+from tests.ui.apptools import (
+    ADMIN_PASSWORD,
+    assert_no_exception,
+    download_links,
+    fetch_link,
+    new_app,
+    texts,
+)
+from ui.auth import User, local_user
+from ui.files import Refused
 
 HANDBOOK = b"""# Field handbook
 
@@ -42,20 +50,6 @@ def kb(app_data: Path) -> Path:
     done = ingest_bytes(HANDBOOK, "handbook.md", store, groups=["all"], config=settings.ingest)
     assert done.status == "ingested", done.reason
     return app_data
-
-
-@pytest.fixture
-def downloads(monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
-    """File name -> bytes of every st.download_button drawn (AppTest keeps no media store)."""
-    saved: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def spy(self: Any, data: Any, mimetype: str, kind: Any, filename: str | None = None) -> str:
-        saved[str(filename)] = data if isinstance(data, bytes) else str(data).encode()
-        return original(self, data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
-    return saved
 
 
 def runner():
@@ -192,12 +186,14 @@ def test_copy_shows_the_answer_as_plain_text_and_regenerate_follows(
     assert regenerate == [f"regenerate_{open_thread(at)}_1"]  # only on the last answer
 
 
-def test_feedback_is_stored_and_listed_for_the_admin_with_a_csv(
-    kb: Path, downloads: dict[str, bytes]
-) -> None:
+def test_feedback_is_stored_and_listed_for_the_admin_with_a_csv(kb: Path) -> None:
     at = sign_in(new_app(users=USERS).run(), "uma")
     ask(at, BEACON)
     tid = open_thread(at)
+    assert BEACON in fetch_link(at, "Export this chat", User("uma", ("all",))).data.decode()
+    for other in (None, User("ivo", ("all",))):  # the link is uma's: nobody else's session
+        with pytest.raises(Refused):
+            fetch_link(at, "Export this chat", other)
     at.feedback[0].set_value(0).run()  # thumbs down
     assert_no_exception(at)
     [entry] = [e for e in runner().all_feedback() if e["thread_id"] == tid]
@@ -223,7 +219,11 @@ def test_feedback_is_stored_and_listed_for_the_admin_with_a_csv(
     assert "=cite the crew's roster too" not in list(table["comment"])
     admin.selectbox(key="feedback_rating").set_value("Down").run()
     admin.text_input(key="feedback_text").set_value("ROSTER").run()
-    rows = list(csv.DictReader(io.StringIO(downloads["hopwise-feedback.csv"].decode())))
+    with pytest.raises(Refused):  # the same link for a tab without the admin unlock
+        fetch_link(admin, "Export CSV", local_user())
+    got = fetch_link(admin, "Export CSV", local_user(), admin=True)
+    assert got.file_name == "hopwise-feedback.csv" and got.mime == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(got.data.decode())))
     assert [(r["owner"], r["rating"], r["question"]) for r in rows] == [("uma", "down", BEACON)]
     assert rows[0]["comment"] == "'=cite the crew's roster too"  # no formula in a spreadsheet
     assert '"retrieve_hop"' in rows[0]["trace"]
@@ -237,12 +237,14 @@ def test_only_the_owner_may_give_feedback(kb: Path) -> None:
         runner().give_feedback(mine.thread_id, 0, "ivo", rating=1)
 
 
-def test_export_is_the_conversation_as_markdown(kb: Path, downloads: dict[str, bytes]) -> None:
+def test_export_is_the_conversation_as_markdown(kb: Path) -> None:
     at = ask(new_app().run(), BEACON)
     ask(at, "Which channel do the radios use for the ridge?")
     name = "hopwise-chat-how-often-is-the-orange-beacon-refilled.md"
-    assert at.get("download_button")[0].proto.label == "Export this chat"
-    text = downloads[name].decode()
+    assert ("Export this chat", name) in [(label, n) for label, n, _ in download_links(at)]
+    got = fetch_link(at, "Export this chat", local_user())
+    assert got.file_name == name and got.mime == "text/markdown"
+    text = got.data.decode()
     assert text.startswith("# How often is the orange beacon refilled?")
     assert "## 1. How often is the orange beacon refilled?" in text
     assert "## 2. Which channel do the radios use for the ridge?" in text

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from tests.ui.apptools import assert_no_exception, new_app, texts
+from tests.ui.apptools import assert_no_exception, fetch_link, new_app, texts
 from tests.ui.markdown_tokens import message_text
+from ui.auth import local_user
 
 SUPPLY = b"""# Supply contract
 
@@ -142,8 +143,11 @@ def test_trace_shows_the_last_answers_hops(kb: Path) -> None:
     assert "chunk_id" not in hits.columns and "None" not in hits.to_string()
     assert any(where.startswith("supply.md") for where in hits["where"])
     assert set(hits["status"]) <= {"new", "duplicate"}
-    download = at.get("download_button")[0]
-    assert download.proto.label == "Download trace JSON"
+    got = fetch_link(at, "Download trace JSON", local_user())
+    assert got.mime == "application/json" and got.file_name.endswith("-1.json")
+    saved = json.loads(got.data)
+    assert saved["question"] == "What is the penalty for late delivery of the turbines?"
+    assert saved["trace"] and "bm25" in json.dumps(saved)  # the local operator sees scores
 
 
 def test_chat_searches_only_the_users_groups(kb: Path) -> None:

@@ -1,5 +1,5 @@
 """Signed sessions without Streamlit: issue, verify, expiry, tampering, revocation, config
-changes, the key file, the cookie script, and `admin = true` in the users config."""
+changes, the key file, the one-time cookie handoff, and `admin = true` in the users config."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import pytest
 
 from hopwise.settings import Settings
 from ui.auth import (
-    SESSION_COOKIE,
+    HANDOFF_TTL_S,
     AuthConfigError,
+    Handoffs,
     SessionStore,
     User,
-    cookie_script,
+    handoff_script,
     load_users,
     session_secret,
+    signout_script,
 )
 
 SECRET = b"k" * 32
@@ -148,19 +150,28 @@ def test_processes_starting_together_share_one_key(tmp_path: Path) -> None:
     assert len(keys) == 1 and not list((tmp_path / "data").glob(".secret-*"))
 
 
-def test_the_cookie_script_sets_and_clears_a_strict_cookie(store: SessionStore) -> None:
+def test_the_page_script_carries_a_one_time_code_never_the_token(store: SessionStore) -> None:
     token = store.issue(ANA)
-    script = cookie_script(token, max_age_s=43200, secure=False)
-    assert script == (
-        f'<script>document.cookie = "{SESSION_COOKIE}={token}; Max-Age=43200; Path=/; '
-        'SameSite=Strict";</script>'
-    )
-    assert "; Secure" in cookie_script(token, max_age_s=43200, secure=True)
-    assert f'"{SESSION_COOKIE}=; Max-Age=0; Path=/; SameSite=Strict"' in cookie_script(
-        None, max_age_s=43200, secure=False
-    )
+    handoffs = Handoffs()
+    code = handoffs.issue(token)
+    script = handoff_script(code, base="")
+    assert token not in script and code in script and '"/hopwise/session"' in script
+    assert "document.cookie" not in script and "document.cookie" not in signout_script(base="")
+    assert handoffs.take(code) == token
+    assert handoffs.take(code) is None  # once only
+    with pytest.raises(ValueError, match="not a handoff code"):
+        handoff_script('x"; alert(1); "', base="")
     with pytest.raises(ValueError, match="not a session token"):
-        cookie_script('x"; alert(1); "', max_age_s=1, secure=False)
+        handoffs.issue("not-a-token")
+
+
+def test_a_handoff_code_expires(store: SessionStore) -> None:
+    now = [0.0]
+    handoffs = Handoffs(clock=lambda: now[0])
+    code = handoffs.issue(store.issue(BO))
+    now[0] = HANDOFF_TTL_S + 1
+    assert handoffs.take(code) is None
+    assert handoffs.take("short") is None
 
 
 def test_admin_is_a_property_of_a_configured_user(tmp_path: Path) -> None:

@@ -2,22 +2,27 @@
 sign-in, sign-out ends it, admin users open Admin with no second password, and no page ever
 shows two sign-in forms.
 
-AppTest runs no JavaScript and sends no cookies, so `Browser` plays the browser: it runs the
-page's cookie script (reads `document.cookie = "..."` from the st.html body) into its jar, and
-a tab it opens (a new AppTest: a reload or a link) sends the jar as it was when it connected,
-through `ui.services.sent_session_cookie`. The tab opened last is the one that sends.
+AppTest runs no JavaScript and sends no cookies, so `Browser` plays the browser: it posts the
+page's script (a one-time code, never the token) to the real `/hopwise/session` route, keeps the
+HttpOnly cookie that route sets, and a tab it opens (a new AppTest: a reload or a link) sends
+the jar as it was when it connected, through `ui.services.sent_session_cookie`. The tab opened
+last is the one that sends.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 
 from tests.ui.apptools import assert_no_exception, new_app, texts
-from ui.auth import SESSION_COOKIE
+from ui.auth import HANDOFFS, SESSION_COOKIE
+from ui.routes import routes
 
 USERS = {
     "root": {"password": "root-pw", "groups": ["ops"], "admin": True},
@@ -32,28 +37,44 @@ Hotel stays are reimbursed up to 180 euros per night.
 ## Meals
 Meals are reimbursed up to 40 euros per day.
 """
-COOKIE_SCRIPT = re.compile(
-    r'document\.cookie = "' + SESSION_COOKIE + r'=([^;"]*); Max-Age=(\d+); Path=/; '
-    r'SameSite=Strict(; Secure)?";'
-)
+POST_SCRIPT = re.compile(r'fetch\((?P<path>"[^"]*"), \{.*?body: (?P<body>"(?:[^"\\]|\\.)*")\}\)')
 ADMIN_PAGE, TRACE_PAGE = "app_pages/admin.py", "app_pages/trace.py"
 
 
 class Browser:
-    """One browser's cookie jar; `sent` is what the app reads as the connecting tab's cookie."""
+    """One browser's cookie jar; `sent` is what the app reads as the connecting tab's cookie.
 
-    def __init__(self, sent: list[str | None]) -> None:
+    The page's scripts are posted, as the browser would, to Hopwise's real HTTP routes
+    (ui.routes, in a Starlette test client); the jar takes what their Set-Cookie says."""
+
+    def __init__(self, sent: list[str | None], *, scheme: str = "http") -> None:
         self.cookie: str | None = None
         self.sent = sent
-        self.scripts: list[re.Match[str]] = []
+        self.origin = f"{scheme}://testserver"
+        self.client = TestClient(Starlette(routes=routes()), base_url=self.origin)
+        self.set_cookies: list[str] = []  # every Set-Cookie header the routes answered
 
     def run_scripts(self, at: AppTest) -> None:
-        """Do what the browser does with the page's cookie scripts."""
+        """Do what the browser does with the page's scripts: post them, keep the cookie."""
         for element in at.get("html"):
-            found = COOKIE_SCRIPT.search(element.value)
-            if found:
-                self.scripts.append(found)
-                self.cookie = found.group(1) if int(found.group(2)) > 0 else None
+            found = POST_SCRIPT.search(element.value)
+            if not found:
+                continue
+            assert "document.cookie" not in element.value  # page scripts never touch it
+            cookies = {SESSION_COOKIE: self.cookie} if self.cookie else {}
+            self.client.cookies.clear()
+            reply = self.client.post(
+                json.loads(found["path"]),
+                content=json.loads(found["body"]),
+                headers={"Origin": self.origin, "Content-Type": "application/json"},
+                cookies=cookies,
+            )
+            for header in reply.headers.get_list("set-cookie"):
+                self.set_cookies.append(header)
+                value = re.match(SESSION_COOKIE + r'="?([^;"]*)"?;', header)
+                if value:
+                    gone = re.search(r"(?i)max-age=0\b", header)
+                    self.cookie = None if gone else value.group(1)
 
     def open(self, users: dict[str, object] = USERS, **params: str) -> AppTest:
         """A reload, or a link opened in this browser: a brand-new session sending the jar."""
@@ -61,6 +82,10 @@ class Browser:
         at = new_app(users=users)
         at.query_params.update(params)
         return at
+
+
+def cookie_scripts(at: AppTest) -> list[str]:
+    return [e.value for e in at.get("html") if POST_SCRIPT.search(e.value)]
 
 
 @pytest.fixture
@@ -103,25 +128,47 @@ def password_inputs(at: AppTest) -> int:
 def test_a_reload_keeps_the_sign_in(kb: Path, browser: Browser) -> None:
     at = sign_in(browser.open().run(), browser, "ana", "ana-pw")
     assert "Signed in as **ana** · groups: all, finance" in texts(at)
-    [script] = browser.scripts
-    assert script.group(2) == str(12 * 3600) and not script.group(3)  # http: no Secure
-    assert browser.cookie
+    [header] = browser.set_cookies
+    assert "Max-Age=43200" in header and "HttpOnly" in header and "SameSite=strict" in header
+    assert "Secure" not in header  # http: no Secure
+    assert browser.cookie and browser.cookie not in "".join(e.value for e in at.get("html"))
 
     again = browser.open().run()  # the same browser, a new session
     assert_no_exception(again)
     assert "Signed in as **ana**" in texts(again)
     assert password_inputs(again) == 0
-    assert not again.get("html")  # the cookie already matches: nothing to write
+    assert not cookie_scripts(again)  # the cookie already matches: nothing to post
 
     stranger = Browser(browser.sent).open().run()  # another browser has no cookie
     assert "Signed in as" not in texts(stranger) and password_inputs(stranger) == 1
 
 
-def test_the_cookie_is_secure_on_https(kb: Path, browser: Browser) -> None:
-    at = browser.open()
-    at.context["url"] = "https://hopwise.example/"
-    sign_in(at.run(), browser, "ana", "ana-pw")
-    assert browser.scripts[-1].group(3) == "; Secure"
+def test_the_cookie_is_secure_on_https(kb: Path, sent: list[str | None]) -> None:
+    browser = Browser(sent, scheme="https")
+    sign_in(browser.open().run(), browser, "ana", "ana-pw")
+    assert browser.cookie and "Secure" in browser.set_cookies[-1]
+
+
+def test_a_handoff_code_sets_a_cookie_once_and_only_from_the_page(
+    kb: Path, browser: Browser
+) -> None:
+    at = sign_in(browser.open().run(), browser, "ana", "ana-pw")
+    [script] = cookie_scripts(at)
+    found = POST_SCRIPT.search(script)
+    assert found is not None
+    path, body = json.loads(found["path"]), json.loads(found["body"])
+    headers = {"Origin": browser.origin, "Content-Type": "application/json"}
+    again = browser.client.post(path, content=body, headers=headers)  # the code is used up
+    assert again.status_code == 403 and not again.headers.get_list("set-cookie")
+    token = browser.cookie
+    assert token is not None
+    code = HANDOFFS.issue(token)
+    body = json.dumps({"code": code})
+    for origin in ({}, {"Origin": "http://evil.example"}):  # another site cannot log you in
+        other = browser.client.post(
+            path, content=body, headers={"Content-Type": "application/json", **origin}
+        )
+        assert other.status_code == 403 and not other.headers.get_list("set-cookie")
 
 
 def test_sign_out_ends_the_session_and_clears_the_cookie(kb: Path, browser: Browser) -> None:
@@ -132,7 +179,7 @@ def test_sign_out_ends_the_session_and_clears_the_cookie(kb: Path, browser: Brow
     tab.sidebar.button(key="sign_out").click().run()
     assert_no_exception(tab)
     browser.run_scripts(tab)
-    assert browser.scripts[-1].group(1) == "" and browser.scripts[-1].group(2) == "0"
+    assert re.search(r"(?i)max-age=0", browser.set_cookies[-1])
     assert browser.cookie is None and "Signed in as" not in texts(tab)
 
     browser.cookie = token  # even a copy of the old cookie signs no one in

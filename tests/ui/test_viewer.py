@@ -14,16 +14,26 @@ from ingest.models import Chunk
 from ingest.originals import OriginalStore
 from tests.fakes.docs import make_pdf
 from tests.fakes.memory_store import MemoryStore
-from tests.ui.apptools import ADMIN_PASSWORD, assert_no_exception, new_app, texts
+from tests.ui.apptools import (
+    ADMIN_PASSWORD,
+    assert_no_exception,
+    download_labels,
+    download_links,
+    fetch_link,
+    new_app,
+    texts,
+)
 from tests.ui.markdown_tokens import links, live_parts, shown_text
+from ui.auth import User, local_user
 from ui.documents import (
     find_passage,
-    original_bytes,
     readable_document,
     section_markdown,
     section_text,
 )
+from ui.files import Reader, Refused
 from ui.pdf_page import RenderedPage, cited_page, page_count, render_page
+from ui.viewer import _original
 
 PASSAGE = "The pressure valve must be inspected every ninety days by a certified technician."
 DECOY = "The lobby plants are watered on Fridays."
@@ -161,10 +171,13 @@ def test_only_a_reader_in_the_documents_group_gets_it_or_its_bytes(tmp_path: Pat
     )
     doc_id = result.doc_id or ""
     assert readable_document(store, doc_id, ["hr"]) is not None
-    assert original_bytes(store, originals, doc_id, ["hr"]) == data
+    hr, finance = Reader(User("h", ("all", "hr")), False), Reader(User("f", ("finance",)), False)
+    got = _original(store, originals, doc_id, False, hr)
+    assert got is not None and got.data == data and got.mime == "text/markdown"
     assert readable_document(store, doc_id, []) is None  # "all" only
     assert readable_document(store, doc_id, ["finance"]) is None
-    assert original_bytes(store, originals, doc_id, ["finance"]) is None
+    assert _original(store, originals, doc_id, False, finance) is None
+    assert _original(store, originals, doc_id, True, finance) is None  # asking is not being
     assert readable_document(store, doc_id, ["bad group!"]) is None
     assert readable_document(store, "doc-missing", ["hr"]) is None
     assert readable_document(store, doc_id, [], admin=True) is not None
@@ -226,8 +239,13 @@ def open_original(at):
 
 
 def downloads(at) -> list[str]:
-    """The viewer's download buttons (other features have their own)."""
-    return [d.proto.label for d in at.get("download_button") if d.proto.label.endswith("original")]
+    """The viewer's download links (other features have their own)."""
+    return [label for label in download_labels(at) if label.endswith("original")]
+
+
+def page_images(at) -> list[str]:
+    """Pages drawn into the dialog (data: URIs: no /media/ URL exists for them)."""
+    return [e.value for e in at.get("html") if 'data-testid="hw-page-image"' in e.value]
 
 
 def test_open_original_on_a_chat_card_shows_the_cited_pdf_page(kb: dict[str, str]) -> None:
@@ -237,8 +255,9 @@ def test_open_original_on_a_chat_card_shows_the_cited_pdf_page(kb: dict[str, str
     shown = texts(at)
     assert "Page 2 of 3" in shown and "manual.pdf · version 1 · 3 chunks" in shown
     assert "Download original" in downloads(at)
-    images = at.get("image")
-    assert images  # the page, as an image
+    [image] = page_images(at)  # the page, as an image inside the page itself
+    assert 'src="data:image/png;base64,' in image and not at.get("image")
+    assert fetch_link(at, "Download original", local_user()).data.startswith(b"%PDF")
     next(b for b in at.button if b.label == "Next").click().run()
     assert "Page 3 of 3" in texts(at)
 
@@ -255,11 +274,11 @@ def test_a_page_past_its_deadline_is_its_text_and_the_next_view_draws_it(
     at = open_original(ask(new_app().run(), "What is the penalty per week?"))
     shown = texts(at)
     assert TOO_SLOW in shown and "two percent of the order value" in shown
-    assert not at.get("image") and "Download original" in downloads(at)
+    assert not page_images(at) and "Download original" in downloads(at)
     monkeypatch.undo()  # the timeout was not cached, and the killed worker restarts
     at.run()
     assert_no_exception(at)
-    assert "Page 2 of 3" in texts(at) and at.get("image")
+    assert "Page 2 of 3" in texts(at) and page_images(at)
 
 
 def test_a_reader_in_the_group_may_download_and_one_without_is_refused(
@@ -272,6 +291,15 @@ def test_a_reader_in_the_group_may_download_and_one_without_is_refused(
     open_original(hana)
     assert "Download original" in downloads(hana)
     assert ":yellow-background[" in "\n".join(str(m.value) for m in hana.markdown)
+    hana_now = User("hana", ("all", "hr"))
+    got = fetch_link(hana, "Download original", hana_now)
+    assert got.data == PAY and got.file_name == "pay.md"
+    for other in (None, User("bob", ("all",)), User("bob", ("all", "hr"))):  # not hana's link
+        with pytest.raises(Refused) as refused:
+            fetch_link(hana, "Download original", other)
+        assert refused.value.status == 403
+    with pytest.raises(Refused):  # hana left the group after the dialog was drawn
+        fetch_link(hana, "Download original", User("hana", ("all",)))
     request = dict(hana.session_state[VIEWER_KEY])
 
     bob = sign_in_user(new_app(users=USERS).run(), "bob", "bob-pw")
@@ -294,6 +322,10 @@ def test_an_admin_user_previews_any_document_and_a_lapsed_one_is_refused(
     root.button(key=f"admin_preview_{kb['pay.md']}").click().run()
     assert_no_exception(root)
     assert "90,000" in texts(root) and "Download original" in downloads(root)
+    root_now = User("root", ("all",), admin=True)
+    assert fetch_link(root, "Download original", root_now).data == PAY  # admin downloads
+    with pytest.raises(Refused):  # and once root is no admin, the same link is refused
+        fetch_link(root, "Download original", User("root", ("all",)))
     # the config drops root's admin flag while the viewer is open: the next run refuses
     root.secrets["users"] = {**users, "root": {"password": "root-pw", "groups": []}}
     root.run()
@@ -329,15 +361,17 @@ def test_admin_rows_preview_download_and_delete(kb: dict[str, str]) -> None:
     assert "pay.md · version 1 · 1 chunk · groups: hr" in shown  # singular
     assert "None" not in shown
     pay = kb["pay.md"]
-    assert {f"admin_download_{pay}", f"admin_download_{kb['manual.pdf']}"} <= {
-        d.key for d in at.get("download_button")
-    }
+    rows = {name for label, name, _ in download_links(at) if label == "Download original"}
+    assert {"pay.md", "manual.pdf"} <= rows
+    assert fetch_link(at, "Download original", local_user(), admin=True, name="pay.md").data == PAY
+    with pytest.raises(Refused):  # the same link for a tab that has no admin unlock
+        fetch_link(at, "Download original", local_user(), name="pay.md")
     assert at.button(key=f"admin_download_{kb['canteen.md']}").disabled  # not kept
 
     at.button(key=f"admin_preview_{pay}").click().run()
     assert_no_exception(at)
     assert "90,000 to 120,000 euros" in texts(at)  # the admin previews a restricted document
-    assert f"admin_preview_{pay}_dl" in {d.key for d in at.get("download_button")}
+    assert len([n for _, n, _ in download_links(at) if n == "pay.md"]) == 2  # row and dialog
 
     originals = OriginalStore(get_settings().originals_root)
     checksum = next(d.checksum for d in at_store_documents() if d.doc_id == pay)

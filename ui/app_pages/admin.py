@@ -183,8 +183,7 @@ else:
                 open_button({"doc_id": doc.doc_id}, key=f"admin_preview_{doc.doc_id}",
                             label="Preview", admin=True)  # fmt: skip
                 if originals.has(doc.checksum):
-                    download_button(store, originals, doc, (), admin=True,
-                                    key=f"admin_download_{doc.doc_id}")  # fmt: skip
+                    download_button(store, originals, doc, admin=True)
                 else:
                     st.button("Download", key=f"admin_download_{doc.doc_id}", disabled=True,
                               help="The original was not kept (ingested before originals were "

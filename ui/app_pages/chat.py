@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from graph.result import QuestionResult, TraceEvent
 from graph.runner import chat_title
 from ui import chat_list, safe
 from ui.answer_actions import REGENERATE_KEY
-from ui.export import conversation_markdown, export_file_name
+from ui.export import chat_export, export_file_name
+from ui.files import download_link
 from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_title
 from ui.services import (
     error_text,
@@ -90,14 +93,12 @@ def list_past_chats(answers: list[QuestionResult]) -> None:
             mine = visible_threads(runner, user)
             row = next((t for t in mine if t["thread_id"] == thread_id), None)
             title = thread_title(row) if row else chat_title(answers[0].question)
-            st.download_button(
+            download_link(
                 "Export this chat",
-                conversation_markdown(title, answers),
+                functools.partial(chat_export, runner, thread_id, title),
+                user=user,
                 file_name=export_file_name(title),
-                mime="text/markdown",
-                icon=":material/download:",
-                key="export_chat",
-                width="stretch",
+                wide=True,
             )
         chat_list.past_chats(runner, user, THREAD_KEY)
 

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import functools
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from ui import safe
+from ui.export import trace_download
+from ui.files import download_link
 from ui.formatting import (
+    answer_number,
     badges,
     bridge_rows,
     duration_text,
     hit_rows,
     hop_evidence,
+    link_thread,
     state_machine_dot,
     step_rows,
     stop_text,
     thread_title,
     timeline_rows,
-    trace_json,
+    trace_file_name,
     web_result_line,
 )
 from ui.services import (
@@ -50,9 +56,10 @@ def wanted_answer() -> tuple[str | None, int | None]:
     chosen = st.session_state.pop(TRACE_KEY, None)
     if chosen:
         return chosen["thread_id"], int(chosen["index"])
-    thread, answer = st.query_params.get("thread"), st.query_params.get("answer") or ""
+    thread = link_thread(st.query_params.get("thread"))
+    number = answer_number(st.query_params.get("answer"))
     if thread:  # `?thread=` alone opens the chat's last answer
-        return thread, int(answer) - 1 if answer.isdigit() and int(answer) > 0 else None
+        return thread, number - 1 if number else None
     return None, None
 
 
@@ -208,9 +215,9 @@ elif evaluation.web_query and not evaluation.enough:
         f"“{safe.escape_inline(evaluation.web_query)}”"
     )
 
-st.download_button(
+download_link(
     "Download trace JSON",
-    trace_json(result),
-    file_name=f"hopwise-trace-{thread_id.replace(':', '-')}-{index + 1}.json",
-    mime="application/json",
+    functools.partial(trace_download, runner, thread_id, index),
+    user=user,
+    file_name=trace_file_name(thread_id, index),
 )

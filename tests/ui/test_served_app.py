@@ -1,0 +1,61 @@
+"""`streamlit run ui/app.py` as users start it, spoken to over HTTP on loopback (no browser):
+Hopwise's routes are mounted beside Streamlit's, the metrics endpoint is closed, the cookie
+route takes nothing but a live one-time code from the app's own origin, and an unknown
+download link says so without a byte of anything. The browser suite (test_browser_manage)
+signs in and fetches what a reader's pages expose."""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from tests.ui.test_browser import running_app
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    data = tmp_path_factory.mktemp("served") / "data"
+    with running_app(data, HOPWISE_USERS='{"ana": {"password": "ana-pw", "groups": ["x"]}}') as at:
+        yield at
+
+
+def call(address: str, *, data: bytes | None = None, headers: dict[str, str] | None = None):
+    request = urllib.request.Request(address, data=data, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            return reply.status, dict(reply.headers), reply.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, dict(refused.headers), refused.read()
+
+
+def test_the_app_serves_its_page_and_health(url: str) -> None:
+    assert call(f"{url}/_stcore/health")[0] == 200
+    status, _, body = call(url)
+    assert status == 200 and b"<html" in body.lower()
+
+
+def test_metrics_are_closed(url: str) -> None:
+    status, _, body = call(f"{url}/_stcore/metrics")
+    assert status == 404 and b"session" not in body.lower()
+
+
+def test_the_cookie_route_wants_the_apps_origin_and_a_live_code(url: str) -> None:
+    body = b'{"code": "' + b"A" * 32 + b'"}'
+    json_type = {"Content-Type": "application/json"}
+    for headers in (json_type, {**json_type, "Origin": "http://evil.example"}):
+        status, reply_headers, _ = call(f"{url}/hopwise/session", data=body, headers=headers)
+        assert status == 403 and "set-cookie" not in {k.lower() for k in reply_headers}
+    origin = {**json_type, "Origin": url}
+    status, reply_headers, _ = call(f"{url}/hopwise/session", data=body, headers=origin)
+    assert status == 403 and "set-cookie" not in {k.lower() for k in reply_headers}
+    status, _, _ = call(f"{url}/hopwise/session", data=b"not json", headers=origin)
+    assert status == 403
+
+
+def test_an_unknown_download_link_is_refused_and_not_cached(url: str) -> None:
+    status, headers, body = call(f"{url}/hopwise/file/{'x' * 32}")
+    assert status == 404 and b"expired" in body
+    assert {k.lower(): v for k, v in headers.items()}["cache-control"] == "no-store"

@@ -1,0 +1,191 @@
+"""The HTTP side of Hopwise beside Streamlit's own routes (mounted by `ui/app.py`'s st.App).
+
+- `POST /hopwise/session` turns a sign-in's one-time code into the session cookie, set here
+  with HttpOnly, SameSite=Strict and (over HTTPS) Secure: page scripts never see it.
+- `POST /hopwise/signout` revokes the cookie's session and drops the cookie.
+- `GET /hopwise/file/<ticket>` serves a download drawn on a page (`ui.files`): the request is
+  signed in again from its cookie, must be the ticket's user, and the file is built for the user
+  as the configuration knows them now.
+- A gate in front of everything closes `/_stcore/metrics` unless HOPWISE_METRICS=on.
+- `script_error` turns an exception in a page into one line with a reference that matches a log
+  line, never a traceback.
+
+Every handler answers in a few words; none of them ever shows an exception's text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from secrets import token_hex
+from urllib.parse import quote, urlsplit
+
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ui.auth import HANDOFFS, SESSION_COOKIE, admin_by_password, load_users, local_user
+from ui.files import FILE_ROUTE, Download, Reader, Refused, fetch
+
+LOG = logging.getLogger("hopwise.web")
+NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+CLOSED_PATHS = ("/_stcore/metrics",)
+
+
+def _text(message: str, status: int) -> Response:
+    return PlainTextResponse(message, status_code=status, headers=NO_STORE)
+
+
+def request_reader(request: Request) -> Reader | None:
+    """Who sent this request: the local user when no users are configured, else the user whose
+    valid session the HttpOnly cookie carries (None: not signed in, expired, revoked)."""
+    from ui.services import _session_store, get_settings, read_secrets
+
+    settings = get_settings()
+    users = load_users(settings, read_secrets())
+    if not users:
+        return Reader(local_user(), admin=True, configured=False)  # the ticket says if unlocked
+    token = request.cookies.get(SESSION_COOKIE) or ""
+    user = _session_store().verify(token, users) if token else None
+    if user is None:
+        return None
+    return Reader(user, admin=admin_by_password(users))
+
+
+def same_origin(request: Request) -> bool:
+    """A POST from a page of this server: its Origin names the host the request was sent to."""
+    origin = request.headers.get("origin") or ""
+    host = request.headers.get("host") or ""
+    return bool(origin and host) and urlsplit(origin).netloc.lower() == host.lower()
+
+
+def _cookie_path() -> str:
+    from ui.files import base_path
+
+    return base_path() or "/"
+
+
+async def session(request: Request) -> Response:
+    if not same_origin(request):
+        return _text("Sign in from the app's own page.", 403)
+    try:
+        code = (await request.json()).get("code", "")
+    except (json.JSONDecodeError, AttributeError, UnicodeDecodeError):
+        code = ""
+    token = HANDOFFS.take(code) if isinstance(code, str) else None
+    if token is None:
+        return _text("This sign-in has expired; sign in again.", 403)
+    from ui.services import _session_store
+
+    response = Response(status_code=204, headers=NO_STORE)
+    response.set_cookie(
+        SESSION_COOKIE,
+        token,
+        max_age=_session_store().max_age_s,
+        path=_cookie_path(),
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+async def signout(request: Request) -> Response:
+    if not same_origin(request):
+        return _text("Sign out from the app's own page.", 403)
+    token = request.cookies.get(SESSION_COOKIE)
+    if token:
+        from ui.services import _session_store
+
+        await asyncio.to_thread(_session_store().revoke, token)
+    response = Response(status_code=204, headers=NO_STORE)
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path=_cookie_path(),
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite="strict",
+    )
+    return response
+
+
+def _disposition(file_name: str) -> str:
+    return f"attachment; filename*=utf-8''{quote(file_name, safe='')}"
+
+
+async def file(request: Request) -> Response:
+    ticket = str(request.path_params.get("ticket", ""))
+    try:
+        download: Download = await asyncio.to_thread(_fetch, request, ticket)
+    except Refused as refused:
+        return _text(str(refused), refused.status)
+    except Exception:  # noqa: BLE001 - logged with a reference, never shown
+        ref = token_hex(4)
+        LOG.exception("download failed [ref %s]", ref)
+        return _text(f"The file could not be prepared (reference {ref}).", 500)
+    headers = {
+        **NO_STORE,
+        "Content-Disposition": _disposition(download.file_name),
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+    }
+    return Response(download.data, media_type=download.mime, headers=headers)
+
+
+def _fetch(request: Request, ticket: str) -> Download:
+    return fetch(ticket, request_reader(request))
+
+
+def routes() -> list[Route]:
+    from ui.files import base_path
+
+    base = base_path()
+    return [
+        Route(f"{base}/hopwise/session", session, methods=["POST"]),
+        Route(f"{base}/hopwise/signout", signout, methods=["POST"]),
+        Route(f"{base}/{FILE_ROUTE}/{{ticket}}", file, methods=["GET"]),
+    ]
+
+
+class Gate:
+    """ASGI middleware in front of Streamlit: closed paths answer 404."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and _closed(str(scope.get("path", ""))):
+            await _text("Not found", 404)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+def _closed(path: str) -> bool:
+    from ui.services import get_settings
+
+    return path.endswith(CLOSED_PATHS) and not get_settings().metrics
+
+
+def middleware() -> list[Middleware]:
+    return [Middleware(Gate)]
+
+
+def script_error(exc: Exception) -> bool:
+    """An exception a page did not handle: logged with a reference; the page shows one line."""
+    import streamlit as st
+
+    ref = log_reference(exc)
+    st.error(
+        f"Something went wrong on this page (reference {ref}). Reload the page; if it happens "
+        "again, give the reference to your administrator."
+    )
+    return True
+
+
+def log_reference(exc: BaseException) -> str:
+    """Log an exception under a new short reference and return it (for the page guard)."""
+    ref = token_hex(4)
+    LOG.error("page failed [ref %s]", ref, exc_info=exc)
+    return ref
