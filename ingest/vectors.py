@@ -143,7 +143,10 @@ class VectorIndex:
         how much there is outside their groups."""
         expr = " and ".join(
             part
-            for part in (self.store._visibility_filter(), group_filter(groups) if groups is not None else "")
+            for part in (
+                self.store._visibility_filter(),
+                group_filter(groups) if groups is not None else "",
+            )
             if part
         )
         total = self.store._count(expr)
