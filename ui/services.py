@@ -160,13 +160,14 @@ COOKIE_SYNC_KEY = "hopwise_cookie_sync"  # (token, one-time code) this tab has p
 def session_cookie_script() -> str | None:
     """The script that brings the browser's HttpOnly cookie in step with this tab's session:
     after a sign-in it posts a one-time code (the route sets the cookie), after a sign-out it
-    asks the route to drop it; None when the cookie the browser sent already matches.
+    asks the route to drop it. A tab signed in by the cookie it sent posts once too, so a cookie
+    written by an older release (readable by scripts) is replaced by an HttpOnly one.
 
     The browser's cookie as seen here is the one it sent when the tab connected, so the same
     code is posted again on later runs of this tab (a used code is simply refused)."""
     sent = sent_session_cookie()
     token = st.session_state.get(USER_KEY)
-    if token == sent:
+    if token is None and sent is None:
         return None
     from ui.files import base_path
 

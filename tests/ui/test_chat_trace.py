@@ -203,6 +203,20 @@ def test_a_trace_link_opens_that_answer_but_not_another_users_chat(kb: Path) -> 
     assert_no_exception(at)
     assert at.selectbox(key="trace_thread").value == first_thread
     assert at.subheader[0].value == first_question
+    # picking another chat, then another answer, follows the pick (the URL follows it too)
+    at.selectbox(key="trace_thread").set_value("local:newer").run()
+    assert_no_exception(at)
+    assert at.subheader[0].value == "What is the penalty for late delivery?"
+    assert at.query_params["thread"] == "local:newer"
+    runner.ask("And who pays it?", thread_id="local:newer", owner="local")
+    at.run()
+    at.selectbox(key="trace_answer").set_value(0).run()
+    assert at.subheader[0].value == "What is the penalty for late delivery?"
+    at.selectbox(key="trace_answer").set_value(1).run()
+    assert at.subheader[0].value == "And who pays it?"
+    assert at.query_params["answer"] == "2"
+    at.run()  # another run with that URL stays put
+    assert at.subheader[0].value == "And who pays it?"
 
     hana_thread = "hana:private"
     bob = new_app(users=USERS)

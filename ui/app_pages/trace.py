@@ -51,13 +51,21 @@ st.title("Hop trace")
 user, runner = page_session("Sign in with the form in the sidebar to see your answers' traces.")
 
 
+URL_KEY = "hopwise_trace_url"  # the (?thread=, &answer=) this page last wrote
+
+
 def wanted_answer() -> tuple[str | None, int | None]:
-    """The answer asked for by the chat page (session) or a shared link (query params)."""
+    """The answer asked for by the chat page (session) or a link (query params). The URL is
+    applied only when it is not the one this page wrote itself: picking another chat or answer
+    rewrites it, and must not be undone by it on the next run."""
     chosen = st.session_state.pop(TRACE_KEY, None)
     if chosen:
         return chosen["thread_id"], int(chosen["index"])
-    thread = link_thread(st.query_params.get("thread"))
-    number = answer_number(st.query_params.get("answer"))
+    raw = (st.query_params.get("thread"), st.query_params.get("answer"))
+    if raw == st.session_state.get(URL_KEY):
+        return None, None
+    thread = link_thread(raw[0])
+    number = answer_number(raw[1])
     if thread:  # `?thread=` alone opens the chat's last answer
         return thread, number - 1 if number else None
     return None, None
@@ -108,6 +116,7 @@ index = right.selectbox(
     key="trace_answer",
 )
 st.query_params.update({"thread": thread_id, "answer": str(index + 1)})
+st.session_state[URL_KEY] = (thread_id, str(index + 1))
 result = answers[index]
 events = result.trace
 
