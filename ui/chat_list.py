@@ -55,8 +55,9 @@ def past_chats(runner: Any, user: User, thread_key: str) -> None:
 def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -> None:
     """One chat: its title opens it; the ⋮ menu beside it renames or deletes it."""
     tid = str(thread["thread_id"])
-    title, menu = st.columns([5, 1], vertical_alignment="center", gap="small")
-    with title:
+    # a horizontal container, not columns: columns stack on a phone, the menu under the title
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    with row:
         st.button(
             thread_label(thread),
             key=f"thread_{tid}",
@@ -65,7 +66,7 @@ def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -
             type="primary" if tid == st.session_state.get(thread_key) else "secondary",
             width="stretch",
         )
-    with menu, st.popover("", icon=":material/more_vert:", help="Rename or delete this chat"):
+    with row, st.popover("", icon=":material/more_vert:", help="Rename or delete this chat"):
         with st.form(f"rename_{tid}", border=False):
             st.text_input(  # the title as stored, not as the sidebar clips it
                 "Title",

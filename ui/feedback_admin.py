@@ -139,6 +139,7 @@ def feedback_section() -> None:
             functools.partial(feedback_download, select),
             user=reader,
             file_name=CSV_NAME,
+            key=repr((select.keywords, len(entries))),
             admin_unlocked=is_admin(reader),
         )
 

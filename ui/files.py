@@ -32,6 +32,7 @@ import streamlit as st
 from ui.auth import User
 
 TICKET_TTL_S = 15 * 60.0  # a link drawn on a page works this long (reopening draws a new one)
+REUSE_MARGIN_S = 5 * 60.0  # a link is redrawn with a new ticket when less is left
 MAX_TICKETS = 20_000  # the oldest go first beyond this (each is a few hundred bytes)
 FILE_ROUTE = "hopwise/file"
 
@@ -89,6 +90,17 @@ class Tickets:
             self._tickets[ticket_id] = Ticket(owner, admin_unlocked, build, now + TICKET_TTL_S)
         return ticket_id
 
+    def reusable(self, ticket_id: str, owner: str, admin_unlocked: bool) -> bool:
+        """Whether a ticket drawn before may be drawn again: the same user and unlock, and a
+        few minutes left (an unchanged link is not redrawn, so a click never races a rerun)."""
+        ticket = self.get(ticket_id)
+        return (
+            ticket is not None
+            and ticket.owner == owner
+            and ticket.admin_unlocked == admin_unlocked
+            and ticket.expires - self._clock() > REUSE_MARGIN_S
+        )
+
     def get(self, ticket_id: str) -> Ticket | None:
         with self._lock:
             ticket = self._tickets.get(ticket_id)
@@ -138,11 +150,25 @@ LINK_STYLE = (
 
 
 def download_link(
-    label: str, build: Builder, *, user: User, file_name: str, admin_unlocked: bool = False,
+    label: str,
+    build: Builder,
+    *,
+    user: User,
+    file_name: str,
+    key: str,
+    admin_unlocked: bool = False,
     wide: bool = False,
-) -> str:  # fmt: skip
-    """Draw a download link for `user` (a ticket; nothing is built yet); returns the ticket id."""
-    ticket_id = TICKETS.issue(user.name, build, admin_unlocked=admin_unlocked)
+) -> str:
+    """Draw a download link for `user` (a ticket; nothing is built yet); returns the ticket id.
+    `key` names what the builder builds (e.g. the document and version): the same key keeps
+    its ticket across reruns of this tab while it is fresh, so the link is not redrawn."""
+    slot = f"hopwise_ticket:{label}|{file_name}|{key}"
+    held = st.session_state.get(slot)
+    if isinstance(held, str) and TICKETS.reusable(held, user.name, admin_unlocked):
+        ticket_id = held
+    else:
+        ticket_id = TICKETS.issue(user.name, build, admin_unlocked=admin_unlocked)
+        st.session_state[slot] = ticket_id
     url = f"{base_path()}/{FILE_ROUTE}/{ticket_id}"
     css = "hw-file hw-wide" if wide else "hw-file"
     st.html(

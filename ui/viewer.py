@@ -151,6 +151,7 @@ def download_button(
         functools.partial(_original, store, originals, doc.doc_id, admin),
         user=user,
         file_name=PurePath(doc.source).name,
+        key=f"{doc.doc_id}|{doc.version}|{doc.checksum}|{admin}",
         admin_unlocked=admin and is_admin(user),
     )
 

@@ -26,10 +26,10 @@ def answer_block(result: QuestionResult, *, thread_id: str, index: int, last: bo
     cards = source_cards(result)
     if cards:
         st.caption(f"Sources ({len(cards)})")
-        columns = st.columns(2)
-        for i, card in enumerate(cards):
-            with columns[i % 2]:
-                source_card({**card, "anchor": anchors.get(int(card["n"]), "")})
+        for start in range(0, len(cards), 2):  # a row per pair: a phone stacks 1, 2, 3, 4
+            for column, card in zip(st.columns(2), cards[start : start + 2], strict=False):
+                with column:
+                    source_card({**card, "anchor": anchors.get(int(card["n"]), "")})
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         answer_actions(result, thread_id=thread_id, index=index, last=last)
         if st.button("Open hop trace →", key=f"trace_{thread_id}_{index}", type="tertiary"):

@@ -200,3 +200,32 @@ def test_stop_reasons_read_as_words_with_the_raw_value_kept() -> None:
 
     assert stop_text("no_new_evidence") == "the last search found nothing new (no_new_evidence)"
     assert stop_text("") == "—" and stop_text("something_new") == "something_new"
+
+
+def test_source_cards_stack_in_citation_order_on_a_phone() -> None:
+    """Cards go in rows of two: a narrow screen stacks each row's columns, so the page reads
+    [1], [2], [3], [4] top to bottom (one column per side would stack [1], [3], [2], [4])."""
+    from streamlit.testing.v1 import AppTest
+
+    def page() -> None:
+        from graph.result import QuestionResult
+        from ui.widgets import answer_block
+
+        cited = [
+            {"n": n, "url": f"https://example.org/{n}", "source": "example.org", "quote": f"q{n}"}
+            for n in (1, 2, 3, 4)
+        ]
+        result = QuestionResult.model_validate(
+            {
+                "question": "q",
+                "answer": "a [1] [2] [3] [4]",
+                "evidence": [{**c, "text": c["quote"]} for c in cited],
+                "citations": cited,
+            }
+        )
+        answer_block(result, thread_id="t", index=0)
+
+    at = AppTest.from_function(page, default_timeout=60).run()
+    assert not at.exception, [e.value for e in at.exception]
+    order = [h.value for h in at.subheader]  # each card's heading, in page order
+    assert order == ["\\[1\\]", "\\[2\\]", "\\[3\\]", "\\[4\\]"]

@@ -255,6 +255,9 @@ def test_open_original_on_a_chat_card_shows_the_cited_pdf_page(kb: dict[str, str
     shown = texts(at)
     assert "Page 2 of 3" in shown and "manual.pdf · version 1 · 3 chunks" in shown
     assert "Download original" in downloads(at)
+    before = download_links(at)
+    at.run()  # a rerun draws the same link (no ticket race with a click)
+    assert download_links(at) == before
     [image] = page_images(at)  # the page, as an image inside the page itself
     assert 'src="data:image/png;base64,' in image and not at.get("image")
     assert fetch_link(at, "Download original", local_user()).data.startswith(b"%PDF")

@@ -98,6 +98,7 @@ def list_past_chats(answers: list[QuestionResult]) -> None:
                 functools.partial(chat_export, runner, thread_id, title),
                 user=user,
                 file_name=export_file_name(title),
+                key=f"{thread_id}|{title}",
                 wide=True,
             )
         chat_list.past_chats(runner, user, THREAD_KEY)

@@ -229,4 +229,5 @@ download_link(
     functools.partial(trace_download, runner, thread_id, index),
     user=user,
     file_name=trace_file_name(thread_id, index),
+    key=f"{thread_id}|{index}",
 )
