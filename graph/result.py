@@ -158,6 +158,9 @@ class WebResultRecord(_Record):
     source: str = Field("", description="The URL's domain.")
 
 
+WEB_UNAVAILABLE = "web search unavailable"
+
+
 class TraceEvent(_Record):
     """One node run. Times are milliseconds since the question started (one clock)."""
 
@@ -224,6 +227,19 @@ class QuestionResult(_Record):
         ]
         evidence = [e.model_copy(update={"score": 0.0}) for e in self.evidence]  # fused score
         return self.model_copy(update={"hops": hops, "evidence": evidence})
+
+    def without_web_error_details(self) -> QuestionResult:
+        """A copy whose failed web search says only WEB_UNAVAILABLE: the exception text (an
+        address, a proxy, a library's words) is for admins."""
+        if not self.web_error:
+            return self
+        trace = [
+            event.model_copy(update={"details": {**event.details, "error": WEB_UNAVAILABLE}})
+            if event.node == "search_web" and event.details.get("error")
+            else event
+            for event in self.trace
+        ]
+        return self.model_copy(update={"web_error": WEB_UNAVAILABLE, "trace": trace})
 
     def without_documents(self, doc_ids: set[str], notice: str) -> QuestionResult:
         """A copy that shows nothing of these documents: their hits, kept sentences, evidence

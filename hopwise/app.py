@@ -41,6 +41,7 @@ from graph.runner import (
 from graph.state import MAX_MESSAGES, question_input
 from graph.text import language_of
 from graph.web import DdgsWebSearch
+from hopwise.options import OPTIONS_FILE, DeploymentOptions
 from hopwise.settings import Settings, load_settings
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
@@ -98,8 +99,9 @@ def build_embedder(settings: Settings) -> Embedder | None:
 
 
 def build_web_search(settings: Settings) -> WebSearch | None:
-    """None when HOPWISE_WEB_SEARCH=off."""
-    if not settings.web_search:
+    """None when HOPWISE_WEB_SEARCH=off. Unset, the client is built (it sends nothing) and
+    `Hopwise.web_allowed` asks the admin's choice before each question."""
+    if settings.web_search is False:
         return None
     return DdgsWebSearch(timeout_s=settings.web_timeout_s, max_results=settings.web_max_results)
 
@@ -170,6 +172,14 @@ class Hopwise:
         self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
         self.feedback = FeedbackLog(self.threads.conn, self.threads.lock)
         self.history_problem = ""  # why conversations are not being saved, if they are not
+        self.options = DeploymentOptions(settings.data_dir / OPTIONS_FILE)
+
+    def web_allowed(self) -> bool:
+        """Whether a question may go to the web search: HOPWISE_WEB_SEARCH when it is set,
+        else the admin's choice on the Admin page (off until an admin allows it)."""
+        if self.web is None or self.settings.web_search is False:
+            return False
+        return True if self.settings.web_search else self.options.web_search
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Hopwise:
@@ -229,7 +239,7 @@ class Hopwise:
         if history is None:
             history = self._history(thread_id, owner, groups, drop_last=regenerating)
         budgets = self.settings.graph
-        allowed = web and self.web is not None
+        allowed = web and self.web_allowed()
         ctx = GraphContext(
             retriever=self.retriever,
             reasoner=self.reasoner,

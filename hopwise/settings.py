@@ -94,7 +94,12 @@ class Settings(BaseSettings):
     )
 
     # Web search
-    web_search: bool = Field(True, description="HOPWISE_WEB_SEARCH=off disables the fallback.")
+    web_search: bool | None = Field(
+        None,
+        description="The web fallback sends a question to a public search engine, so it is "
+        "opt-in: HOPWISE_WEB_SEARCH=on allows it, =off forbids it; unset, an admin decides on "
+        "the Admin page (off until then).",
+    )
     web_timeout_s: float = 8
     web_max_results: int = 5
 
@@ -170,7 +175,7 @@ class Settings(BaseSettings):
         return GraphConfig(
             max_hops=self.max_hops, top_k=self.top_k,
             max_evidence_chunks=self.max_evidence_chunks,
-            max_web_searches=self.max_web_searches if self.web_search else 0,
+            max_web_searches=self.max_web_searches if self.web_search is not False else 0,
             question_deadline_s=self.question_deadline_s, web_timeout_s=self.web_timeout_s,
             web_max_results=self.web_max_results, llm_economy=self.llm_economy,
         )  # fmt: skip

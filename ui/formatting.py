@@ -61,7 +61,7 @@ MODE_COLOR = {"llm": "green", "offline": "gray", "degraded": "orange"}
 def badges(result: QuestionResult) -> str:
     """One markdown line of colored badges: route, hops, web, mode, time, LLM calls."""
     mode = result.mode
-    web = "used" if result.web_used else "failed" if result.web_error else "not used"
+    web = "used" if result.web_used else "unavailable" if result.web_error else "not used"
     parts = [
         f":violet-badge[route: {safe.escape_inline(result.route or '?')}]",
         f":blue-badge[hops: {len(result.hops)}]",
@@ -376,6 +376,21 @@ def web_result_line(item: WebResultRecord) -> str:
 def trace_json(result: QuestionResult) -> str:
     """The whole result as pretty JSON for download."""
     return json.dumps(result.to_json(), ensure_ascii=False, indent=2)
+
+
+WEB_ON_HELP = (
+    "When the documents fall short, the question is sent once to a public web search engine."
+)
+
+
+def web_off_reason(setting: bool | None) -> str:
+    """Why the chat's web toggle is off, and who can change it."""
+    if setting is False:
+        return "Web search is turned off for this deployment (HOPWISE_WEB_SEARCH=off)."
+    return (
+        "Web search is off: it would send your question to a public search engine. An admin "
+        "can allow it on the Admin page (or set HOPWISE_WEB_SEARCH=on)."
+    )
 
 
 def trace_file_name(thread_id: str, index: int) -> str:

@@ -250,12 +250,15 @@ def user_answers(runner: Hopwise, thread_id: str, user: User) -> list[QuestionRe
 def readable_answers(
     runner: Hopwise, thread_id: str, user: User, *, scores: bool
 ) -> list[QuestionResult]:
-    """`user_answers` for a caller that knows who reads (a download fetched later)."""
+    """`user_answers` for a caller that knows who reads (a download fetched later). Readers
+    who do not see scores get a failed web search in words, without its exception text."""
     try:
         answers = runner.thread_answers(thread_id, owner=user.name, groups=user.groups)
     except ThreadAccessError:
         return []
-    return answers if scores else [answer.without_scores() for answer in answers]
+    if scores:  # the local operator and admins: everything, raw errors included
+        return answers
+    return [answer.without_scores().without_web_error_details() for answer in answers]
 
 
 def document_notes(runner: Hopwise, result: QuestionResult) -> dict[str, str]:

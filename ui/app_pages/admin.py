@@ -9,7 +9,7 @@ from ingest.originals import OriginalStore, delete_document
 from ui import safe
 from ui.admin_gate import require_admin
 from ui.documents import count_text
-from ui.services import error_text, get_settings, get_store
+from ui.services import error_text, get_runner, get_settings, get_store
 from ui.uploads import (
     UPLOAD_TYPES,
     access_changes,
@@ -222,3 +222,23 @@ from ui.feedback_admin import feedback_section  # noqa: E402 - readers' feedback
 
 st.subheader("Feedback")
 feedback_section()
+
+# ---------------------------------------------------------------- web search
+st.subheader("Web search")
+runner = get_runner()
+if settings.web_search is not None:  # the deployment's setting wins over this page
+    state = "on" if settings.web_search else "off"
+    st.caption(f"Web search is {state} for this deployment (HOPWISE_WEB_SEARCH={state}).")
+else:
+    st.session_state["admin_web_search"] = runner.options.web_search  # as stored, not as drawn
+    st.toggle(
+        "Allow web search when the documents fall short",
+        help="Sends a reader's question once to a public search engine (DuckDuckGo via ddgs). "
+        "Leave it off for private questions about internal documents.",
+        key="admin_web_search",
+        on_change=lambda: runner.options.set_web_search(st.session_state["admin_web_search"]),
+    )
+    st.caption(
+        "On: readers may let a question that the documents do not answer go to the web once. "
+        "Off: questions never leave this machine through web search."
+    )

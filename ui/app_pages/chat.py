@@ -12,7 +12,15 @@ from ui import chat_list, safe
 from ui.answer_actions import REGENERATE_KEY
 from ui.export import chat_export, export_file_name
 from ui.files import download_link
-from ui.formatting import STATUS_TEXT, StatusNarrator, duration_text, offline_note, thread_title
+from ui.formatting import (
+    STATUS_TEXT,
+    WEB_ON_HELP,
+    StatusNarrator,
+    duration_text,
+    offline_note,
+    thread_title,
+    web_off_reason,
+)
 from ui.services import (
     error_text,
     get_settings,
@@ -52,11 +60,12 @@ if wanted and wanted != st.session_state.get(URL_THREAD_KEY, ""):
 with st.sidebar:
     if st.button("New chat", key="new_chat", icon=":material/add:", width="stretch"):
         st.session_state[THREAD_KEY] = new_thread_id()
+    web_allowed = runner.web_allowed()
     use_web = st.toggle(
         "Search the web when documents fall short",
-        value=settings.web_search,
-        disabled=not settings.web_search,
-        help=None if settings.web_search else "Web search is off (HOPWISE_WEB_SEARCH=off).",
+        value=web_allowed,
+        disabled=not web_allowed,
+        help=WEB_ON_HELP if web_allowed else web_off_reason(settings.web_search),
         key="use_web",
     )
     past_chats = st.container()  # filled last, so a chat started in this run is listed

@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from graph.result import WEB_UNAVAILABLE
 from ui import safe
 from ui.export import trace_download
 from ui.files import download_link
@@ -215,7 +216,9 @@ if result.web_query:
     for item in result.web_results:
         st.markdown(f"- {web_result_line(item)}")
     if result.web_error:
-        st.warning(f"The web search failed: {safe.escape_inline(result.web_error)}")
+        st.warning("Web search unavailable: the answer uses the documents only.")
+        if result.web_error != WEB_UNAVAILABLE:  # the raw error reaches admins only
+            st.caption(f"Error: {safe.escape_inline(result.web_error)}")
     elif not result.web_results:
         st.caption("The web search returned nothing.")
 elif evaluation.web_query and not evaluation.enough:
