@@ -59,6 +59,7 @@ INSERT_BATCH = 500
 MAX_TEXT_BYTES = 65_535
 MAX_GROUPS = 64  # the ARRAY field's capacity
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
+EMBEDDED_OPEN_BACKOFF_S = (0.3, 0.8, 2.0)  # waits before retrying an embedded start (busy machine)
 # Embedded Milvus Lite answers a write it cannot persist (a full disk) with "Unexpected error
 # in RPC handling", which pymilvus retries 75 times (3.5 minutes); a local engine that failed
 # three times will not succeed on the fourth.
@@ -572,7 +573,7 @@ class MilvusStore:
                 raise StoreError(_locked_message(self.uri))
             _EMBEDDED.acquire(self.uri)
         try:
-            client = self._open_client(token)
+            client = self._open_client(token) if self.remote else self._open_embedded(token)
             return _GuardedClient(client, lambda: self._open_client(token), self)
         except Exception as exc:
             if not self.remote:
@@ -584,6 +585,23 @@ class MilvusStore:
             raise StoreError(
                 f"cannot reach the Milvus server at {self.shown_uri}: {reason}"
             ) from None
+
+    def _open_embedded(self, token: str | None) -> Any:
+        """Milvus Lite's embedded start can fail once on a busy machine right after another
+        process let go of the file ("Open local milvus failed"): try again after short waits
+        (EMBEDDED_OPEN_BACKOFF_S) before reporting, unless another program holds the file."""
+        for delay in (*EMBEDDED_OPEN_BACKOFF_S, None):
+            try:
+                return self._open_client(token)
+            except Exception as exc:
+                held = "opened by another program" in str(exc) or _lock_held_elsewhere(
+                    Path(self.uri)
+                )
+                if held or delay is None:
+                    raise
+                log.info("embedded Milvus did not start (%s); retrying in %.1f s", exc, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")
 
     def _open_client(self, token: str | None) -> Any:
         """A fresh client (after the server was lost; see _GuardedClient)."""

@@ -411,3 +411,63 @@ def answer_number(value: object) -> int | None:
     if isinstance(value, str) and _ANSWER_NUMBER.fullmatch(value):
         return int(value)
     return None
+
+
+def _quoted(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    return f"“{safe.escape_inline(text if len(text) <= limit else text[: limit - 1] + '…')}”"
+
+
+def _names(sources: Sequence[str]) -> str:
+    """'a.md', 'a.md and b.md', 'a.md, b.md and 2 more' (escaped)."""
+    unique = [safe.escape_inline(s) for s in dict.fromkeys(s for s in sources if s)]
+    if len(unique) > 3:
+        return f"{', '.join(unique[:2])} and {len(unique) - 2} more"
+    return " and ".join(unique) if len(unique) < 3 else f"{unique[0]}, {unique[1]} and {unique[2]}"
+
+
+def plain_summary(result: QuestionResult) -> str:
+    """How the answer was found, in one paragraph for people who do not read the tables below:
+    what was searched for at each step, where it was found, whether that was judged enough,
+    the web, and what the answer rests on. Every quoted piece is escaped (untrusted)."""
+    if result.route != "complex" and not result.hops:
+        return "Answered directly: this question did not need the documents."
+    said: list[str] = []
+    parts = len(result.sub_questions)
+    if parts > 1:
+        said.append(f"The question was split into {parts} parts, searched in order.")
+    for number, hop in enumerate(result.hops, start=1):
+        step = "First" if number == 1 else "Then"
+        bridge = str((hop.bridge or {}).get("chosen_entity") or "")
+        using = (
+            f", using {_quoted(bridge, 40)} from the step before" if hop.bridged and bridge else ""
+        )
+        by_chunk = {hit.chunk_id: hit for hit in hop.hits}
+        kept = [by_chunk[k.chunk_id].source for k in hop.evidence if k.chunk_id in by_chunk]
+        if kept:
+            found = f"found it in {_names(kept)}"
+        elif hop.hits:
+            found = f"the closest passages were in {_names([h.source for h in hop.hits[:2]])}"
+        else:
+            found = "found nothing"
+        said.append(f"{step} searched for {_quoted(hop.sub_question)}{using}; {found}.")
+    verdict = result.evaluation
+    if verdict.enough:
+        said.append("That was judged enough to answer.")
+    elif verdict.missing:
+        missing = "; ".join(" ".join(m.split()) for m in verdict.missing[:2])
+        said.append(f"Still missing: {safe.escape_inline(missing)}.")
+    if result.web_used:
+        said.append(f"The web was searched once ({len(result.web_results)} results).")
+    elif result.web_error:
+        said.append("The web search was unavailable.")
+    documents = [c.source or c.title for c in result.citations if c.chunk_id]
+    web = [c for c in result.citations if c.url]
+    if documents or web:
+        where = [f"{len(documents)} passage{'s' * (len(documents) != 1)} of {_names(documents)}"]
+        if web:
+            where.append(f"{len(web)} web result{'s' * (len(web) != 1)}")
+        said.append(f"The answer cites {' and '.join(where if documents else where[1:])}.")
+    else:
+        said.append("The answer cites no passage.")
+    return " ".join(said)

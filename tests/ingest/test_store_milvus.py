@@ -75,6 +75,37 @@ def open_when_free(db: str, timeout_s: float = 20.0) -> MilvusStore:
             time.sleep(0.2)
 
 
+def test_an_embedded_start_that_fails_once_is_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after another command let go of the file, a busy machine's Milvus Lite can fail to
+    start once ("Open local milvus failed"): the store waits briefly and tries again."""
+    import ingest.store as store_module
+
+    real, calls = MilvusStore._open_client, []
+
+    def flaky(self: MilvusStore, token: str | None) -> object:
+        calls.append(token)
+        if len(calls) <= 2:
+            raise RuntimeError("Open local milvus failed")
+        return real(self, token)
+
+    monkeypatch.setattr(store_module, "EMBEDDED_OPEN_BACKOFF_S", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(MilvusStore, "_open_client", flaky)
+    with MilvusStore(str(tmp_path / "kb.db")) as store:
+        assert store.count_chunks() == 0 and len(calls) == 3
+
+    def broken(self: MilvusStore, token: str | None) -> object:
+        calls.append(token)
+        raise RuntimeError("Open local milvus failed")
+
+    calls.clear()
+    monkeypatch.setattr(MilvusStore, "_open_client", broken)
+    with pytest.raises(StoreError, match="cannot open the knowledge base .*local milvus failed"):
+        MilvusStore(str(tmp_path / "other.db"))
+    assert len(calls) == 4  # the first try and three more, then the error
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("delay_s", [0.05, 0.4, 0.8, 1.6])
 def test_kill_9_during_a_write_leaves_one_complete_version(tmp_path: Path, delay_s: float) -> None:

@@ -133,6 +133,7 @@ def test_trace_shows_the_last_answers_hops(kb: Path) -> None:
     shown = texts(at)
     assert "What is the penalty for late delivery of the turbines?" in shown
     assert "Query sent:" in shown and "Stop reason:" in shown
+    assert "First searched for “" in shown and "The answer cites " in shown  # in words, first
     dot = at.get("graphviz_chart")[0].proto.spec
     assert '"retrieve_hop" [label="retrieve_hop\\n' in dot  # annotated with its duration
     assert '"search_web" [label="search_web"];' in dot  # not on the path: plain

@@ -229,3 +229,67 @@ def test_source_cards_stack_in_citation_order_on_a_phone() -> None:
     assert not at.exception, [e.value for e in at.exception]
     order = [h.value for h in at.subheader]  # each card's heading, in page order
     assert order == ["\\[1\\]", "\\[2\\]", "\\[3\\]", "\\[4\\]"]
+
+
+def chain_result(**extra: object) -> QuestionResult:
+    """Two steps: which team owns a system, then who leads that team (bridged)."""
+    hit = {"doc": "Systems", "source": "systems.md", "section": "", "new": True}
+    return QuestionResult.model_validate(
+        {
+            "question": "Who leads the team that owns the billing system?",
+            "route": "complex",
+            "sub_questions": [
+                {"id": 1, "question": "Which team owns the billing system?"},
+                {"id": 2, "question": "Who leads #1?", "depends_on": 1},
+            ],
+            "hops": [
+                {
+                    "hop": 1, "sub_question": "Which team owns the billing system?",
+                    "query": "team owns billing system",
+                    "hits": [{**hit, "chunk_id": "s1"}],
+                    "evidence": [{"chunk_id": "s1", "text": "Ledger team owns billing."}],
+                },
+                {
+                    "hop": 2, "sub_question": "Who leads Ledger team?", "query": "leads Ledger",
+                    "bridged": True, "bridge": {"chosen_entity": "Ledger team"},
+                    "hits": [{**hit, "chunk_id": "t1", "source": "teams.md"}],
+                    "evidence": [{"chunk_id": "t1", "text": "Ana leads the Ledger team."}],
+                },
+            ],
+            "evaluation": {"enough": True},
+            "citations": [
+                {"n": 1, "chunk_id": "s1", "source": "systems.md"},
+                {"n": 2, "chunk_id": "t1", "source": "teams.md"},
+            ],
+            **extra,
+        }
+    )  # fmt: skip
+
+
+def test_the_plain_summary_tells_the_path_in_words() -> None:
+    from ui.formatting import plain_summary
+
+    text = plain_summary(chain_result())
+    assert text.startswith("The question was split into 2 parts, searched in order.")
+    assert "First searched for “Which team owns the billing system?”; found it in systems.md." in (
+        text
+    )
+    assert "Then searched for “Who leads Ledger team?”, using “Ledger team” from the step" in text
+    assert "found it in teams.md" in text and "judged enough" in text
+    assert text.endswith("The answer cites 2 passages of systems.md and teams.md.")
+    failed = plain_summary(chain_result(evaluation={"enough": False, "missing": ["a phone"]},
+                                        web_error="x", citations=[]))  # fmt: skip
+    assert "Still missing: a phone." in failed and "The web search was unavailable." in failed
+    assert failed.endswith("The answer cites no passage.")
+    simple = QuestionResult.model_validate({"question": "hi", "route": "simple"})
+    assert plain_summary(simple) == "Answered directly: this question did not need the documents."
+
+
+def test_the_plain_summary_shows_document_text_as_text() -> None:
+    from tests.ui.markdown_tokens import live_parts
+    from ui.formatting import plain_summary
+
+    hostile = chain_result()
+    hostile.hops[0].sub_question = "![x](http://127.0.0.1:9/p.png) <b>bold</b> [link](http://e.x)"
+    text = plain_summary(hostile)
+    assert not live_parts(text)

@@ -20,6 +20,7 @@ from ui.formatting import (
     hit_rows,
     hop_evidence,
     link_thread,
+    plain_summary,
     state_machine_dot,
     step_rows,
     stop_text,
@@ -123,6 +124,7 @@ events = result.trace
 
 st.subheader(safe.escape_inline(questions[index]))
 st.markdown(badges(result))
+st.markdown(plain_summary(result))  # for people; the tables below are for engineers
 if result.standalone_question and result.standalone_question != questions[index]:
     st.caption(f"Standalone question: {safe.escape_inline(result.standalone_question)}")
 
