@@ -23,6 +23,7 @@ from ui.viewer import download_button, open_button
 RESULTS_KEY = "hopwise_ingest_results"
 PENDING_DELETE_KEY = "hopwise_pending_delete"
 FLASH_KEY = "hopwise_admin_flash"
+UPLOAD_ROUND_KEY = "hopwise_upload_round"  # which uploader: each batch gets a fresh, empty one
 
 st.title("Admin")
 settings = get_settings()
@@ -50,7 +51,7 @@ files = st.file_uploader(
     type=list(UPLOAD_TYPES),
     accept_multiple_files=True,
     max_upload_size=max(1, int(settings.max_upload_mb)),
-    key="admin_uploader",
+    key=f"admin_uploader_{st.session_state.get(UPLOAD_ROUND_KEY, 0)}",  # a new one per batch
 )
 keep = st.radio(
     "Who may read them",
@@ -91,27 +92,23 @@ confirmed = not widening or st.checkbox(
 ready = bool(files) and groups_error is None and confirmed
 if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
     names = [f.name for f in files]
-    overall = st.progress(0.0, text=f"0 of {len(names)} files")
-    bars = [st.progress(0.0, text=f"{safe.escape_inline(name)}: waiting") for name in names]
+    working = st.empty()  # while it runs: the batch and the file at hand; then the table
+    with working.container():
+        overall = st.progress(0.0, text=f"0 of {len(names)} files")
+        current = st.progress(0.0, text="Starting…")
 
     def on_progress(index: int, name: str, phase: str) -> None:
+        shown = safe.escape_inline(name)
         if phase == "start":
-            bars[index].progress(
-                0.3, text=f"{safe.escape_inline(name)}: parsing, chunking, indexing…"
-            )
-            return
-        if phase.startswith("ocr "):  # "ocr 3/12": a scan, read page by page
+            current.progress(0.3, text=f"{shown}: parsing, chunking, indexing…")
+        elif phase.startswith("ocr "):  # "ocr 3/12": a scan, read page by page
             done, _, total = phase.removeprefix("ocr ").partition("/")
             share = int(done) / max(1, int(total))
-            bars[index].progress(
-                0.1 + 0.8 * share,
-                text=f"{safe.escape_inline(name)}: reading scanned page {done} of {total} (OCR)",
-            )
-            return
-        if phase not in ("ingested", "skipped", "failed"):
-            return  # a stage this page does not show
-        bars[index].progress(1.0, text=f"{safe.escape_inline(name)}: {phase}")
-        overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
+            text = f"{shown}: reading scanned page {done} of {total} (OCR)"
+            current.progress(0.1 + 0.8 * share, text=text)
+        elif phase in ("ingested", "skipped", "failed"):
+            current.progress(1.0, text=f"{shown}: {phase}")
+            overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
 
     results = ingest_uploads(
         [(f.name, f.getvalue()) for f in files],
@@ -120,9 +117,11 @@ if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
         settings=settings,
         on_progress=on_progress,
     )
-    for bar, result in zip(bars, results, strict=True):
-        bar.progress(1.0, text=f"{safe.escape_inline(result.source)}: {result.status}")
+    working.empty()
     st.session_state[RESULTS_KEY] = result_rows(results)
+    st.session_state[UPLOAD_ROUND_KEY] = st.session_state.get(UPLOAD_ROUND_KEY, 0) + 1
+    st.session_state.pop("admin_confirm_widen", None)  # a new batch asks again
+    st.rerun()  # the uploader comes back empty; the batch's one table is below it
 
 if st.session_state.get(RESULTS_KEY):
     rows = st.session_state[RESULTS_KEY]
