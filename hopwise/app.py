@@ -290,6 +290,23 @@ class Hopwise:
             result.notices.append(f"This answer was not saved: {problem}")
         return result
 
+    def try_offline(self, question: str, groups: Sequence[str]) -> QuestionResult:
+        """One question answered by offline reasoning over the documents the groups may read,
+        with no history, no web and nothing saved: how the first screen checks that an example
+        question gets a confident answer before offering it."""
+        from graph.offline import OfflineReasoner
+
+        offline = self.reasoner if self.reasoner.name == "offline" else self.code
+        ctx = GraphContext(
+            retriever=self.retriever,
+            reasoner=offline if offline is not None else OfflineReasoner(),
+            config=self.settings.graph,
+            groups=tuple(groups),
+        )
+        with question_deadline(ctx.deadline):
+            final = self.runs.invoke(question_input(question, [], 0), context=ctx)
+        return build_result(final, ctx.reasoner.name, "", ctx, list(groups))
+
     def _history(
         self, thread_id: str, owner: str | None, groups: Sequence[str], *, drop_last: bool
     ) -> list[dict[str, str]]:

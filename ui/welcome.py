@@ -1,19 +1,30 @@
-"""The first screen of a chat: what Hopwise is, and three questions to start with, drawn from
-the titles of documents the reader may read (or, for an empty knowledge base, where to upload).
+"""The first screen of a chat: what Hopwise is, and up to three questions the knowledge base
+can answer (or, for an empty knowledge base, where to upload).
 
-`example_questions` is pure (unit-tested); `welcome` draws it and returns the question a reader
-picked. Titles are untrusted document text: they reach the page escaped, and only titles of
+Examples are built from the headings of documents the reader may read ("What does “Handbook”
+say about “Incident response”?") and each is asked once, offline, in the background: only a
+question whose answer is stated or quoted from that very document is offered. Until the check
+is done, and when no heading passes, the first screen names the documents to ask about.
+Titles and headings are untrusted document text: they reach the page escaped, and only
 documents whose groups the reader holds are used (checked here, server side)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import streamlit as st
 
+from graph.result import answer_kind
 from ingest.lang import language_of
 from ingest.models import DocumentInfo
 from ui import safe
+
+log = logging.getLogger(__name__)
 
 TITLE_CLIP = 60
 PICKED_KEY = "hopwise_example_question"
@@ -23,57 +34,115 @@ TAGLINE = (
     "Ask questions across your team's documents. Hopwise splits a question into steps, "
     "searches the documents hop by hop, and answers with citations you can open."
 )
-# One template per example slot, per language of the title; {a} and {b} are document titles.
-TEMPLATES = {  # about {a}; facts in {a}; how {a} and {b} relate; who is named in {a}
-    "en": (
-        "What is “{a}” about?",
-        "What are the key facts in “{a}”?",
-        "How do “{a}” and “{b}” relate?",
-        "Who or what does “{a}” name?",
-    ),
-    "zh": (
-        "《{a}》主要讲了什么？",
-        "《{a}》中有哪些关键信息？",
-        "《{a}》和《{b}》有什么关系？",
-        "《{a}》提到了哪些人或机构？",
-    ),
+# A question about one section of a document, by the language of its heading.
+HEADING_TEMPLATES = {
+    "en": "What does “{title}” say about “{heading}”?",
+    "zh": "《{title}》中关于“{heading}”是怎么说的？",
 }
+EXAMPLE_DOCS = 4  # the newest readable documents whose headings are tried
+CANDIDATES = 6  # questions checked at most (each is one offline run, ~1 s)
+MAX_KEPT = 256  # knowledge-base states x group sets remembered
+CONFIDENT = ("short", "quote")  # graph.result.answer_kind values that count as an answer
 
 
-def readable_titles(documents: Sequence[DocumentInfo], groups: Sequence[str]) -> list[str]:
-    """Distinct titles of the documents the groups may read, newest first, clipped."""
+def readable_docs(documents: Sequence[DocumentInfo], groups: Sequence[str]) -> list[DocumentInfo]:
+    """The documents the groups may read, newest first."""
     allowed = set(groups)
-    titles: list[str] = []
-    for doc in sorted(documents, key=lambda d: -d.created_at):
-        if not allowed.intersection(doc.groups):
-            continue
-        title = " ".join((doc.title or doc.source).split())
-        if len(title) > TITLE_CLIP:
-            title = title[: TITLE_CLIP - 1] + "…"
-        if title and title not in titles:
-            titles.append(title)
-    return titles
+    return [
+        d for d in sorted(documents, key=lambda d: -d.created_at) if allowed.intersection(d.groups)
+    ]
 
 
-def example_questions(titles: Sequence[str], limit: int = 3) -> list[str]:
-    """Up to `limit` questions about the titles: one about the newest document, one about the
-    next, and one relating the two (with one document, three about it), in the newest
-    title's language."""
-    if not titles:
-        return []
-    first, second = titles[0], titles[1] if len(titles) > 1 else titles[0]
-    lang = "zh" if language_of(first) == "zh" else "en"
-    about, facts, relate, named = TEMPLATES[lang]
-    questions = [about.format(a=first), facts.format(a=second)]
-    if len(titles) > 1:
-        questions.append(relate.format(a=first, b=titles[1]))
-    else:  # one document: three questions about it
-        questions.append(named.format(a=first))
-    return questions[:limit]
+def heading_questions(docs: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[int, str]]:
+    """(document index, question) about the sections of each (title, section paths) in turn:
+    the first section of every document, then the second, ... A heading that only repeats
+    the title, or is too short or too long to be a topic, is skipped."""
+    per_doc: list[list[str]] = []
+    for title, paths in docs:
+        headings: list[str] = []
+        for path in paths:
+            heading = " ".join(re.split(r"\s*>\s*", path)[-1].split())
+            topic = 2 <= len(heading) <= TITLE_CLIP and heading.casefold() != title.casefold()
+            if topic and heading not in headings:
+                headings.append(heading)
+        per_doc.append(headings)
+    out: list[tuple[int, str]] = []
+    for depth in range(max((len(h) for h in per_doc), default=0)):
+        for index, headings in enumerate(per_doc):
+            if depth < len(headings):
+                title, heading = _clip(docs[index][0]), headings[depth]
+                lang = "zh" if language_of(heading + title) == "zh" else "en"
+                out.append((index, HEADING_TEMPLATES[lang].format(title=title, heading=heading)))
+    return out
+
+
+def _clip(title: str) -> str:
+    title = " ".join(title.split())
+    return title if len(title) <= TITLE_CLIP else title[: TITLE_CLIP - 1] + "…"
+
+
+def checked_examples(runner: Any, docs: Sequence[DocumentInfo], groups: Sequence[str]) -> list[str]:
+    """Up to three heading questions that offline reasoning answers (stated or quoted) from the
+    document they are about; [] when none does. Runs CANDIDATES offline questions at most."""
+    picked = docs[:EXAMPLE_DOCS]
+    sections = []
+    for doc in picked:
+        chunks = sorted(runner.retriever.get_chunks(doc.doc_id), key=lambda c: c.start_char)
+        sections.append((doc.title or doc.source, [c.section_path for c in chunks]))
+    found: list[str] = []
+    for index, question in heading_questions(sections)[:CANDIDATES]:
+        result = runner.try_offline(question, groups)
+        cites_it = any(hit_doc == picked[index].doc_id for hit_doc in result.doc_ids())
+        if answer_kind(result.answer) in CONFIDENT and cites_it:
+            found.append(question)
+        if len(found) == 3:
+            break
+    return found
+
+
+class ExampleChecks:
+    """Checked examples per (knowledge-base state, groups), computed once in a background thread
+    so the first screen never waits for them (process-wide; a new document version is a new key)."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[Any, ...], list[str]] = {}
+        self._running: dict[tuple[Any, ...], threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...], compute: Callable[[], list[str]]) -> list[str] | None:
+        """The examples, or None while they are being checked (the check starts on first ask)."""
+        with self._lock:
+            if key in self._done:
+                return self._done[key]
+            if key not in self._running:
+                thread = threading.Thread(target=self._run, args=(key, compute), daemon=True)
+                self._running[key] = thread
+                thread.start()
+        return None
+
+    def _run(self, key: tuple[Any, ...], compute: Callable[[], list[str]]) -> None:
+        try:
+            found = compute()
+        except Exception:  # noqa: BLE001 - examples are a hint: the titles stand in
+            log.warning("example questions could not be checked", exc_info=True)
+            found = []
+        with self._lock:
+            while len(self._done) >= MAX_KEPT:
+                del self._done[next(iter(self._done))]  # the oldest knowledge-base state
+            self._done[key] = found
+            self._running.pop(key, None)
+
+    def wait(self, timeout_s: float = 120.0) -> None:
+        """Until every running check is done (tests; the page polls instead)."""
+        for thread in list(self._running.values()):
+            thread.join(timeout_s)
+
+
+EXAMPLES = ExampleChecks()
 
 
 def readable_documents(store: object) -> list[DocumentInfo] | None:
-    """The store's documents (filtered by `readable_titles` later), None if it cannot list."""
+    """The store's documents (filtered by `readable_docs` later), None if it cannot list."""
     lister = getattr(store, "list_documents", None)
     if lister is None:
         return None
@@ -92,21 +161,31 @@ def _pick(question: str) -> None:
     st.session_state[PICKED_KEY] = question
 
 
-def welcome(documents: Sequence[DocumentInfo] | None, groups: Sequence[str]) -> None:
+def welcome(runner: Any, documents: Sequence[DocumentInfo] | None, groups: Sequence[str]) -> None:
     """Draw the first screen. `documents=None` when the store could not list them (then no
     examples, no claim). A clicked example is asked on the next run (`take_picked`)."""
     st.subheader("Hopwise", anchor=False)
     st.markdown(TAGLINE)
     if documents is None:
         return
-    questions = example_questions(readable_titles(documents, groups))
-    if not questions:
+    docs = readable_docs(documents, groups)
+    if not docs:
         st.info(
             "There are no documents you can read yet. An admin uploads them on the Admin page "
             "(PDF, DOCX, Markdown, TXT, HTML or scans).",
             icon=":material/upload_file:",
         )
         st.page_link(ADMIN_PAGE, label="Upload documents", icon=":material/upload_file:")
+        return
+    state = tuple((d.doc_id, d.version, d.checksum) for d in docs[:EXAMPLE_DOCS])
+    key = (id(runner), state, tuple(sorted(groups)))
+    questions = EXAMPLES.get(key, functools.partial(checked_examples, runner, docs, groups))
+    if questions is None:
+        _titles(docs)
+        _poll(key)
+        return
+    if not questions:
+        _titles(docs)
         return
     st.caption("Try one of these, or ask your own below:")
     for i, question in enumerate(questions):
@@ -118,3 +197,19 @@ def welcome(documents: Sequence[DocumentInfo] | None, groups: Sequence[str]) -> 
             args=(question,),
             width="stretch",
         )
+
+
+def _titles(docs: Sequence[DocumentInfo]) -> None:
+    """The newest readable documents' titles, to ask about in one's own words."""
+    names = list(dict.fromkeys(_clip(d.title or d.source) for d in docs))[:5]
+    st.caption("Ask about your documents, e.g. " + " · ".join(
+        f"“{safe.escape_inline(name)}”" for name in names) + ".")  # fmt: skip
+
+
+@st.fragment(run_every=1.5)
+def _poll(key: tuple[Any, ...]) -> None:
+    """While the examples are checked: a quiet line, then the whole page again once they are."""
+    if EXAMPLES.get(key, lambda: []) is None:
+        st.caption("Finding questions your documents answer…")
+        return
+    st.rerun(scope="app")

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ingest.models import DocumentInfo
+from graph.result import QuestionResult
+from ingest.models import Chunk, DocumentInfo
 from tests.ui.apptools import assert_no_exception, new_app, texts
-from ui.welcome import example_questions, readable_titles
+from ui.welcome import EXAMPLES, checked_examples, heading_questions, readable_docs
 
 
 def doc(title: str, groups: list[str], created: float) -> DocumentInfo:
@@ -18,28 +19,72 @@ def doc(title: str, groups: list[str], created: float) -> DocumentInfo:
     )  # fmt: skip
 
 
-def test_titles_are_the_readers_own_newest_first_and_clipped() -> None:
+def test_documents_are_the_readers_own_newest_first() -> None:
     docs = [
         doc("Fleet upkeep", ["all"], 1),
         doc("Pay scales", ["hr"], 3),
-        doc("Vendor terms " + "x" * 80, ["all"], 2),
+        doc("Vendor", ["all"], 2),
     ]
-    titles = readable_titles(docs, ["all"])
-    assert titles[1] == "Fleet upkeep" and titles[0].startswith("Vendor terms")
-    assert len(titles[0]) == 60 and titles[0].endswith("…")
-    assert "Pay scales" not in titles  # a group the reader lacks: its title never shows
-    assert readable_titles(docs, ["hr"]) == ["Pay scales"]
+    assert [d.title for d in readable_docs(docs, ["all"])] == ["Vendor", "Fleet upkeep"]
+    assert [d.title for d in readable_docs(docs, ["hr"])] == ["Pay scales"]
 
 
-def test_three_questions_in_the_titles_language() -> None:
-    en = example_questions(["Fleet upkeep", "Vendor terms", "Third"])
-    assert len(en) == 3 and "“Fleet upkeep”" in en[0] and "“Vendor terms”" in en[1]
-    assert "Fleet upkeep" in en[2] and "Vendor terms" in en[2]
-    zh = example_questions(["设备维护计划", "供货合同"])
-    assert zh[0] == "《设备维护计划》主要讲了什么？" and "《供货合同》" in zh[2]
-    single = example_questions(["Only one"])
-    assert len(single) == 3 and all("“Only one”" in q for q in single) and len(set(single)) == 3
-    assert example_questions([]) == []
+def test_questions_go_section_by_section_across_documents_in_their_language() -> None:
+    docs = [
+        ("Operations handbook", ["Operations handbook", "Operations handbook > Incident response",
+                                 "Operations handbook > Incident response", "Operations handbook > Offices"]),
+        ("供货合同", ["供货合同 > 违约责任"]),
+        ("Notes", ["Notes", "", "Notes > x"]),  # nothing but the title and a one-letter heading
+    ]  # fmt: skip
+    assert heading_questions(docs) == [
+        (0, "What does “Operations handbook” say about “Incident response”?"),
+        (1, "《供货合同》中关于“违约责任”是怎么说的？"),
+        (0, "What does “Operations handbook” say about “Offices”?"),
+    ]
+
+
+class Answers:
+    """A runner whose offline answers are scripted: question -> (answer, cited doc id)."""
+
+    def __init__(self, chunks: dict[str, list[str]], answers: dict[str, tuple[str, str]]) -> None:
+        self.retriever = self
+        self.chunks, self.answers, self.asked = chunks, answers, []
+
+    def get_chunks(self, doc_id: str) -> list[Chunk]:
+        return [
+            Chunk(chunk_id=f"{doc_id}{i}", doc_id=doc_id, text="t", section_path=p, start_char=i)
+            for i, p in enumerate(self.chunks[doc_id])
+        ]
+
+    def try_offline(self, question: str, groups: object) -> QuestionResult:
+        self.asked.append(question)
+        answer, cited = self.answers.get(question, ("The documents do not say: x", ""))
+        hits = [{"chunk_id": f"{cited}0", "doc_id": cited}] if cited else []
+        return QuestionResult.model_validate(
+            {
+                "question": question,
+                "answer": answer,
+                "hops": [{"hop": 1, "sub_question": question, "query": question, "hits": hits}],
+            }  # fmt: skip
+        )
+
+
+def test_only_questions_answered_from_their_own_document_are_offered() -> None:
+    docs = [doc("Fleet upkeep", ["all"], 2), doc("Vendor terms", ["all"], 1)]
+    fleet, vendor = (
+        "What does “Fleet upkeep” say about “Tyres”?",
+        "What does “Vendor terms” say about “Payment”?",
+    )
+    runner = Answers(
+        {"Fleet upkeep": ["Fleet upkeep > Tyres", "Fleet upkeep > Brakes"],
+         "Vendor terms": ["Vendor terms > Payment"]},
+        {fleet: ("Answer: every 20,000 km [1]", "Fleet upkeep"),
+         vendor: ("The documents say: “Invoices are paid in 30 days.” [1]", "Fleet upkeep")},
+    )  # fmt: skip
+    assert checked_examples(runner, docs, ["all"]) == [fleet]  # vendor's cites another document
+    assert runner.asked[2] == "What does “Fleet upkeep” say about “Brakes”?"  # not found: dropped
+    nothing = Answers({"Fleet upkeep": ["Fleet upkeep > Tyres"], "Vendor terms": []}, {})
+    assert checked_examples(nothing, docs, ["all"]) == []
 
 
 SHIPPING = b"# Shipping rules\n\n## Parcels\nParcels over twenty kilograms travel by freight.\n"
@@ -61,12 +106,18 @@ def test_first_screen_offers_questions_about_readable_documents_and_asks_one(kb:
     at = new_app().run()
     assert_no_exception(at)
     assert "Hopwise splits a question into steps" in texts(at)
+    assert "Ask about your documents, e.g. “Shipping rules”." in texts(at)  # while checking
+    assert "Merger memo" not in texts(at)
+    EXAMPLES.wait()
+    at.run()
     examples = [b for b in at.button if b.key and b.key.startswith("example_")]
-    assert examples and any("Shipping rules" in b.label for b in examples)
+    assert [b.label for b in examples] == ["What does “Shipping rules” say about “Parcels”?"]
     assert not any("Merger memo" in b.label for b in at.button)  # the local user reads `all`
     examples[0].click().run()
     assert_no_exception(at)
     questions = [m for m in at.chat_message if m.name == "user"]
     assert questions and "Shipping rules" in questions[0].markdown[0].value
-    assert [m for m in at.chat_message if m.name == "assistant"]
+    [answer] = [m for m in at.chat_message if m.name == "assistant"]
+    shown = " ".join(str(m.value) for m in answer.markdown)
+    assert "twenty kilograms" in shown  # the check's promise holds
     assert not [b for b in at.button if b.key and b.key.startswith("example_")]  # screen gone

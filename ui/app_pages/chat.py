@@ -124,7 +124,7 @@ if not settings.llm_enabled:
     st.info(offline_note(), icon=":material/description:")
 picked = take_picked()  # an example question clicked on the first screen
 if not answers and not picked:
-    welcome(readable_documents(runner.retriever), user.groups)
+    welcome(runner, readable_documents(runner.retriever), user.groups)
 
 busy = is_answering(user.name, thread_id)
 question = st.chat_input("Ask a question about your documents…", disabled=busy) or picked
