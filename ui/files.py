@@ -143,7 +143,7 @@ def base_path() -> str:
 LINK_STYLE = (
     "<style>.hw-file{display:inline-flex;align-items:center;gap:.4rem;padding:.25rem .75rem;"
     "min-height:2.5rem;border:1px solid rgba(49,51,63,.2);border-radius:.5rem;"
-    "text-decoration:none!important;color:inherit!important;font-size:1rem;line-height:1.6;"
+    "text-decoration:none!important;color:inherit!important;font-size:.875rem;line-height:1.6;"
     "box-sizing:border-box}.hw-file:hover{border-color:#2b6cb0;color:#2b6cb0!important}"
     ".hw-file.hw-wide{width:100%;justify-content:center}</style>"
 )

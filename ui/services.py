@@ -151,10 +151,12 @@ def current_user() -> User | None:
 def sign_in(user: User) -> None:
     """Start a new server-side session for `user` in this tab; the cookie follows on the next run."""
     st.session_state.pop(ADMIN_KEY, None)
+    st.session_state.pop(SIGNED_OUT_KEY, None)
     st.session_state[USER_KEY] = session_store().issue(user)
 
 
 COOKIE_SYNC_KEY = "hopwise_cookie_sync"  # (token, one-time code) this tab has posted
+SIGNED_OUT_KEY = "hopwise_signed_out"  # this tab signed out: the browser's cookie must go too
 
 
 def session_cookie_script() -> str | None:
@@ -167,7 +169,7 @@ def session_cookie_script() -> str | None:
     code is posted again on later runs of this tab (a used code is simply refused)."""
     sent = sent_session_cookie()
     token = st.session_state.get(USER_KEY)
-    if token is None and sent is None:
+    if token is None and sent is None and not st.session_state.get(SIGNED_OUT_KEY):
         return None
     from ui.files import base_path
 
@@ -287,3 +289,4 @@ def sign_out() -> None:
     if token:
         session_store().revoke(token)
     st.session_state.clear()
+    st.session_state[SIGNED_OUT_KEY] = True  # a tab that signed in by the form sent no cookie

@@ -191,6 +191,14 @@ def test_sign_out_ends_the_session_and_clears_the_cookie(kb: Path, browser: Brow
     assert browser.cookie is None  # and the stale cookie is cleared
 
 
+def test_signing_out_in_the_tab_that_signed_in_drops_the_cookie(kb: Path, browser: Browser) -> None:
+    at = sign_in(browser.open().run(), browser, "ana", "ana-pw")  # this tab sent no cookie
+    assert browser.cookie
+    at.sidebar.button(key="sign_out").click().run()
+    browser.run_scripts(at)
+    assert browser.cookie is None and re.search(r"(?i)max-age=0", browser.set_cookies[-1])
+
+
 def test_a_user_removed_from_the_config_is_signed_out(kb: Path, browser: Browser) -> None:
     sign_in(browser.open().run(), browser, "ana", "ana-pw")
     gone = browser.open(users={"root": USERS["root"]}).run()
