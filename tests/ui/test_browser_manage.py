@@ -295,6 +295,12 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         phone.page.wait_for_timeout(1000)
         assert no_sideways_overflow(phone.page)
         snap(phone.page, data, "phone-chat")
+        # a new answer at phone width: its first line is on screen, not the cards below it
+        phone.page.set_viewport_size({"width": 420, "height": 800})
+        reply = ask(phone.page, QUESTION)
+        phone.page.wait_for_timeout(1000)
+        box = reply.bounding_box()
+        assert box is not None and 0 <= box["y"] < 400, box
         phone.page.goto(f"{url}/trace?thread={thread.group(1)}&answer=1")
         phone.page.get_by_text("Query sent:").first.wait_for()
         phone.page.locator("[data-testid='stGraphVizChart'] svg").wait_for()

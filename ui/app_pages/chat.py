@@ -36,6 +36,13 @@ from ui.widgets import answer_block
 
 THREAD_KEY = "hopwise_thread"
 URL_THREAD_KEY = "hopwise_url_thread"  # the ?thread= this page last wrote (None: none)
+# Once an answer is complete, its first line is what the reader needs to see, not the source
+# cards the page scrolled down to while it streamed: bring the answer's top into view.
+SHOW_ANSWER_TOP = (
+    "<script>setTimeout(() => { const all = document.querySelectorAll("
+    "'[data-testid=\"stChatMessage\"]'); const last = all[all.length - 1]; "
+    "if (last) last.scrollIntoView({block: 'start'}); }, 300);</script>"
+)
 STOPPED_KEY = "hopwise_stopped"  # {"thread_id", "question"} of an answer the user stopped
 
 st.title("Chat")
@@ -211,6 +218,7 @@ if question:
             answers.append(result)
             placeholder.empty()
             answer_block(result, thread_id=thread_id, index=len(answers) - 1, last=True)
+            st.html(SHOW_ANSWER_TOP, unsafe_allow_javascript=True)  # not the cards below it
 
 if answers and runner.threads.owner_of(thread_id) == user.name:  # a link to the open chat
     st.query_params["thread"] = st.session_state[URL_THREAD_KEY] = thread_id
