@@ -16,6 +16,7 @@ from ui.services import current_user, error_text, get_runner
 
 REGENERATE_KEY = "hopwise_regenerate"  # {"thread_id", "question"}: asked by the chat page
 FEEDBACK_NOTICE_KEY = "hopwise_feedback_notice"
+COMMENT_KEY = "hopwise_comment_open"  # the feedback key whose comment dialog is open
 
 
 def answer_actions(result: QuestionResult, *, thread_id: str, index: int, last: bool) -> None:
@@ -60,15 +61,26 @@ def feedback(thread_id: str, index: int) -> None:
         (st.error if notice[1].startswith("Could not") else st.caption)(notice[1])
     if rating is None:
         return
-    comment = st.popover("Comment", icon=":material/rate_review:", help="Tell us more (optional)")
-    with comment, st.form(f"comment_form_{key}", border=False):
-        st.text_area(
-            "What was good or wrong?",
-            value=saved["comment"] if saved else "",
-            key=f"comment_{key}",
-            max_chars=2000,
-        )
-        st.form_submit_button("Send", on_click=rate, args=(thread_id, index, key))
+    # A dialog, not a popover: it is drawn in the middle of the screen, so its Send button is
+    # reachable at any window height (a popover under the last answer opened off the page).
+    if st.button("Comment", key=f"comment_open_{key}", icon=":material/rate_review:",
+                 help="Tell us more (optional)"):  # fmt: skip
+        st.session_state[COMMENT_KEY] = key
+    if st.session_state.get(COMMENT_KEY) == key:
+        comment_dialog(thread_id, index, key, saved["comment"] if saved else "")
+
+
+def _close_comment() -> None:
+    st.session_state.pop(COMMENT_KEY, None)
+
+
+@st.dialog("Your feedback", on_dismiss=_close_comment)
+def comment_dialog(thread_id: str, index: int, key: str, before: str) -> None:
+    st.text_area("What was good or wrong?", value=before, key=f"comment_{key}", max_chars=2000)
+    if st.button("Send", type="primary", key=f"comment_send_{key}"):
+        rate(thread_id, index, key)
+        _close_comment()
+        st.rerun()
 
 
 def rate(thread_id: str, index: int, key: str) -> None:

@@ -236,10 +236,15 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     answer = page.locator("[data-testid='stChatMessage']").last
     answer.locator("[data-testid='stFeedback'] button").first.click()  # thumbs up
     wait_idle(page)
+    page.set_viewport_size({"width": 1400, "height": 900})  # the comment box fits any screen
     answer.get_by_role("button", name="Comment").click()
     page.get_by_label("What was good or wrong?").fill("Exactly the page I needed")
-    page.get_by_role("button", name="Send", exact=True).click()
+    send = page.get_by_role("button", name="Send", exact=True)
+    box = send.bounding_box()
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, box
+    send.click()
     wait_idle(page)
+    page.set_viewport_size({"width": 1400, "height": 1000})
 
     # -- export the chat as Markdown: the citation resolved to file · page
     exported = download(page, lambda: page.get_by_role("link", name="Export this chat").click())

@@ -199,10 +199,12 @@ def test_feedback_is_stored_and_listed_for_the_admin_with_a_csv(kb: Path) -> Non
     [entry] = [e for e in runner().all_feedback() if e["thread_id"] == tid]
     assert entry["rating"] == 0 and entry["owner"] == "uma" and entry["question"] == BEACON
     assert "nine days" in entry["answer"] and '"retrieve_hop"' in entry["trace"]
+    at.button(key=f"comment_open_feedback_{tid}_0").click().run()
     at.text_area(key=f"comment_feedback_{tid}_0").set_value("=cite the crew's roster too")
     next(b for b in at.button if b.label == "Send").click().run()
     assert_no_exception(at)
     assert "your feedback is saved" in texts(at)
+    assert not at.text_area  # the comment dialog closed
     [entry] = [e for e in runner().all_feedback() if e["thread_id"] == tid]
     assert entry["comment"] == "=cite the crew's roster too" and entry["rating"] == 0
 
