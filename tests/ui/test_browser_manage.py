@@ -241,7 +241,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     page.get_by_label("What was good or wrong?").fill("Exactly the page I needed")
     send = page.get_by_role("button", name="Send", exact=True)
     box = send.bounding_box()
-    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 900, box
+    assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 900, box
     send.click()
     wait_idle(page)
     page.set_viewport_size({"width": 1400, "height": 1000})
