@@ -69,9 +69,9 @@ def sidebar_identity() -> None:
 
 def engine_notice() -> None:
     """One line on every page when the embedded engine is the ~1000x slower milvus-lite 3.x."""
-    from hopwise.app import engine_warning
+    from ingest.store import slow_engine_warning  # not hopwise.app: the first page draws sooner
 
-    line = engine_warning(get_settings())
+    line = slow_engine_warning() if get_settings().is_embedded else None
     if line:
         st.warning(line, icon=":material/speed:")
 

@@ -18,7 +18,10 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from secrets import token_hex
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from starlette.middleware import Middleware
@@ -33,6 +36,7 @@ from ui.files import FILE_ROUTE, Download, Reader, Refused, fetch
 LOG = logging.getLogger("hopwise.web")
 NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 CLOSED_PATHS = ("/_stcore/metrics",)
+START_AFTER_S = 2.0  # the knowledge base opens this long after the server (or at a first page)
 
 
 def _text(message: str, status: int) -> Response:
@@ -166,6 +170,16 @@ def _closed(path: str) -> bool:
     from ui.services import get_settings
 
     return path.endswith(CLOSED_PATHS) and not get_settings().metrics
+
+
+@asynccontextmanager
+async def warm_up(_app: Any) -> AsyncIterator[None]:
+    """At server start, open the knowledge base (store, models, graph) in a background thread:
+    the first page finds it ready, or being built, instead of starting it (ui.services)."""
+    from ui.services import WARMUP
+
+    WARMUP.enable(after_s=START_AFTER_S)
+    yield
 
 
 def middleware() -> list[Middleware]:

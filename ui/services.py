@@ -6,6 +6,8 @@ reaches them through here so there is exactly one Milvus client and one SQLite c
 
 from __future__ import annotations
 
+import logging
+import threading
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +62,49 @@ def get_runner() -> Hopwise:
     runner = Hopwise.from_settings(get_settings())
     runner.start_background_work()  # vectors of the documents that lack them, off the request path
     return runner
+
+
+class WarmUp:
+    """The knowledge base opened in a background thread after a server start (ui/app.py's
+    lifespan), so pages draw at once and redraw when it is open instead of blocking on it.
+
+    It starts a little after the server (START_AFTER_S), so the first browser's page loads
+    first (the build holds Python's lock for seconds), or as soon as a page asks for it."""
+
+    def __init__(self) -> None:
+        self.enabled = False  # only a served app opens in the background (AppTest blocks)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def enable(self, after_s: float = 0.0) -> None:
+        self.enabled = True
+        timer = threading.Timer(after_s, self.start)
+        timer.daemon = True
+        timer.start()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._open, name="hopwise-warm-up", daemon=True
+                )
+                self._thread.start()
+
+    def pending(self) -> bool:
+        """True from the server start until the knowledge base is open (or failed to)."""
+        return self.enabled and (self._thread is None or self._thread.is_alive())
+
+    @staticmethod
+    def _open() -> None:
+        try:
+            get_runner()
+        except Exception:  # noqa: BLE001 - the first page shows why, in words
+            logging.getLogger("hopwise.web").warning(
+                "the knowledge base could not be opened at start", exc_info=True
+            )
+
+
+WARMUP = WarmUp()
 
 
 def get_store() -> KnowledgeBase:
@@ -200,16 +245,38 @@ def runner_or_error() -> Hopwise | None:
         return None
 
 
-def page_session(sign_in_hint: str) -> tuple[User, Hopwise]:
-    """The signed-in user and the runner for a page, or stop the page after saying why not."""
+def page_session(sign_in_hint: str, *, box: str = "") -> tuple[User, Hopwise]:
+    """The signed-in user and the runner for a page, or stop the page after saying why not.
+    While the knowledge base is still opening after a server start, the page says so (with
+    its question `box`, disabled) and redraws itself once it is open."""
     user = current_user()
     if user is None:
         st.info(sign_in_hint)
         st.stop()
+    wait_while_opening(box)
     runner = runner_or_error()
     if runner is None:
         st.stop()
     return user, runner  # type: ignore[return-value]  # st.stop() never returns
+
+
+def wait_while_opening(box: str = "") -> None:
+    """While the knowledge base is still opening after a server start: say so (with the page's
+    question `box`, disabled), redraw the page once it is open, and stop here."""
+    if not WARMUP.pending():
+        return
+    WARMUP.start()  # a page that comes first need not wait for the timer
+    st.info("Opening the knowledge base…", icon=":material/hourglass_top:")
+    if box:
+        st.chat_input(box, disabled=True)
+    _until_open()
+    st.stop()
+
+
+@st.fragment(run_every=0.5)
+def _until_open() -> None:
+    if not WARMUP.pending():
+        st.rerun(scope="app")
 
 
 def kb_is_empty(runner: Hopwise) -> bool:

@@ -1,4 +1,4 @@
-"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|all`: printed and saved as JSON.
+"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|startup|all`: printed and saved as JSON.
 
 Benchmarks are never timed tests; CI runs each one tiny as a smoke test.
 """
@@ -56,6 +56,12 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     _output_flags(parsing)
     parsing.set_defaults(handler=run_one("parsing"))
+
+    startup = sub.add_parser(
+        "startup", help="a fresh app process: server up, first paint, ready, first answer"
+    )
+    _output_flags(startup)
+    startup.set_defaults(handler=run_one("startup"))
 
     everything = sub.add_parser("all", help="every benchmark; JSON files in --out")
     everything.add_argument(

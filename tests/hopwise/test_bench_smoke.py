@@ -133,3 +133,14 @@ def test_parsing_order_drops_when_columns_are_read_across() -> None:
     across = " ".join(f"{a} {b}" for a, b in zip(left, right, strict=True))
     scores = compare([tokens(across)], ref)  # row by row across the gutter: same words
     assert (scores["recall"], scores["order_recall"]) == (1.0, 0.0)
+
+
+@pytest.mark.slow
+def test_bench_startup_measures_a_fresh_app(capsys: pytest.CaptureFixture[str]) -> None:
+    """A real `streamlit run ui/app.py` and Chromium (the slow suite has both)."""
+    assert main(["bench", "startup", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    stages = ["server_s", "first_paint_s", "question_box_s", "ready_s", "first_answer_s"]
+    times = [result[k] for k in stages]
+    assert all(t > 0 for t in times) and times == sorted(times[:3]) + times[3:]
+    assert result["ready_s"] <= result["first_answer_s"]

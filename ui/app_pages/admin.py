@@ -9,7 +9,7 @@ from ingest.originals import OriginalStore, delete_document
 from ui import safe
 from ui.admin_gate import require_admin
 from ui.documents import count_text
-from ui.services import error_text, get_runner, get_settings, get_store
+from ui.services import error_text, get_runner, get_settings, get_store, wait_while_opening
 from ui.uploads import (
     UPLOAD_TYPES,
     access_changes,
@@ -28,6 +28,7 @@ UPLOAD_ROUND_KEY = "hopwise_upload_round"  # which uploader: each batch gets a f
 st.title("Admin")
 settings = get_settings()
 require_admin()
+wait_while_opening()
 
 try:
     store = get_store()

@@ -43,10 +43,13 @@ SHOW_ANSWER_TOP = (
     "'[data-testid=\"stChatMessage\"]'); const last = all[all.length - 1]; "
     "if (last) last.scrollIntoView({block: 'start'}); }, 300);</script>"
 )
+QUESTION_BOX = "Ask a question about your documents…"
 STOPPED_KEY = "hopwise_stopped"  # {"thread_id", "question"} of an answer the user stopped
 
 st.title("Chat")
-user, runner = page_session("Sign in with the form in the sidebar to chat with the knowledge base.")
+user, runner = page_session(
+    "Sign in with the form in the sidebar to chat with the knowledge base.", box=QUESTION_BOX
+)
 settings = get_settings()
 if runner.history_problem:
     st.warning(f"Conversations are not being saved: {error_text(runner.history_problem)}")
@@ -134,7 +137,7 @@ if not answers and not picked:
     welcome(runner, readable_documents(runner.retriever), user.groups)
 
 busy = is_answering(user.name, thread_id)
-question = st.chat_input("Ask a question about your documents…", disabled=busy) or picked
+question = st.chat_input(QUESTION_BOX, disabled=busy) or picked
 again = st.session_state.pop(REGENERATE_KEY, None)
 regenerating = bool(not question and not busy and again and again["thread_id"] == thread_id)
 if regenerating:
