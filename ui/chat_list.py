@@ -55,8 +55,9 @@ def past_chats(runner: Any, user: User, thread_key: str) -> None:
 def chat_row(runner: Any, user: User, thread: dict[str, Any], thread_key: str) -> None:
     """One chat: its title opens it; the ⋮ menu beside it renames or deletes it."""
     tid = str(thread["thread_id"])
-    # a horizontal container, not columns: columns stack on a phone, the menu under the title
-    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    # one row that never wraps: the title takes the room the menu leaves (columns would stack
+    # on a phone, the menu under its title)
+    row = st.container(horizontal=True, wrap=False, vertical_alignment="center", gap="small")
     with row:
         st.button(
             thread_label(thread),

@@ -328,6 +328,9 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
     page.get_by_role("button", name="Rename").click()
     wait_idle(page)
     sidebar.get_by_role("button", name="Gauge calibration").wait_for()
+    title_box = sidebar.get_by_role("button", name="Gauge calibration").bounding_box()
+    menu_box = sidebar.locator("[data-testid='stPopover'] button").first.bounding_box()
+    assert title_box and menu_box and abs(title_box["y"] - menu_box["y"]) < 12  # side by side
     delete = page.get_by_role("button", name="Delete…")
     if not delete.is_visible():  # the menu stays open after a rename; open it if it closed
         sidebar.locator("[data-testid='stPopover'] button").first.click()
