@@ -16,6 +16,7 @@ collection or the new one whole, and the next open finishes or undoes the swap.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import errno
 import functools
@@ -59,6 +60,8 @@ INSERT_BATCH = 500
 MAX_TEXT_BYTES = 65_535
 MAX_GROUPS = 64  # the ARRAY field's capacity
 QUERY_LIMIT = 16_384  # Milvus caps offset + limit of one query
+LEXICAL_THREADS = 4  # BM25 channels of hybrid searches in flight at once (one per question)
+VISIBILITY_TTL_S = 1.0  # how long the in-transition list is reused between this store's writes
 EMBEDDED_OPEN_BACKOFF_S = (0.3, 0.8, 2.0)  # waits before retrying an embedded start (busy machine)
 # Embedded Milvus Lite answers a write it cannot persist (a full disk) with "Unexpected error
 # in RPC handling", which pymilvus retries 75 times (3.5 minutes); a local engine that failed
@@ -456,6 +459,9 @@ class MilvusStore:
         self.shown_uri = redact_uri_secrets(self.uri)  # for every message: no password in it
         self.collection = collection if embedder is None else f"{collection}_dense{embedder.dim}"
         self.manifest = f"{self.collection}_docs"
+        self._visibility: tuple[float, str] | None = None  # (when, _visibility_filter's text)
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self.locks = DocumentLocks(self._lock_dir(lock_dir), timeout_s=lock_timeout_s)
         self.vectors: VectorIndex | None = None  # side-collection vectors (attach_vectors)
         self.worker: EmbeddingWorker | None = None  # fills them (start_embedding_worker)
@@ -793,20 +799,32 @@ class MilvusStore:
         if "furniture_json" in self._manifest_fields:
             row.setdefault("furniture_json", "[]")
         row.update(updated_at=time.time(), unused=[0.0, 0.0])
+        self._visibility = None  # before and after the write: a search never sees a stale list
         self._client.upsert(self.manifest, [row])
+        self._visibility = None
 
     def _visibility_filter(self) -> str:
-        """Hide every version but the active one of documents in transition (crash safety)."""
+        """Hide every version but the active one of documents in transition (crash safety).
+
+        The list is one query of the manifest, a third of a BM25 search's time; it is kept for
+        VISIBILITY_TTL_S and dropped at once when this store writes the manifest, so only
+        another writer's transition (another store on the same server) shows up that late."""
+        now = time.monotonic()
+        cached = self._visibility
+        if cached is not None and now - cached[0] < VISIBILITY_TTL_S:
+            return cached[1]
         rows = self._client.query(
             self.manifest,
             filter="in_transition == true",
             output_fields=["doc_id", "active_version"],
             limit=QUERY_LIMIT,
         )
-        return " and ".join(
+        expr = " and ".join(
             f"(doc_id != {quote_value(r['doc_id'])} or doc_version == {int(r['active_version'])})"
             for r in rows
         )
+        self._visibility = (now, expr)
+        return expr
 
     @_milvus_errors
     def repair(self, older_than_s: float = 0.0) -> int:
@@ -934,6 +952,7 @@ class MilvusStore:
             self.vectors.forget(doc_id, keep_version=max(active, 0))
         if active <= 0:
             self._client.delete(self.manifest, filter=f"doc_id == {quote_value(doc_id)}")
+            self._visibility = None
         else:
             self._put_manifest({**row, "pending_version": 0, "in_transition": False})
         self._flush(self.manifest)
@@ -1307,18 +1326,30 @@ class MilvusStore:
             hits = self._channel(lexical, "sparse", expr, k)
             return [self._hit(e, rank, bm25=s, fused=s) for rank, (s, e) in enumerate(hits, 1)]
         depth = min(max(self.fusion.depth_factor * k, 20), QUERY_LIMIT)
-        sparse = self._channel(lexical, "sparse", expr, depth)
+        # BM25 runs while the query is embedded and the dense channel searched: the two round
+        # trips (and the model) overlap instead of adding up
+        pending = self._lexical_pool().submit(self._channel, lexical, "sparse", expr, depth)
         weights = self._lexical_weights(query)
         try:
             vector = self._query_vector(embedder, query)
             if self.vectors is None:
                 dense, has_vector = self._channel(vector, "dense", expr, depth), None
             else:
-                dense, has_vector = self._side_dense(vector, expr, depth, sparse)
+                dense, has_vector = self._side_dense(vector, expr, depth, pending.result())
         except Exception as exc:  # noqa: BLE001 - BM25 results stand while the dense side is down
             log.warning("dense channel skipped: %s", exc)
+            sparse = pending.result()
             return _fuse(sparse, [], k, self._hit, self.fusion, weights, lambda _cid: False)
-        return _fuse(sparse, dense, k, self._hit, self.fusion, weights, has_vector)
+        return _fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector)
+
+    def _lexical_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        """Threads for the BM25 channel of hybrid searches (closed with the store)."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=LEXICAL_THREADS, thread_name_prefix="hopwise-bm25"
+                )
+            return self._pool
 
     def attach_vectors(
         self, embedder: Embedder, document_embedder: Embedder | None = None
@@ -1615,11 +1646,15 @@ class MilvusStore:
         for name in (self.collection, self.manifest, self._reindex_name):
             if name in existing:
                 self._client.drop_collection(name)
+        self._visibility = None
 
     def close(self) -> None:
         worker, self.worker = getattr(self, "worker", None), None
         if worker is not None:
             worker.stop()
+        pool, self._pool = getattr(self, "_pool", None), None
+        if pool is not None:
+            pool.shutdown(wait=True)
         client, self._client = getattr(self, "_client", None), None
         if client is None:
             return

@@ -75,6 +75,33 @@ def open_when_free(db: str, timeout_s: float = 20.0) -> MilvusStore:
             time.sleep(0.2)
 
 
+def test_searches_reuse_the_in_transition_list_until_the_store_writes(tmp_path: Path) -> None:
+    """The manifest query behind the visibility filter was a third of every search: it is kept
+    between writes (for VISIBILITY_TTL_S), and this store's own manifest writes refresh it."""
+    from ingest.pipeline import doc_id_for, ingest_bytes
+
+    with MilvusStore(str(tmp_path / "kb.db")) as store:
+        text = b"# Pumps\n\nThe coolant pump is serviced every 400 hours.\n"
+        from ingest.config import IngestConfig
+
+        assert ingest_bytes(text, "pumps.md", store, config=IngestConfig()).status == "ingested"
+        manifest_queries = []
+        real_query = store._client.query
+
+        def counting(name: str, *args: object, **kwargs: object) -> object:
+            manifest_queries.append(name == store.manifest)
+            return real_query(name, *args, **kwargs)
+
+        store._client.query = counting  # type: ignore[method-assign]
+        for _ in range(5):
+            assert store.search("coolant pump serviced", ["all"], k=3)
+        assert sum(manifest_queries) <= 1
+        row = store._manifest_row(doc_id_for("pumps.md"))
+        assert row is not None
+        store._put_manifest({**row, "in_transition": True})  # a write of this store
+        assert doc_id_for("pumps.md") in store._visibility_filter()  # at once, not in a second
+
+
 def test_an_embedded_start_that_fails_once_is_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
