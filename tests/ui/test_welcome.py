@@ -115,9 +115,21 @@ def test_first_screen_offers_questions_about_readable_documents_and_asks_one(kb:
     assert not any("Merger memo" in b.label for b in at.button)  # the local user reads `all`
     examples[0].click().run()
     assert_no_exception(at)
+    assert "Try one of these" not in texts(at)  # not above the question being answered
     questions = [m for m in at.chat_message if m.name == "user"]
     assert questions and "Shipping rules" in questions[0].markdown[0].value
     [answer] = [m for m in at.chat_message if m.name == "assistant"]
     shown = " ".join(str(m.value) for m in answer.markdown)
     assert "twenty kilograms" in shown  # the check's promise holds
     assert not [b for b in at.button if b.key and b.key.startswith("example_")]  # screen gone
+
+
+def test_the_first_screen_goes_as_soon_as_a_question_is_typed(kb: Path) -> None:
+    at = new_app().run()
+    EXAMPLES.wait()
+    at.run()
+    assert "Try one of these" in texts(at)
+    at.chat_input[0].set_value("How heavy must a parcel be to travel by freight?").run()
+    assert_no_exception(at)
+    assert "Try one of these" not in texts(at)  # the run that answers draws no first screen
+    assert [m for m in at.chat_message if m.name == "assistant"]

@@ -38,10 +38,14 @@ THREAD_KEY = "hopwise_thread"
 URL_THREAD_KEY = "hopwise_url_thread"  # the ?thread= this page last wrote (None: none)
 # Once an answer is complete, its first line is what the reader needs to see, not the source
 # cards the page scrolled down to while it streamed: bring the answer's top into view.
-SHOW_ANSWER_TOP = (
-    "<script>setTimeout(() => { const all = document.querySelectorAll("
-    "'[data-testid=\"stChatMessage\"]'); const last = all[all.length - 1]; "
-    "if (last) last.scrollIntoView({block: 'start'}); }, 300);</script>"
+SHOW_ANSWER_TOP = (  # once the page is idle (no running indicator twice in a row, 8 s at most)
+    "<script>(() => { let calm = 0, tries = 0; const tick = () => {"
+    " const busy = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+    " calm = busy ? 0 : calm + 1; tries += 1;"
+    " if (calm < 2 && tries < 40) { setTimeout(tick, 200); return; }"
+    " const all = document.querySelectorAll('[data-testid=\"stChatMessage\"]');"
+    " const last = all[all.length - 1]; if (last) last.scrollIntoView({block: 'start'}); };"
+    " setTimeout(tick, 200); })();</script>"
 )
 QUESTION_BOX = "Ask a question about your documents…"
 STOPPED_KEY = "hopwise_stopped"  # {"thread_id", "question"} of an answer the user stopped
@@ -133,15 +137,14 @@ except Exception as exc:  # noqa: BLE001
 if not settings.llm_enabled:
     st.info(offline_note(), icon=":material/description:")
 picked = take_picked()  # an example question clicked on the first screen
-if not answers and not picked:
-    welcome(runner, readable_documents(runner.retriever), user.groups)
-
 busy = is_answering(user.name, thread_id)
-question = st.chat_input(QUESTION_BOX, disabled=busy) or picked
+question = st.chat_input(QUESTION_BOX, disabled=busy) or picked  # drawn at the bottom anyway
 again = st.session_state.pop(REGENERATE_KEY, None)
 regenerating = bool(not question and not busy and again and again["thread_id"] == thread_id)
 if regenerating:
     question = again["question"]  # Regenerate: the same question again, the answer follows
+if not answers and not question:  # the first screen, never above a question being answered
+    welcome(runner, readable_documents(runner.retriever), user.groups)
 
 for index, saved in enumerate(answers):
     with st.chat_message("user"):
