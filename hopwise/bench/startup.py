@@ -36,7 +36,8 @@ QUESTION = "How fast must a severity 1 incident be acknowledged?"
 APP = Path(__file__).resolve().parents[2] / "ui" / "app.py"
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free loopback port (also the browser test suite's)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -52,6 +53,15 @@ def _prepare(data: Path) -> None:
     doc.write_text(DOCUMENT, encoding="utf-8")
     cmd = [sys.executable, "-m", "hopwise.cli", "ingest", str(doc)]
     subprocess.run(cmd, env=_env(data), check=True, capture_output=True, timeout=600)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a server process: politely, then for good after 15 s (also the browser tests')."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
 
 
 def _wait_health(url: str, proc: subprocess.Popen[bytes], start: float) -> float:
@@ -108,7 +118,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     data = root / "data"
     try:
         _prepare(data)
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         cmd = [
             sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
@@ -126,11 +136,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if browser is not None:
                 browser.close()
                 pw.stop()
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
             log.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -79,5 +79,6 @@ def fetch_link(
     tickets = [t for shown, n, t in download_links(at) if shown == label and name in ("", n)]
     assert tickets, f"no download link {label!r} {name}"
     ticket = tickets[-1]  # the last drawn: a dialog's, over the page's row for the same file
-    reader = Reader(user, admin, configured=user is not None and user.name != LOCAL_USER)
-    return fetch(ticket, reader if user is not None else None)
+    if user is None:
+        return fetch(ticket, None)
+    return fetch(ticket, Reader(user, admin, configured=user.name != LOCAL_USER))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -26,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from hopwise.bench.startup import free_port, stop
 from tests.fakes.openai_stub import Reply, StubOpenAIServer, plausible_responder, requested_schema
 from tests.ui.apptools import ADMIN_PASSWORD
 
@@ -48,12 +48,6 @@ incident commander, who opens a bridge call and posts updates every 30 minutes.
 """
 QUESTION = "How fast must a severity 1 incident be acknowledged?"
 MULTI_HOP = "Which office is the leader of Project Falcon based in?"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_healthy(url: str, proc: subprocess.Popen, timeout_s: float = 60) -> None:
@@ -94,11 +88,7 @@ def running_app(data: Path, **extra_env: str) -> Iterator[str]:
         wait_healthy(url, proc)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 
