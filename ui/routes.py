@@ -31,7 +31,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ui.auth import HANDOFFS, SESSION_COOKIE, admin_by_password, load_users, local_user
-from ui.files import FILE_ROUTE, Download, Reader, Refused, fetch
+from ui.files import FILE_ROUTE, Download, Reader, Refused, base_path, fetch
 
 LOG = logging.getLogger("hopwise.web")
 NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
@@ -66,10 +66,14 @@ def same_origin(request: Request) -> bool:
     return bool(origin and host) and urlsplit(origin).netloc.lower() == host.lower()
 
 
-def _cookie_path() -> str:
-    from ui.files import base_path
-
-    return base_path() or "/"
+def _cookie(request: Request) -> dict[str, Any]:
+    """The session cookie's attributes: HttpOnly, Strict, the app's path, Secure over HTTPS."""
+    return {
+        "path": base_path() or "/",
+        "secure": request.url.scheme == "https",
+        "httponly": True,
+        "samesite": "strict",
+    }
 
 
 async def session(request: Request) -> Response:
@@ -89,10 +93,7 @@ async def session(request: Request) -> Response:
         SESSION_COOKIE,
         token,
         max_age=_session_store().max_age_s,
-        path=_cookie_path(),
-        secure=request.url.scheme == "https",
-        httponly=True,
-        samesite="strict",
+        **_cookie(request),
     )
     return response
 
@@ -106,13 +107,7 @@ async def signout(request: Request) -> Response:
 
         await asyncio.to_thread(_session_store().revoke, token)
     response = Response(status_code=204, headers=NO_STORE)
-    response.delete_cookie(
-        SESSION_COOKIE,
-        path=_cookie_path(),
-        secure=request.url.scheme == "https",
-        httponly=True,
-        samesite="strict",
-    )
+    response.delete_cookie(SESSION_COOKIE, **_cookie(request))
     return response
 
 
@@ -143,8 +138,6 @@ def _fetch(request: Request, ticket: str) -> Download:
 
 
 def routes() -> list[Route]:
-    from ui.files import base_path
-
     base = base_path()
     return [
         Route(f"{base}/hopwise/session", session, methods=["POST"]),
