@@ -18,6 +18,11 @@ Language = Literal["zh", "en"]
 CJK = "\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 CJK_RE = re.compile(f"[{CJK}]")
 
+# The label of a 'Label: value' field line, for the parsers (a field keeps its own line) and
+# the reader (a field is a unit, a block of them a record): one token without spaces ('组长',
+# 'PO'), or two to four words that start with a capital ('New ship date', 'ETA Berlin').
+FIELD_LABEL = r"(?:[^\s:：|]{1,12}|[A-Z][\w/&.'()-]*(?: [\w/&.'()-]+){1,3})"
+
 _KANA_RE = re.compile("[\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff]")
 _TITLES_RE = re.compile("《[^》]*》|「[^」]*」|『[^』]*』|“[^”]*”")
 _ZH_PUNCT_RE = re.compile("[，。、；：？！（）【】]")

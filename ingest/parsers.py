@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 
 from ingest.errors import IngestError
 from ingest.hidden import Tally, strip_invisible
-from ingest.lang import CJK, CJK_RE
+from ingest.lang import CJK, CJK_RE, FIELD_LABEL
 from ingest.models import PARSER_VERSION, Block, ParsedDocument
 from ingest.normalize import NORMALIZER, normalize_text
 
@@ -61,7 +61,7 @@ _SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
 # A line that is a field of its own: 'Label: value', '[TAG-01]', a list item. Such a line
 # starts a new line when the paragraph is unwrapped, so 'Lead: A' and 'Phone: 1' stay apart.
 _FIELD_LINE = re.compile(
-    r"^(?:\[[^\]\s]{1,40}\]|[^\s:：|]{1,12}[:：]\s*\S|(?:[-*•]|\d{1,2}[.)、])\s+\S)"
+    rf"^(?:\[[^\]\s]{{1,40}}\]|{FIELD_LABEL}[:：]\s*\S|(?:[-*•]|\d{{1,2}}[.)、])\s+\S)"
 )
 
 

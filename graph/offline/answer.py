@@ -35,6 +35,11 @@ def _read_table(name: str) -> list[tuple[str, list[str]]]:
 
 
 ANSWER_TYPES = _read_table("answer_types")
+# 'what new ship date', 'which amount': the noun the wh-word asks for, up to three words on
+_ANSWER_NOUNS = [
+    (kind, re.compile(rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,3}}?(?:{'|'.join(nouns)})s?\b"))
+    for kind, nouns in _read_table("answer_nouns")
+]
 DIRECTIONS = {w: (-1 if sign == "-" else 1) for sign, ws in _read_table("comparatives") for w in ws}
 _YES_NO_RE = re.compile(
     r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I
@@ -75,6 +80,9 @@ def answer_type(question: str) -> str:
         for word in words:
             if (tx.has_cjk(word) and word in q) or re.search(rf"\b{re.escape(word)}\b", q):
                 return kind
+    for kind, pattern in _ANSWER_NOUNS:
+        if pattern.search(q):
+            return kind
     return "entity"
 
 

@@ -21,6 +21,7 @@ from graph import text as tx
 from graph.offline.evidence import heading_like, nearness, relevance
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import EvidenceItem
+from ingest.lang import FIELD_LABEL
 from ingest.phrases import text_phrases
 
 _CELL_SEP = " | "
@@ -52,7 +53,7 @@ _ZH_NUMBER_RE = re.compile(
 _CLAUSE_NUMBER_RE = re.compile(
     r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
 )  # '7.2 ...', '第七条 7.1'
-_FIELD_RE = re.compile(r"^[^\s:：|]{1,12}[:：]\s*\S")
+_FIELD_RE = re.compile(rf"^{FIELD_LABEL}[:：]\s*\S")
 
 
 class Similarity(Protocol):
@@ -112,6 +113,16 @@ def _furniture(line: str, item: EvidenceItem) -> bool:
     return shouting or (heading_like(line) and not _FIELD_RE.match(line))
 
 
+def _record_fields(lines: Sequence[str], params: OfflineParams = PARAMS) -> list[str]:
+    """A block that is a record (a log entry or a form: mostly 'Label: value' lines): its short
+    field lines, which say what each of its fields belongs to ('Type: delay notice', the order
+    number); [] for prose."""
+    fields = [ln for ln in lines if _FIELD_RE.match(ln)]
+    if len(lines) < 3 or len(fields) * 2 < len(lines):
+        return []
+    return [ln for ln in fields if len(ln) <= params.reader_record_field_chars]
+
+
 def units(item: EvidenceItem) -> list[Unit]:
     """The passage's units in order: sentences, field lines, table rows with their headers."""
     out: list[Unit] = []
@@ -135,13 +146,15 @@ def units(item: EvidenceItem) -> list[Unit]:
             continue
         items = [ln for ln in lines if _LIST_RE.match(ln)]
         listed = tuple(items) if len(items) >= 2 else ()
+        record = _record_fields(lines)
         for line in lines:
             if _TOC_RE.search(line):
                 continue
             sentences = tx.split_sentences(line) if len(line) > 80 else [line]
             for sentence in sentences:
                 opening = sentences[0] if sentence != sentences[0] else ""  # what it is about
-                context = f"{head if line != head else ''} {opening} {where}".strip()
+                fields = " ".join(f for f in record if f != line)  # the record it belongs to
+                context = f"{head if line != head else ''} {fields} {opening} {where}".strip()
                 if _furniture(sentence, item):
                     continue
                 out.append(
@@ -171,6 +184,15 @@ def anchors_of(question: str) -> list[str]:
 def holds_anchors(unit: Unit, anchors: Sequence[str]) -> bool:
     place = tx.fold(f"{unit.context} {unit.shown()}").casefold()
     return all(tx.fold(a).casefold() in place for a in anchors)
+
+
+def echoes(unit: Unit, question: str) -> bool:
+    """A unit that tells nothing the question does not: a field whose value the question
+    gives ('Order: PO-7' for a question about PO-7), a sentence of only the question's words."""
+    shown = unit.shown()
+    field = _FIELD_RE.match(shown) and re.split(r"[:：]", shown, maxsplit=1)[1]
+    said = tx.term_set(field or shown)
+    return bool(said) and said <= tx.term_set(question)
 
 
 def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: OfflineParams) -> float:
@@ -208,6 +230,8 @@ def rank_units(
                 score *= params.reader_other_step
             if anchors and not holds_anchors(unit, anchors):
                 score *= params.reader_missing_anchor
+            if echoes(unit, part):
+                score *= params.reader_echo
             if kind == "date" and DATE_RE.search(unit.text):
                 score += params.reader_type_bonus
             elif kind in ("number", "date") and spans_of(kind, unit.text):

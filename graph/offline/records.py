@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from graph import text as tx
 from graph.offline import reader as rd
 from graph.protocols import EvidenceItem
+from ingest.lang import FIELD_LABEL
 
-_FIELD_RE = re.compile(r"^(?P<label>[^\s:：|]{1,12})[:：]\s*(?P<value>\S.*)$")
+_FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
 _TAG_RE = re.compile(r"^\[[^\]\s]{1,40}\]")
 
 

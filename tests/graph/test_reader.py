@@ -99,6 +99,36 @@ def test_a_field_line_keeps_its_own_line_when_a_paragraph_is_unwrapped() -> None
     joined = join_lines("[TK-7]\nLead: Ada Moss\nPhone: 6623\nprose that wraps\nonto a line")
     assert joined == "[TK-7]\nLead: Ada Moss\nPhone: 6623 prose that wraps onto a line"
     assert join_lines("组长：岳\n分机号：6623") == "组长：岳\n分机号：6623"
+    several = join_lines("Cause: a bad seal.\nNew due date: 2031-05-02\nthe team agreed: fine")
+    assert several == "Cause: a bad seal.\nNew due date: 2031-05-02 the team agreed: fine"
+
+
+LOG = (
+    "[RC-01]\nKind: REQUEST\nOrder: OR-55-0012\nNew due date: 2031-05-02\n\n"
+    "[RC-02]\nKind: NOTICE OF DELAY\nOrder: OR-55-0012\nCause: a failed pressure test.\n"
+    "New due date: 2031-05-09\n\n"
+    "[RC-03]\nKind: NOTICE OF DELAY\nOrder: OR-55-0031\nNew due date: 2031-06-20"
+)
+
+
+def test_a_field_line_is_read_with_the_other_fields_of_its_record() -> None:
+    """The date line of the right record wins: its record names the order and the kind, and
+    the line that only repeats the order number the question gives is no answer."""
+    first = _answer("In the notice of delay for OR-55-0012, what new due date was given?",
+                    _item(1, LOG)).splitlines()[0]  # fmt: skip
+    assert "2031-05-09" in first and "[1]" in first
+    assert "2031-05-02" not in first and "2031-06-20" not in first
+    order = next(u for u in rd.units(_item(1, LOG)) if u.text == "Order: OR-55-0012")
+    assert rd.echoes(order, "What was the new due date of OR-55-0012?")
+    assert not rd.echoes(order, "Which order was delayed?")
+
+
+def test_what_with_a_noun_of_time_or_amount_asks_for_that_kind() -> None:
+    from graph.offline.answer import answer_type
+
+    assert answer_type("In that notice, what new due date did they give?") == "date"
+    assert answer_type("Which fee applies to a late return?") == "number"
+    assert answer_type("What is the refund window?") == "entity"
 
 
 def _turns(question: str, answer: str) -> list[dict[str, str]]:
