@@ -274,11 +274,11 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     if noun and _is_noun(noun.group(1)) and re.search(r"\bthe\s+$", body[:pos], re.I):
         end += noun.end()  # 'the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
         starts.append(re.search(r"\bthe\s+$", body[:pos], re.I).start())  # type: ignore[union-attr]
-    possessive = re.match(r"['’]s?\s+((?:[a-z][\w-]*)(?:\s+of\s+[a-z][\w-]*)?)", body[end:])
+    possessive = _possessed(body[end:])
     hops: list[str] = []
     if possessive:
-        hops.append(f"{possessive.group(1)} of {body[pos:end]}?")
-        inner_start, inner_end = pos, end + possessive.end()
+        hops.append(f"{possessive[0]} of {body[pos:end]}?")
+        inner_start, inner_end = pos, end + possessive[1]
     elif starts:
         inner_start = starts.pop()
         named = re.match(
@@ -307,6 +307,29 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     if len(hops) < 2:
         return None
     return [(h, i if i else None) for i, h in enumerate(hops)]
+
+
+_NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]*)")
+_OF_WORD_RE = re.compile(r"\s+of\s+[a-z][\w-]*")
+
+
+def _possessed(rest: str) -> tuple[str, int] | None:
+    """After '⟨E⟩': "'s R" where R is the whole noun phrase ('rate limit', 'home town') with
+    an 'of N' that follows it; (R, where it ends), or None when no noun follows."""
+    lead = re.match(r"['’]s?", rest)
+    if not lead:
+        return None
+    end, words = lead.end(), []
+    while (word := _NEXT_WORD_RE.match(rest, end)) and _is_noun(word.group(1)):
+        words.append(word.group(1))
+        end = word.end()
+    if not words:
+        return None
+    of = _OF_WORD_RE.match(rest, end)
+    if of:
+        words.append(of.group(0).strip())
+        end = of.end()
+    return " ".join(words), end
 
 
 def _is_noun(word: str) -> bool:

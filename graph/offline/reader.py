@@ -94,8 +94,9 @@ def _table_cells(line: str) -> list[str]:
 
 
 def _looks_like_data(cells: list[str]) -> bool:
-    """A header names columns; a row whose cells are mostly numbers or codes is data."""
-    valued = [c for c in cells if re.search(r"\d", c)]
+    """A header names columns; a row whose cells are mostly numbers, dates or codes is data
+    (a name with one digit, 'v2' or 'Q3', may be a column's)."""
+    valued = [c for c in cells if len(re.findall(r"\d", c)) >= 2]
     return len(valued) * 2 > len(cells)
 
 
@@ -163,13 +164,32 @@ def units(item: EvidenceItem) -> list[Unit]:
     return out
 
 
-def relation_of(part: str) -> str:
+def relation_of(part: str, names: Sequence[str] = ()) -> str:
     """The part without the names it gives: what is asked about them ('legal representative'
-    of 'Who is the legal representative of Acme Ltd.?')."""
+    of 'Who is the legal representative of Acme Ltd.?'). Names are the phrases the text itself
+    marks (capitalised, tagged, quoted, codes) and `names`: the values the evidence uses as
+    names (its table cells and field values) that the part repeats."""
+    from graph.offline.spans import question_spans
+
     rest = tx.PLACEHOLDER_RE.sub(" ", part)
-    for name in sorted(text_phrases(rest), key=len, reverse=True):
+    found = {*text_phrases(rest), *(s.text for s in question_spans(rest)), *codes_in(rest)}
+    found |= {n for n in names if n in rest}
+    for name in sorted(found, key=len, reverse=True):
         rest = rest.replace(name, " ")
     return rest if tx.term_set(rest) else part
+
+
+def names_in(items: Sequence[EvidenceItem], params: OfflineParams = PARAMS) -> list[str]:
+    """What the passages use as names: their table cells and the labels and values of their
+    field lines, when short enough to be one ('Site: North depot', 'North depot: A. Moss')."""
+    out: set[str] = set()
+    for item in items[: params.reader_passages]:
+        for unit in units(item):
+            values = [v for _, v in unit.cells]
+            field = _FIELD_RE.match(unit.text) and re.split(r"[:：]", unit.text, maxsplit=1)
+            values += [v.strip() for v in field or ()]
+            out |= {v for v in values if params.reader_name_chars[0] <= len(v) <= params.reader_name_chars[1]}
+    return sorted(out)
 
 
 _ORDINAL_RE = re.compile(r"[（(][一二三四五六七八九十\d]{1,3}[）)]")
@@ -220,7 +240,7 @@ def rank_units(
     (`own`, chunk ids) a little less: those answered an earlier step."""
     scored: list[tuple[float, int, Unit]] = []
     order = 0
-    relation = relation_of(part)
+    relation = relation_of(part, names_in(items, params))
     anchors = anchors_of(part)
     for rank, item in enumerate(items[: params.reader_passages]):
         elsewhere = bool(own) and item.chunk_id not in own

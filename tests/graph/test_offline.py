@@ -104,6 +104,14 @@ def test_renaming_an_entity_keeps_the_structure(original: str, renamed: str) -> 
     assert len(_shape(original)) >= 2  # each of these needs more than one search
 
 
+def test_a_possessive_takes_the_whole_noun_phrase_after_it() -> None:
+    """'⟨E⟩'s rate limit' is one attribute of one entity, not 'rate of ⟨E⟩' then 'limit'."""
+    subs = decompose_question("And what is Quorra Nights's rate limit?", None)
+    assert [s.question for s in subs] == ["And what is Quorra Nights's rate limit?"]
+    chained = decompose_question("What county is Ilse Varga's home town in?", None)
+    assert chained[0].question == "home town of Ilse Varga?"
+
+
 def test_paraphrasing_the_wh_word_keeps_the_structure() -> None:
     assert _shape("When was the director of Quorra Nights born?") == _shape(
         "Where was the director of Quorra Nights born?"

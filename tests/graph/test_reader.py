@@ -73,6 +73,26 @@ def test_a_sentence_about_the_name_only_is_not_an_answer() -> None:
     assert text.startswith("The documents do not say: Who is the auditor of Norrow Labs")
 
 
+def test_a_name_the_evidence_uses_is_no_part_of_what_is_asked() -> None:
+    """'东湾站点' is a field label and a table cell of the evidence: the question asks for its
+    address, which no unit holds, so the documents do not say (not the site's staff line)."""
+    roster = "站点负责人\n\n东湾站点：柯明远（代理）\n\n工号 | 姓名 | 常驻站点\nE-31 | 柯明远 | 东湾站点"
+    text = _answer("东湾站点的具体办公地址在哪里？", _item(1, roster))
+    assert answer_kind(text) == "not_found", text
+    assert rd.relation_of("东湾站点的具体办公地址在哪里？", ["东湾站点"]).strip() == "的具体办公地址在哪里？"
+    dated = "设备编号 | 计划日期\nKX-201 | 2031-07-26"  # a date beside the code, of another event
+    text = _answer("KX-201 上一次更换滤芯是哪天？", _item(1, dated))
+    assert answer_kind(text) == "not_found" and "2031-07-26" not in text.splitlines()[0]
+
+
+def test_a_header_with_a_version_number_is_still_the_header() -> None:
+    table = "Item | v1 | v2\nRate limit | 120 requests per minute | 60 requests per minute"
+    row = rd.units(_item(1, table))
+    assert [u.shown() for u in row] == [
+        "Item: Rate limit; v1: 120 requests per minute; v2: 60 requests per minute"
+    ]
+
+
 def test_tied_table_rows_are_shown_together_rather_than_one_guessed() -> None:
     table = "Shift | Allowance\nWeekday night | 120 per shift\nWeekend | 260 per shift"
     text = _answer("What is the allowance per shift?", _item(1, table))
