@@ -139,6 +139,8 @@ class _Builder:
         first = True
         for cells in rows:
             clean = [join_lines(self._visible(cell)) for cell in cells]
+            while clean and not clean[-1]:
+                clean.pop()  # columns no cell of this row reaches
             if not any(clean):
                 continue
             self._append(" | ".join(clean), "table", page, tight=not first)
@@ -571,6 +573,79 @@ def _opens(line: str, mark: list[str]) -> bool:
     return line.startswith(title) or line.endswith(title)
 
 
+class _TableRows:
+    """The rows of one table on a PDF page, laid out by column. A cell that wraps onto the
+    next line, or a row whose cells the PDF writes one column at a time (a wrapped cell
+    beside centred ones), arrives as several lines; each piece goes to the column it sits
+    in, of the row it belongs to: on the row's first line, or starting above its lowest piece
+    or just below it, and not opening a new row in the first column. A piece right of every
+    cell of a column and before the next one opens a column between them."""
+
+    def __init__(self, width: float) -> None:
+        self.rows: list[list[str]] = []
+        self.widest = TABLE_PIECE_WIDTH * width  # wider than this, a piece is a text column's line
+        self.reset()
+
+    def reset(self) -> None:
+        self.rows.clear()
+        self.columns: list[list[float]] = []  # [left, right] of each column's cells so far
+        self.top = self.bottom = 0.0  # the current row's first line top, lowest piece bottom
+
+    def start(self, line: Any) -> None:
+        if len(line.spans) != len(line.cells) or (self.rows and not self.columns):
+            self.columns = []  # no positions: rows as the PDF gives them
+            self.rows.append(list(line.cells))
+            return
+        self.top, self.bottom = line.top, line.bottom
+        self.rows.append([""] * len(self.columns))
+        self._add(line)
+
+    def _column(self, left: float, right: float, height: float) -> int:
+        """The column a piece at [left, right] belongs to, opening one where none does."""
+        tol = 0.5 * height
+        i = max((k for k, (lo, _) in enumerate(self.columns) if lo <= left + tol), default=-1)
+        if i >= 0 and left <= self.columns[i][1] + tol:
+            self.columns[i] = [min(self.columns[i][0], left), max(self.columns[i][1], right)]
+            return i
+        i += 1  # right of column i's cells (or of none): a column of its own
+        self.columns.insert(i, [left, right])
+        for row in self.rows[:-1] if self.rows else ():
+            row.insert(i, "")
+        if self.rows:
+            self.rows[-1].insert(i, "")
+        return i
+
+    def continues(self, line: Any) -> bool:
+        if not self.columns or len(line.spans) != len(line.cells) or not line.cells:
+            return False
+        if any(right - left > self.widest for left, right in line.spans):
+            return False
+        height = max(line.height, 1.0)
+        if line.spans[0][0] < self.columns[0][0] - 0.5 * height:
+            return False  # left of the table
+        if abs(line.top - self.top) <= TABLE_ROW_BAND * height:  # on the row's first line
+            return True
+        below = self.bottom - TABLE_WRAP_GAP * height <= line.top < self.top  # within the row
+        first = line.spans[0][0] <= self.columns[0][1] + 0.5 * height
+        return below and (not first or (len(line.cells) == 1 and len(self.rows) >= 2))
+
+    def add(self, line: Any) -> None:
+        self._add(line)
+
+    def _add(self, line: Any) -> None:
+        height = max(line.height, 1.0)
+        for cell, (left, right) in zip(line.cells, line.spans, strict=True):
+            i = self._column(left, right, height)
+            row = self.rows[-1]
+            row[i] = f"{row[i]}\n{cell}" if row[i] else cell  # unwrapped by the builder
+        self.bottom = min(self.bottom, line.bottom)
+
+
+TABLE_PIECE_WIDTH = 0.35  # share of the page width: a wider piece is no table cell
+TABLE_ROW_BAND = 0.5  # line heights: a piece this near the row's first line is on it
+TABLE_WRAP_GAP = 0.8  # line heights: a piece starting this close below the row continues it
+
+
 def _pdf_page(
     builder: _Builder, page: Any, lines: list[Any], marks: list[list[str]], known: Counter[str]
 ) -> None:
@@ -587,20 +662,24 @@ def _pdf_page(
             builder.set_path(missing)
     pitch = _line_pitch(lines)
     para: list[str] = []
-    rows: list[list[str]] = []
+    table = _TableRows(page.width)
+    rows = table.rows
 
     def flush() -> None:
         if len(rows) >= 2:
             builder.table(rows, page=number)
         elif rows:
-            para.append(" ".join(rows[0]))
-        rows.clear()
+            para.append(" ".join(c for c in rows[0] if c))
+        table.reset()
         builder.text("\n".join(_dehyphenate(para, known)), page=number)
         para.clear()
 
     previous = None
     for line, sq in zip(lines, squeezed, strict=True):
         mark: list[str] | None = next((m for m in found if _opens(sq, m)), None)
+        if rows and mark is None and table.continues(line):
+            table.add(line)  # a wrapped cell, or the cells of its row set apart
+            continue
         step = previous.bottom - line.bottom if previous is not None else 0.0
         broken = previous is not None and (
             step > PARAGRAPH_GAP * pitch or step < -0.5 * pitch or bool(_PDF_ITEM.match(line.text))
@@ -615,7 +694,7 @@ def _pdf_page(
             builder.set_path(mark)
             builder.add_heading_block(line.text, page=number)
         elif table_row:
-            rows.append(line.cells)
+            table.start(line)
         else:
             para.append(line.text)
         previous = line

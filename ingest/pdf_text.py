@@ -52,6 +52,7 @@ class Line:
     bottom: float
     left: float = 0.0
     right: float = 0.0
+    spans: list[tuple[float, float]] = field(default_factory=list)  # each cell's (left, right)
 
     @property
     def text(self) -> str:
@@ -430,11 +431,14 @@ def _same_row(a: Line, b: Line) -> bool:
 
 
 def _join_row(a: Line, b: Line) -> None:
+    spans = len(a.spans) == len(a.cells) and len(b.spans) == len(b.cells)
     if b.left - a.right > CELL_GAP_EM * max(a.height, b.height, 1.0):
         a.cells += b.cells
+        a.spans = a.spans + b.spans if spans else []
     else:
         a.cells[-1] = f"{a.cells[-1]} {b.cells[0]}"
         a.cells += b.cells[1:]
+        a.spans = [*a.spans[:-1], (a.spans[-1][0], b.spans[0][1]), *b.spans[1:]] if spans else []
     a.right = b.right
     a.top, a.bottom = max(a.top, b.top), min(a.bottom, b.bottom)
 
@@ -475,23 +479,28 @@ def _line(
         return None
     left, top, _, first_bottom = loose(solid[0])
     _, last_top, right, bottom = loose(solid[-1])  # PDFium may have joined a wrapped line
-    cells: list[str] = []
-    current: list[str] = []
+    pieces: list[list[int]] = [[]]
     for i in chars:
-        if i in cuts and current:
-            cells.append("".join(current).strip())
-            current = []
-        current.append(text[i])
-    cells.append("".join(current).strip())
-    cells = [_LEADER.sub(" … ", c).strip() for c in cells if c.strip()]
+        if i in cuts and pieces[-1]:
+            pieces.append([])
+        pieces[-1].append(i)
+    cells: list[str] = []
+    spans: list[tuple[float, float]] = []
+    for piece in pieces:
+        cell = _LEADER.sub(" … ", "".join(text[i] for i in piece)).strip()
+        inked = [i for i in piece if not text[i].isspace()]
+        if cell and inked:
+            cells.append(cell)
+            spans.append((loose(inked[0])[0], loose(inked[-1])[2]))
     # a list marker ("•", "1.", "a)") set off by a tab stop belongs to its item (not the
     # first cell of a table row: "1. | Bolt | 12")
     if len(cells) == 2 and _MARKER.fullmatch(cells[0]):
-        cells = [f"{cells[0]} {cells[1]}"]
+        cells, spans = [f"{cells[0]} {cells[1]}"], [(spans[0][0], spans[1][1])]
     return Line(
         cells=cells,
         top=max(top, last_top),
         bottom=min(bottom, first_bottom),
         left=min(left, right),
         right=max(left, right),
+        spans=spans,
     )

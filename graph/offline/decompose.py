@@ -408,10 +408,13 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
     clauses = [c for c in clauses if tx.tokenize(MASK_RE.sub(" ", c)) or MASK_RE.search(c)]
     if len(clauses) > 1:
         subject = _zh_subject(clauses[0]) if not _ZH_QUESTION_RE.search(clauses[0]) else ""
+        asking = [bool(_ZH_QUESTION_RE.search(c)) for c in clauses]
         parts: list[Part] = []
         for i, clause in enumerate(clauses):
             if subject and i == 0:
                 continue
+            if any(asking) and not asking[i]:
+                continue  # a statement among questions sets the scene ('远程搞不定'), asks nothing
             if subject and not MASK_RE.search(clause) and subject not in clause:
                 clause = f"{subject}{clause}"
             for piece in _zh_conjunction(clause):

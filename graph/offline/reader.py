@@ -256,6 +256,8 @@ def rank_units(
                 score += params.reader_type_bonus
             elif kind in ("number", "date") and spans_of(kind, unit.text):
                 score += params.reader_type_bonus / (2 if kind == "date" else 1)
+            elif kind == "explain" and unit.listed:  # 'how do I …': the steps, as listed
+                score += params.reader_type_bonus
             if (
                 unit.cells
                 and max((header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99

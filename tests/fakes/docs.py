@@ -66,6 +66,32 @@ def make_pdf(
     return path
 
 
+def make_pdf_wrapped_table(folder: Path, name: str = "parts.pdf") -> Path:
+    """A price table whose second row's part name wraps onto a second line, written one
+    column at a time (as table generators do), between two paragraphs."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=10)
+    pdf.add_page()
+    pdf.text(20, 20, "Parts and prices for the second half of the year.")
+    columns = (20, 60, 110, 150)
+    rows = [
+        (34, [["Code"], ["Part"], ["Supplier"], ["Unit price"]]),
+        (44, [["KX-100"], ["Pump seal"], ["Norrow"], ["1,250"]]),
+        (54, [["KX-200"], ["Detector cooling", "fan assembly"], ["Ostrel"], ["4,860"]]),
+        (70, [["KX-300"], ["Valve"], ["Norrow"], ["310"]]),
+    ]
+    for y, cells in rows:
+        for x, lines in zip(columns, cells, strict=True):  # column by column, line by line
+            for k, line in enumerate(lines):
+                pdf.text(x, y + 4.5 * k, line)
+    pdf.text(20, 90, "Prices include delivery to the main warehouse.")
+    path = folder / name
+    path.write_bytes(bytes(pdf.output()))
+    return path
+
+
 def pdf_of_objects(objects: list[bytes]) -> bytes:
     """A PDF file of these object bodies (object 1 is the catalog), with its xref table: for
     content no generator writes, built by hand in the tests."""

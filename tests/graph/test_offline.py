@@ -112,6 +112,13 @@ def test_a_possessive_takes_the_whole_noun_phrase_after_it() -> None:
     assert chained[0].question == "home town of Ilse Varga?"
 
 
+def test_a_chinese_statement_clause_sets_the_scene_and_is_not_asked() -> None:
+    subs = decompose_question("夜里收到一个K9告警，远程处理不了，按规定要怎么逐级上报？", None)
+    assert len(subs) == 1 and "怎么逐级上报" in subs[0].question
+    both = decompose_question("仓库的电话是多少，地址在哪里？", None)
+    assert any("电话" in s.question for s in both) and any("地址" in s.question for s in both)
+
+
 def test_paraphrasing_the_wh_word_keeps_the_structure() -> None:
     assert _shape("When was the director of Quorra Nights born?") == _shape(
         "Where was the director of Quorra Nights born?"

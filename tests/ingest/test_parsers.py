@@ -49,6 +49,21 @@ def test_pdf_bookmarks_become_section_paths(tmp_path: Path) -> None:
     assert where["Nothing titled on this page."] == (3, "text", "Annex")
 
 
+def test_pdf_table_row_with_a_wrapped_cell_is_one_row(tmp_path: Path) -> None:
+    """Each piece of a row goes to its column, whatever order the PDF writes them in: the
+    wrapped name is one cell and the price stays on its row."""
+    doc = parse_file(docs.make_pdf_wrapped_table(tmp_path))
+    assert_offsets(doc)
+    rows = [b.text for b in doc.blocks if b.kind == "table"]
+    assert rows == [
+        "Code | Part | Supplier | Unit price",
+        "KX-100 | Pump seal | Norrow | 1,250",
+        "KX-200 | Detector cooling fan assembly | Ostrel | 4,860",
+        "KX-300 | Valve | Norrow | 310",
+    ]
+    assert "Prices include delivery to the main warehouse." in doc.text
+
+
 def test_pdf_without_title_falls_back_to_file_stem(tmp_path: Path) -> None:
     doc = parse_file(docs.make_pdf(tmp_path, "q3-report.pdf", title=None))
     assert doc.title == "q3-report"
