@@ -262,6 +262,13 @@ def compose_answer(
             )
             found_any = True
             continue
+        led = recs.lead(question, pool, kind, params) if len(parts) == 1 else None
+        if led is not None and (reading is None or not reading.span):
+            lead = "答案：" if zh else "Answer: "  # the named record has no such value: its lead
+            lines.append(f"{lead}{led.answer} [{led.path[-1].n}]")
+            path.extend((r.n, line) for r, line in zip(led.path, led.lines, strict=True))
+            found_any = True
+            continue
         if (reading is None or reading.score < params.reader_min_score) and len(parts) == 1:
             reading = _typed_fallback(question, evidence, asked, params)
         if reading is None:

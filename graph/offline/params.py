@@ -51,6 +51,8 @@ class OfflineParams:
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search
     reader_missing_anchor: float = 0.5  # kept by a unit without a code the question names
     reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
+    lead_links: int = 2  # records followed from the named one by a code they share
+    lead_coverage: float = 0.5  # of the asked clause's words the record reached must hold
     reader_name_chars: tuple[int, int] = (3, 24)  # a cell or field value this long may be a name
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context

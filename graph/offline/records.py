@@ -8,12 +8,15 @@ the first step, never from a global guess.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph import text as tx
+from graph.offline import evidence as ev
 from graph.offline import reader as rd
+from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import EvidenceItem
 from ingest.lang import FIELD_LABEL
 
@@ -50,6 +53,8 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
                     m = _FIELD_RE.match(piece.strip())
                     if m:
                         fields.append((m.group("label"), m.group("value").strip()))
+                    elif tag and piece.strip():  # what the tag line says beside it ('2031-02-03 sent')
+                        fields.append(("", piece.strip()))
             if sum(1 for label, _ in fields if label) >= 2:
                 shown = "; ".join(
                     f"{label}: {value}" if label else value for label, value in fields
@@ -141,6 +146,108 @@ def join(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
                     if answer and field == head and answer not in value:
                         answers.setdefault(answer, Joined(answer, field, start, target, value))
     return next(iter(answers.values())) if len(answers) == 1 else None
+
+
+@dataclass(frozen=True)
+class Led:
+    answer: str
+    path: tuple[Record, ...]  # the named record, then each record it led to
+    lines: tuple[str, ...]  # each record of the path as quoted: its tag and the fields used
+
+
+def _ids(record: Record) -> set[str]:
+    """What names a record from elsewhere: its tag ('#05', 'WO-7') and the codes it holds."""
+    tags = {v for label, v in record.fields[:1] if not label}
+    return tags | set(rd.codes_in(" ".join(record.values())))
+
+
+def _mentions(record: Record, ident: str) -> bool:
+    return bool(re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w-])", record.shown))
+
+
+def lead(
+    question: str, items: Sequence[EvidenceItem], kind: str, params: OfflineParams = PARAMS
+) -> Led | None:
+    """The date a question asks of a record that the one it names leads to: 'X 那次修复超时，我们
+    是哪天递交申请的' names the repair's record (by X); a code that record holds (its tag) is
+    named by another record (the application letter), and so on for `lead_links` links. Of
+    the records reached, the one that holds most of what the asked clause asks about (the
+    nearer of equals) answers with its first date, when it holds at least `lead_coverage` of
+    it and no other record as near holds as much with another date."""
+    if kind != "date":
+        return None
+    found = records(items)
+    given = set(rd.codes_in(question))
+    starts = [r for r in found if any(_names_in(v, question) for v in r.values())]
+    relation = rd.relation_of(asked_clause(question), rd.names_in(items, params))
+    if not starts or not tx.term_set(relation):
+        return None
+    paths: dict[Record, tuple[Record, ...]] = {r: (r,) for r in starts}
+    frontier = list(starts)
+    for _ in range(params.lead_links):
+        reached = []
+        for record in frontier:
+            ids = _ids(record) - given
+            for other in found:
+                if other in paths:
+                    continue
+                linked = any(_mentions(other, i) for i in ids) or any(
+                    _mentions(record, i) for i in _ids(other) - given
+                )
+                if linked:
+                    paths[other] = (*paths[record], other)
+                    reached.append(other)
+        frontier = reached
+    scored = []
+    for record, path in paths.items():
+        date = _asked_date(record, relation) if len(path) > 1 else ""
+        if date:
+            scored.append((ev.relevance(relation, "", record.shown), date, path))
+    if not scored:
+        return None
+    scored.sort(key=lambda x: (-x[0], len(x[2])))  # as good, the nearer record
+    best, answer, path = scored[0]
+    rivals = {d for c, d, p in scored if c >= best - 1e-9 and len(p) == len(path)}
+    if best < params.lead_coverage or len(rivals) > 1:
+        return None
+    links = _links(path)
+    return Led(answer, path, tuple(_quoted(r, links, question, answer) for r in path))
+
+
+def _asked_date(record: Record, relation: str) -> str:
+    """The record's date for what is asked: in the field that holds most of it ('the repair
+    deadline was moved to …'), else the first (a log entry's own date)."""
+    dated = [(ev.relevance(relation, label, value), value) for label, value in record.fields
+             if rd.spans_of("date", value)]  # fmt: skip
+    if not dated:
+        return ""
+    best = max(dated, key=lambda x: x[0])
+    return rd.spans_of("date", best[1] if best[0] > 0 else dated[0][1])[0]
+
+
+def _quoted(record: Record, links: set[str], question: str, answer: str) -> str:
+    """A record of a path as quoted: its tag line, the fields that name what the question
+    names or link it to the record before or after it, and the one that holds the answer."""
+    def kept(i: int, label: str, value: str) -> bool:
+        if not label and i < 2:
+            return True
+        return answer in value or _names_in(value, question) or any(
+            _mentions(Record(((label, value),), 0, value, ""), x) for x in links
+        ) or any(_names_in(x, question) for x in re.split(r"[\s,，;；/、]+", value))
+    quoted = [f"{label}: {value}" if label else value
+              for i, (label, value) in enumerate(record.fields) if kept(i, label, value)]  # fmt: skip
+    return "; ".join(quoted) or record.shown
+
+
+def _links(path: Sequence[Record]) -> set[str]:
+    """The identifiers that lead from each record of a path to the next: the tag of one
+    that the other names, else every code they share."""
+    out: set[str] = set()
+    for a, b in itertools.pairwise(path):
+        shared = {i for i in _ids(a) if _mentions(b, i)} | {i for i in _ids(b) if _mentions(a, i)}
+        tags = {v for r in (a, b) for label, v in r.fields[:1] if not label} & shared
+        out |= tags or shared  # a record's own tag names it; codes both mention may not
+    return out
 
 
 _TOTAL_RE = re.compile(

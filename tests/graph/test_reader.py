@@ -251,3 +251,26 @@ def test_a_link_or_address_in_a_question_is_no_part_of_it() -> None:
         _item(1, "The warranty lasts two years from delivery."),
     )
     assert text.startswith("The documents say: “The warranty lasts **two years**")
+
+
+ORDERS = (
+    "[TK-31]\n开单：2031-03-02\n设备：PX-7\n备注：超时，已提交减免申请，见函件登记。\n\n"
+    "[TK-32]\n开单：2031-03-05\n设备：PX-9\n备注：按时完成。"
+)
+LETTERS = (
+    "[#21] 2031-03-10 发文\n事由：申请减免 TK-31 的超时费用\n处理：等待回复。\n\n"
+    "[#22] 2031-03-18 收文\n事由：对 [#21] 的回复\n内容：同意减免，减免截止日期为 2031-04-01。"
+)
+
+
+def test_a_record_leads_by_its_tag_to_the_record_that_answers() -> None:
+    """The question names a device; its work order holds no such date, but its tag is named
+    by a letter, and that letter (or the reply naming it) holds the asked date."""
+    items = (_item(1, ORDERS, "orders"), _item(2, LETTERS, "letters"))
+    filed = _answer("PX-7 那次超时，我们是哪天提交减免申请的？", *items)
+    assert filed.splitlines()[0] == "答案：2031-03-10 [2]"
+    assert "TK-31" in filed and "#21" in filed  # the path is shown
+    replied = _answer("PX-7 的减免申请，对方回复的减免截止日期是哪天？", *items)
+    assert replied.splitlines()[0] == "答案：2031-04-01 [2]"
+    other = _answer("PX-9 那次超时，我们是哪天提交减免申请的？", *items)  # no letter names TK-32
+    assert "2031-03-10" not in other.splitlines()[0]
