@@ -19,6 +19,7 @@ import re
 
 from graph import text as tx
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.records import aggregates
 from graph.offline.spans import MASK_RE, PhraseLookup, mask, question_spans, unmask
 from graph.schemas import SubQuestion
 from ingest import lexicon
@@ -444,6 +445,8 @@ def _zh_chain(q: str) -> list[Part] | None:
     if cut <= 0:
         return None
     inner, outer = body[:cut].strip(), body[cut + 1 :].strip()
+    if _ZH_QUESTION_RE.search(inner) or aggregates(body):
+        return None  # 'X有哪台设备受到了…的影响' asks in the inner part; a count filters by it
     inner_terms = tx.coverage_terms(MASK_RE.sub(" ", inner))
     if not outer or not tx.tokenize(MASK_RE.sub(" ", outer)):
         return None

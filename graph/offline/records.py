@@ -258,6 +258,12 @@ _COUNT_RE = re.compile(
 )
 
 
+def aggregates(question: str) -> bool:
+    """A count or a sum over rows ('一共有几张', 'how many … in total'): its 的 phrases filter
+    the rows, they are no chain to follow."""
+    return bool(_TOTAL_RE.search(question) or _COUNT_RE.search(question))
+
+
 @dataclass(frozen=True)
 class Total:
     answer: str  # '17 = 6 + 5 + 6' or '3'

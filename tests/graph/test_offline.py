@@ -376,3 +376,11 @@ def test_a_withdrawn_document_leaves_no_bridged_name_behind() -> None:
     shown = result.without_documents({"d1"}, "withheld").to_json()
     assert "Jane Roe" not in repr(shown)
     assert shown["answer"] == "withheld" and shown["hops"][1]["query"] == "When was #1 born?"
+
+
+def test_a_count_or_a_question_in_the_modifier_is_not_a_chain() -> None:
+    """'K9 级别的工单一共有几张' counts rows filtered by the 的 phrase; 'X有哪台设备受到了…的影响'
+    asks in the part before 的: neither is searched as 'first X, then #1的Y'."""
+    for question in ("K9 级别的工单一共有几张？", "东区仓库有哪台设备受到了断电事件的影响？"):
+        subs = decompose_question(question, None)
+        assert len(subs) == 1 and "#1" not in subs[0].question, subs
