@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 
 from graph import text as tx
+from graph.offline.calc import compute
 from graph.offline.spans import question_spans
 
 _GREETING_RE = re.compile(
@@ -100,6 +101,8 @@ def is_simple(question: str) -> str | None:
         return "Empty message."
     if _GREETING_RE.match(q) or chitchat(q):
         return "Greeting or chit-chat; no documents needed."
+    if compute(q) is not None:
+        return "Arithmetic or a unit conversion; no documents needed."
     if _GENERAL_RE.match(q):
         return "General request that documents cannot answer."
     return None
@@ -274,6 +277,9 @@ def _swap_subject(previous: str, other: str) -> str | None:
 def direct_reply(question: str) -> str:
     zh = tx.language_of(question) == "zh"
     q = question.strip()
+    computed = compute(q)
+    if computed is not None:  # exact, with the rule used: no model and no documents needed
+        return f"{'答案：' if zh else 'Answer: '}{computed.answer}\n\n{computed.working}"
     if re.search(r"thank|谢", q, re.IGNORECASE):
         return "不客气！还有什么想查的吗？" if zh else "You're welcome! Anything else to look up?"
     if re.search(r"bye|再见|拜拜", q, re.IGNORECASE):
