@@ -241,8 +241,13 @@ def compose_answer(
     if decided is not None:  # a choice or yes/no is decided by comparing values, not read
         lines.append(f"{'答案：' if zh else 'Answer: '}{decided.text} [{decided.n}]")
         found_any = True
-    parts = [] if decided else _answer_parts(question, evidence, asked)
     path: list[tuple[int, str]] = []  # records a joined answer went through, in order
+    diff = recs.difference(question, evidence) if decided is None else None
+    if diff is not None:  # one stated value minus another, both shown
+        lines.append(f"{'答案：' if zh else 'Answer: '}{diff.answer} [{diff.n}]")
+        path.extend((r.n, r.shown) for r in diff.rows)
+        found_any = True
+    parts = [] if decided or diff else _answer_parts(question, evidence, asked)
     for part, said, pool, own in parts:
         part = _readable(part)  # an address or a link's markup is nothing to cover
         reading = rd.read(part, question, kind, pool, params, own, similarity) if pool else None

@@ -18,6 +18,7 @@ from graph.offline import evidence as ev
 from graph.offline import reader as rd
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import EvidenceItem
+from ingest import lexicon
 from ingest.lang import FIELD_LABEL
 
 _FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
@@ -256,6 +257,95 @@ _TOTAL_RE = re.compile(
 _COUNT_RE = re.compile(
     r"几(?:台|张|个|项|条|份|件|次|位)|多少(?:台|张|个|项|条|份|件|位)|\bhow many\b", re.IGNORECASE
 )
+
+
+_DIFFERENCE = sorted((w.replace("_", " ") for w in lexicon.words("differences")), key=len)
+
+
+def asks_difference(question: str) -> bool:
+    """'相差多少', 'how much more': the question wants one value minus another."""
+    folded = question.casefold()
+    return any(
+        w in question if tx.has_cjk(w) else re.search(rf"\b{re.escape(w)}\b", folded)
+        for w in _DIFFERENCE
+    )
+
+
+@dataclass(frozen=True)
+class Difference:
+    answer: str  # '相差 16 小时：到场时限（二类站点） 24小时，到场时限（一类站点） 8小时'
+    rows: tuple[Record, ...]
+    n: int
+
+
+def _amount(value: str) -> tuple[float, str] | None:
+    """'120 元/班' -> (120.0, '元/班'); None unless the cell is one amount."""
+    m = re.fullmatch(r"\s*(-?\d[\d,]*(?:\.\d+)?)\s*([^\d\s]{0,8})\s*", value)
+    return (float(m.group(1).replace(",", "")), m.group(2)) if m else None
+
+
+def _named_cell(value: str, question: str) -> bool:
+    """The question names the row by this cell: its text without a parenthesis ('二线' of
+    '二线（任意日期）'), or its leading code ('P2' of 'P2 严重')."""
+    core = re.sub(r"[（(].*?[）)]", "", value).strip()
+    if len(core) >= 2 and (tx.has_cjk(core) and core in question or _word_in(core, question)):
+        return True
+    lead = core.split()[0] if core.split() else ""
+    return len(lead) >= 2 and re.fullmatch(r"[A-Za-z]+\d+", lead) is not None and _word_in(lead, question)
+
+
+def _word_in(word: str, text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+def _qualifier_named(header: str, question: str) -> bool:
+    """'到场时限（一类站点）' is named by '一类站点': the part that tells it from its neighbours."""
+    inside = re.findall(r"[（(](.*?)[）)]", header)
+    return any(len(q) >= 2 and q in question for q in inside)
+
+
+def difference(question: str, items: Sequence[EvidenceItem]) -> Difference | None:
+    """One value minus another, both stated in one table in the same unit: two rows the
+    question names in the column it asks about, or one named row's two columns it names by
+    their qualifiers; None unless exactly one such pair is found."""
+    if not asks_difference(question):
+        return None
+    tables: dict[str, dict[str, Record]] = {}
+    for r in records(items):
+        if any(h for h, _ in r.fields):
+            tables.setdefault(r.group, {})[r.shown] = r  # a row two passages repeat counts once
+    pairs: list[tuple[tuple[str, str], tuple[str, str], tuple[Record, ...]]] = []
+    for rows in tables.values():
+        named = [r for r in rows.values()
+                 if any(_named_cell(v, question) for _, v in r.fields if not _amount(v))]  # fmt: skip
+        for r in named if len(named) == 1 else ():
+            cols = [(h, v) for h, v in r.fields if h and _amount(v) and _qualifier_named(h, question)]
+            if len(cols) == 2:
+                pairs.append((cols[0], cols[1], (r,)))
+        if len(named) == 2:
+            headers = [h for h, v in named[0].fields if h and _amount(v)]
+            column = asked_head(question, headers, match=0.5) or (
+                headers[0] if len(headers) == 1 else ""
+            )
+            label = [next((v for _, v in r.fields if _named_cell(v, question) and not _amount(v)), "")
+                     for r in named]  # fmt: skip
+            values = [dict(r.fields).get(column, "") for r in named]
+            if column and all(_amount(v) for v in values):
+                pairs.append(((label[0], values[0]), (label[1], values[1]), tuple(named)))
+    if len(pairs) != 1:
+        return None
+    (name_a, value_a), (name_b, value_b), used = pairs[0]
+    (a, unit_a), (b, unit_b) = _amount(value_a), _amount(value_b)  # type: ignore[misc]
+    if unit_a != unit_b:
+        return None
+    if b > a:
+        (name_a, value_a, a), (name_b, value_b, b) = (name_b, value_b, b), (name_a, value_a, a)
+    gap = f"{a - b:g}{' ' if unit_a and not tx.has_cjk(unit_a) else ''}{unit_a}"
+    if tx.has_cjk(question):
+        answer = f"相差 {gap}：{name_a} {value_a}，{name_b} {value_b}"
+    else:
+        answer = f"A difference of {gap}: {name_a} {value_a}, {name_b} {value_b}"
+    return Difference(answer, used, used[0].n)
 
 
 def aggregates(question: str) -> bool:

@@ -274,3 +274,15 @@ def test_a_record_leads_by_its_tag_to_the_record_that_answers() -> None:
     assert replied.splitlines()[0] == "答案：2031-04-01 [2]"
     other = _answer("PX-9 那次超时，我们是哪天提交减免申请的？", *items)  # no letter names TK-32
     assert "2031-03-10" not in other.splitlines()[0]
+
+
+def test_a_difference_of_two_rows_or_two_columns_is_computed_with_both_values() -> None:
+    shifts = _item(1, "班次 | 补贴\n白班 | 80 元/班\n夜班（含周末） | 135 元/班\n值守 | 60 元/班")
+    first = _answer("夜班和白班相比，每班补贴相差多少？", shifts).splitlines()[0]
+    assert first == "答案：相差 55元/班：夜班（含周末） 135 元/班，白班 80 元/班 [1]"
+    limits = _item(1, "Level | Reply (site A) | Reply (site B)\nK1 urgent | 2 h | 6 h\nK2 | 4 h | 12 h")
+    first = _answer("For K2, how much longer is the reply at site B than at site A?",
+                    limits).splitlines()[0]  # fmt: skip
+    assert first == "Answer: A difference of 8 h: Reply (site B) 12 h, Reply (site A) 4 h [1]"
+    mixed = _item(1, "班次 | 补贴\n白班 | 80 元/班\n夜班 | 2 天调休")  # no common unit: no difference
+    assert "相差" not in _answer("夜班和白班相比，补贴相差多少？", mixed).splitlines()[0]
