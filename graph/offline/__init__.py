@@ -360,7 +360,7 @@ def _typed_fallback(
     if unit is None or short is None or not rd.holds_anchors(unit, rd.anchors_of(question)):
         return None
     relation = rd.relation_of(question, rd.names_in(evidence, params))
-    if relation != question and not ev.relevance(relation, unit.context, unit.shown()):
+    if relation != question and not rd.holds_relation(relation, unit.context, unit.shown()):
         return None  # a value beside the names, not about what is asked of them
     return rd.Reading(unit, params.reader_min_score, short.text)
 

@@ -215,13 +215,25 @@ def echoes(unit: Unit, question: str) -> bool:
     return bool(said) and said <= tx.term_set(question)
 
 
+def holds_relation(relation: str, context: str, text: str) -> bool:
+    """Whether the text (or its context) holds a word of what is asked: a content word, not a
+    number or a lone Chinese character ('年' of '2023 年的营业收入' is no sign of revenue)."""
+    words = {t for t in tx.term_set(relation) | set(tx.coverage_terms(relation))
+             if not t.isdigit() and not (tx.has_cjk(t) and len(t) == 1)}  # fmt: skip
+    if not words:
+        return relevance(relation, context, text) > 0
+    passage = f"{context} {text}"
+    terms = tx.term_set(passage)
+    return any(tx.term_in(w, passage, terms) for w in words)
+
+
 def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: OfflineParams) -> float:
     """Coverage of the part by the unit alone and with its context; a unit that holds none of
     the relation's words is about the names only, not about what is asked of them."""
     own = relevance(part, "", unit.shown())
     whole = relevance(part, unit.context, unit.shown())
     score = params.reader_own_weight * own + (1 - params.reader_own_weight) * whole
-    if relation != part and relevance(relation, unit.context, unit.shown()) == 0:
+    if relation != part and not holds_relation(relation, unit.context, unit.shown()):
         score *= params.reader_no_relation
     return score / (1 + params.reader_rank_decay * rank)
 
@@ -235,8 +247,8 @@ def rank_units(
     similarity: Similarity | None = None,
 ) -> list[tuple[float, Unit]]:
     """Every unit of the first passages, best first (ties: the earlier passage); a unit that
-    holds a value of the expected kind (a full date more than a bare year), or a column the
-    part names, is worth a little more; one outside the passages the part's own search found
+    holds a value of the expected kind (a full date more than a bare year) and a word of what
+    is asked, or a column the part names, is worth a little more; one outside the passages the part's own search found
     (`own`, chunk ids) a little less: those answered an earlier step."""
     scored: list[tuple[float, int, Unit]] = []
     order = 0
@@ -252,7 +264,9 @@ def rank_units(
                 score *= params.reader_missing_anchor
             if echoes(unit, part):
                 score *= params.reader_echo
-            if kind == "date" and DATE_RE.search(unit.text):
+            if relation != part and not holds_relation(relation, unit.context, unit.shown()):
+                pass  # a value beside the names only is no sign of the asked one
+            elif kind == "date" and DATE_RE.search(unit.text):
                 score += params.reader_type_bonus
             elif kind in ("number", "date") and spans_of(kind, unit.text):
                 score += params.reader_type_bonus / (2 if kind == "date" else 1)

@@ -85,6 +85,16 @@ def test_a_name_the_evidence_uses_is_no_part_of_what_is_asked() -> None:
     assert answer_kind(text) == "not_found" and "2031-07-26" not in text.splitlines()[0]
 
 
+def test_a_year_beside_the_name_is_no_sign_of_the_asked_amount() -> None:
+    """'年' and a year are no word of 'revenue': a banner naming the company and a year is
+    not quoted for its revenue."""
+    banner = "星海科技有限公司 客户服务部 往来函件登记簿（2031年）\n登记规则：每份函件一个编号。"
+    text = _answer("星海科技有限公司 2030 年的营业收入是多少？", _item(1, banner))
+    assert answer_kind(text) == "not_found", text
+    assert not rd.holds_relation("2030 年的营业收入是多少", "", banner)
+    assert rd.holds_relation("营业收入是多少", "", "2030 年营业收入为 3,200 万元。")
+
+
 def test_a_header_with_a_version_number_is_still_the_header() -> None:
     table = "Item | v1 | v2\nRate limit | 120 requests per minute | 60 requests per minute"
     row = rd.units(_item(1, table))
