@@ -168,7 +168,9 @@ def amount_of(text: str) -> float | None:
             return None
         if value == 0.5:
             current += 0.5
-        elif value in (10, 100, 1000) and (current or word in ("hundred", "thousand") or tx.has_cjk(word)):
+        elif value in (10, 100, 1000) and (
+            current or word in ("hundred", "thousand") or tx.has_cjk(word)
+        ):
             current = (current or 1) * value
             if value >= 100:
                 total, current = total + current, 0.0

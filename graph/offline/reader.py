@@ -188,7 +188,11 @@ def names_in(items: Sequence[EvidenceItem], params: OfflineParams = PARAMS) -> l
             values = [v for _, v in unit.cells]
             field = _FIELD_RE.match(unit.text) and re.split(r"[:：]", unit.text, maxsplit=1)
             values += [v.strip() for v in field or ()]
-            out |= {v for v in values if params.reader_name_chars[0] <= len(v) <= params.reader_name_chars[1]}
+            out |= {
+                v
+                for v in values
+                if params.reader_name_chars[0] <= len(v) <= params.reader_name_chars[1]
+            }
     return sorted(out)
 
 

@@ -54,7 +54,9 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
                     m = _FIELD_RE.match(piece.strip())
                     if m:
                         fields.append((m.group("label"), m.group("value").strip()))
-                    elif tag and piece.strip():  # what the tag line says beside it ('2031-02-03 sent')
+                    elif (
+                        tag and piece.strip()
+                    ):  # what the tag line says beside it ('2031-02-03 sent')
                         fields.append(("", piece.strip()))
             if sum(1 for label, _ in fields if label) >= 2:
                 shown = "; ".join(
@@ -162,10 +164,6 @@ def _ids(record: Record) -> set[str]:
     return tags | set(rd.codes_in(" ".join(record.values())))
 
 
-def _mentions(record: Record, ident: str) -> bool:
-    return bool(re.search(rf"(?<![\w-]){re.escape(ident)}(?![\w-])", record.shown))
-
-
 def lead(
     question: str, items: Sequence[EvidenceItem], kind: str, params: OfflineParams = PARAMS
 ) -> Led | None:
@@ -192,8 +190,8 @@ def lead(
             for other in found:
                 if other in paths:
                     continue
-                linked = any(_mentions(other, i) for i in ids) or any(
-                    _mentions(record, i) for i in _ids(other) - given
+                linked = any(_word_in(i, other.shown) for i in ids) or any(
+                    _word_in(i, record.shown) for i in _ids(other) - given
                 )
                 if linked:
                     paths[other] = (*paths[record], other)
@@ -229,12 +227,17 @@ def _asked_date(record: Record, relation: str) -> str:
 def _quoted(record: Record, links: set[str], question: str, answer: str) -> str:
     """A record of a path as quoted: its tag line, the fields that name what the question
     names or link it to the record before or after it, and the one that holds the answer."""
+
     def kept(i: int, label: str, value: str) -> bool:
         if not label and i < 2:
             return True
-        return answer in value or _names_in(value, question) or any(
-            _mentions(Record(((label, value),), 0, value, ""), x) for x in links
-        ) or any(_names_in(x, question) for x in re.split(r"[\s,，;；/、]+", value))
+        return (
+            answer in value
+            or _names_in(value, question)
+            or any(_word_in(x, value) for x in links)
+            or any(_names_in(x, question) for x in re.split(r"[\s,，;；/、]+", value))
+        )
+
     quoted = [f"{label}: {value}" if label else value
               for i, (label, value) in enumerate(record.fields) if kept(i, label, value)]  # fmt: skip
     return "; ".join(quoted) or record.shown
@@ -245,7 +248,9 @@ def _links(path: Sequence[Record]) -> set[str]:
     that the other names, else every code they share."""
     out: set[str] = set()
     for a, b in itertools.pairwise(path):
-        shared = {i for i in _ids(a) if _mentions(b, i)} | {i for i in _ids(b) if _mentions(a, i)}
+        shared = {i for i in _ids(a) if _word_in(i, b.shown)} | {
+            i for i in _ids(b) if _word_in(i, a.shown)
+        }
         tags = {v for r in (a, b) for label, v in r.fields[:1] if not label} & shared
         out |= tags or shared  # a record's own tag names it; codes both mention may not
     return out
@@ -291,7 +296,11 @@ def _named_cell(value: str, question: str) -> bool:
     if len(core) >= 2 and (tx.has_cjk(core) and core in question or _word_in(core, question)):
         return True
     lead = core.split()[0] if core.split() else ""
-    return len(lead) >= 2 and re.fullmatch(r"[A-Za-z]+\d+", lead) is not None and _word_in(lead, question)
+    return (
+        len(lead) >= 2
+        and re.fullmatch(r"[A-Za-z]+\d+", lead) is not None
+        and _word_in(lead, question)
+    )
 
 
 def _word_in(word: str, text: str) -> bool:
@@ -319,7 +328,9 @@ def difference(question: str, items: Sequence[EvidenceItem]) -> Difference | Non
         named = [r for r in rows.values()
                  if any(_named_cell(v, question) for _, v in r.fields if not _amount(v))]  # fmt: skip
         for r in named if len(named) == 1 else ():
-            cols = [(h, v) for h, v in r.fields if h and _amount(v) and _qualifier_named(h, question)]
+            cols = [
+                (h, v) for h, v in r.fields if h and _amount(v) and _qualifier_named(h, question)
+            ]
             if len(cols) == 2:
                 pairs.append((cols[0], cols[1], (r,)))
         if len(named) == 2:

@@ -76,10 +76,15 @@ def test_a_sentence_about_the_name_only_is_not_an_answer() -> None:
 def test_a_name_the_evidence_uses_is_no_part_of_what_is_asked() -> None:
     """'东湾站点' is a field label and a table cell of the evidence: the question asks for its
     address, which no unit holds, so the documents do not say (not the site's staff line)."""
-    roster = "站点负责人\n\n东湾站点：柯明远（代理）\n\n工号 | 姓名 | 常驻站点\nE-31 | 柯明远 | 东湾站点"
+    roster = (
+        "站点负责人\n\n东湾站点：柯明远（代理）\n\n工号 | 姓名 | 常驻站点\nE-31 | 柯明远 | 东湾站点"
+    )
     text = _answer("东湾站点的具体办公地址在哪里？", _item(1, roster))
     assert answer_kind(text) == "not_found", text
-    assert rd.relation_of("东湾站点的具体办公地址在哪里？", ["东湾站点"]).strip() == "的具体办公地址在哪里？"
+    assert (
+        rd.relation_of("东湾站点的具体办公地址在哪里？", ["东湾站点"]).strip()
+        == "的具体办公地址在哪里？"
+    )
     dated = "设备编号 | 计划日期\nKX-201 | 2031-07-26"  # a date beside the code, of another event
     text = _answer("KX-201 上一次更换滤芯是哪天？", _item(1, dated))
     assert answer_kind(text) == "not_found" and "2031-07-26" not in text.splitlines()[0]
@@ -290,9 +295,13 @@ def test_a_difference_of_two_rows_or_two_columns_is_computed_with_both_values() 
     shifts = _item(1, "班次 | 补贴\n白班 | 80 元/班\n夜班（含周末） | 135 元/班\n值守 | 60 元/班")
     first = _answer("夜班和白班相比，每班补贴相差多少？", shifts).splitlines()[0]
     assert first == "答案：相差 55元/班：夜班（含周末） 135 元/班，白班 80 元/班 [1]"
-    limits = _item(1, "Level | Reply (site A) | Reply (site B)\nK1 urgent | 2 h | 6 h\nK2 | 4 h | 12 h")
+    limits = _item(
+        1, "Level | Reply (site A) | Reply (site B)\nK1 urgent | 2 h | 6 h\nK2 | 4 h | 12 h"
+    )
     first = _answer("For K2, how much longer is the reply at site B than at site A?",
                     limits).splitlines()[0]  # fmt: skip
     assert first == "Answer: A difference of 8 h: Reply (site B) 12 h, Reply (site A) 4 h [1]"
-    mixed = _item(1, "班次 | 补贴\n白班 | 80 元/班\n夜班 | 2 天调休")  # no common unit: no difference
+    mixed = _item(
+        1, "班次 | 补贴\n白班 | 80 元/班\n夜班 | 2 天调休"
+    )  # no common unit: no difference
     assert "相差" not in _answer("夜班和白班相比，补贴相差多少？", mixed).splitlines()[0]
