@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.auth import admin_password, attempt, passwords_match
+from ui.auth import (
+    admin_password,
+    attempt,
+    configured_admin_password,
+    generated_password_path,
+    passwords_match,
+)
 from ui.services import (
     ADMIN_KEY,
     admin_by_password,
@@ -44,7 +50,8 @@ def require_admin() -> None:
     expected = admin_password(get_settings(), read_secrets())
     if not expected:
         st.warning(
-            "No admin password is configured, so uploading and deleting are disabled.\n\n"
+            "No admin password is configured and none could be made in the data directory, "
+            "so uploading and deleting are disabled.\n\n"
             "Set one and restart the app, either as an environment variable:\n\n"
             "`HOPWISE_ADMIN_PASSWORD='a long secret' streamlit run ui/app.py`\n\n"
             'or in `.streamlit/secrets.toml`:\n\n`admin_password = "a long secret"`\n\n'
@@ -52,6 +59,13 @@ def require_admin() -> None:
         )
         st.stop()
 
+    if configured_admin_password(get_settings(), read_secrets()) is None:
+        st.caption(
+            "No admin password was set, so Hopwise made one at its first start: it is printed in "
+            "the terminal where the server was started, and kept in "
+            f"`{generated_password_path(get_settings().data_dir)}` on the server. Set "
+            "`HOPWISE_ADMIN_PASSWORD` to choose your own."
+        )
     with st.form("admin_sign_in"):
         password = st.text_input("Admin password", type="password")
         submitted = st.form_submit_button("Sign in")

@@ -111,12 +111,54 @@ def admin_by_password(users: Mapping[str, User]) -> bool:
     return not any(user.admin for user in users.values())
 
 
-def admin_password(settings: Settings, secrets: Mapping[str, Any]) -> str | None:
+def configured_admin_password(settings: Settings, secrets: Mapping[str, Any]) -> str | None:
     """HOPWISE_ADMIN_PASSWORD wins over `admin_password` in secrets.toml; None if neither is set."""
     if settings.admin_password and settings.admin_password.get_secret_value():
         return settings.admin_password.get_secret_value()
     value = secrets.get("admin_password")
     return str(value) if value else None
+
+
+def admin_password(settings: Settings, secrets: Mapping[str, Any]) -> str | None:
+    """The configured admin password, else the one Hopwise made at its first start (so a fresh
+    install can upload with zero configuration); None only when neither exists nor can be
+    made (a read-only data dir)."""
+    return configured_admin_password(settings, secrets) or generated_admin_password(
+        settings.data_dir
+    )
+
+
+GENERATED_PASSWORD_FILE = "admin-password"
+
+
+def generated_password_path(data_dir: Path) -> Path:
+    return Path(data_dir).expanduser() / GENERATED_PASSWORD_FILE
+
+
+def generated_admin_password(data_dir: Path) -> str | None:
+    """The admin password made when none is set: random, created once in
+    DATA_DIR/admin-password readable by the server's own user only, and the same after every
+    restart; None when the data dir cannot hold it."""
+    path = generated_password_path(data_dir)
+    try:
+        kept = path.read_text(encoding="utf-8").strip()
+        if kept:
+            return kept
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    secret = token_urlsafe(15)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first: use theirs
+        return path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(secret + "\n")
+    return secret
 
 
 def throttle_delay(failures: int) -> float:

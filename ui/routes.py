@@ -168,9 +168,11 @@ def _closed(path: str) -> bool:
 @asynccontextmanager
 async def warm_up(_app: Any) -> AsyncIterator[None]:
     """At server start, open the knowledge base (store, models, graph) in a background thread:
-    the first page finds it ready, or being built, instead of starting it (ui.services)."""
-    from ui.services import WARMUP
+    the first page finds it ready, or being built, instead of starting it (ui.services); and
+    print the admin password Hopwise made, when none is set."""
+    from ui.services import WARMUP, announce_admin_password
 
+    announce_admin_password()
     WARMUP.enable(after_s=START_AFTER_S)
     yield
 

@@ -26,6 +26,9 @@ from ui.auth import (
     SignInGuard,
     User,
     admin_by_password,
+    configured_admin_password,
+    generated_admin_password,
+    generated_password_path,
     handoff_script,
     load_users,
     local_user,
@@ -163,6 +166,30 @@ def error_text(exc: BaseException | str) -> str:
         from ingest.store import redact_uri_secrets
 
         return redact_uri_secrets(text)
+
+
+def announce_admin_password() -> None:
+    """At server start: where the Admin page takes a password and none is set, print the one
+    Hopwise made (kept in the data dir) on the server's console, the only place it is shown."""
+    import sys
+
+    try:
+        settings, secrets = get_settings(), read_secrets()
+        if not admin_by_password(load_users(settings, secrets)):
+            return
+        if configured_admin_password(settings, secrets) is not None:
+            return
+        password = generated_admin_password(settings.data_dir)
+    except Exception:  # noqa: BLE001 - a bad config is reported on the pages themselves
+        return
+    if password:
+        print(
+            f"Hopwise: no admin password is set. The Admin page's password is: {password}\n"
+            f"  (kept in {generated_password_path(settings.data_dir)}; set HOPWISE_ADMIN_PASSWORD "
+            "to choose your own)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def configured_users() -> dict[str, User]:

@@ -35,18 +35,25 @@ def test_chat_on_an_empty_knowledge_base_points_to_admin(app_data: Path) -> None
     assert not [b for b in at.button if b.key and b.key.startswith("example_")]
 
 
-def test_without_a_password_configured_nothing_is_allowed(
+def test_without_a_password_configured_the_one_made_at_start_opens_admin(
     app_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Zero configuration is no dead end: the page says where the made password is, a wrong
+    one is refused, and the one kept in the data dir (printed at server start) opens it."""
     from ui.services import get_settings
 
     monkeypatch.delenv("HOPWISE_ADMIN_PASSWORD")
     get_settings.clear()
     try:
         at = admin_app()
-        assert "No admin password is configured" in texts(at)
-        assert "HOPWISE_ADMIN_PASSWORD" in texts(at)
-        assert not at.text_input and not at.get("file_uploader")
+        assert "Hopwise made one at its first start" in texts(at)
+        assert str(app_data / "admin-password") in texts(at)
+        assert not at.get("file_uploader")
+        sign_in(at, "a guess")
+        assert not at.get("file_uploader")
+        made = (app_data / "admin-password").read_text(encoding="utf-8").strip()
+        at = sign_in(admin_app(), made)
+        assert at.get("file_uploader")
     finally:
         get_settings.clear()
 

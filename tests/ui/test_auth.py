@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -60,7 +61,19 @@ def test_authenticate_checks_name_and_password() -> None:
 def test_admin_password_env_wins_over_secrets() -> None:
     assert admin_password(settings(admin_password="env"), {"admin_password": "file"}) == "env"
     assert admin_password(settings(), {"admin_password": "file"}) == "file"
-    assert admin_password(settings(), {}) is None
+
+
+def test_with_no_admin_password_set_one_is_made_once_and_kept_private(tmp_path: Path) -> None:
+    made = admin_password(settings(data_dir=tmp_path), {})
+    assert made and len(made) >= 20
+    kept = tmp_path / "admin-password"
+    assert kept.read_text(encoding="utf-8").strip() == made
+    assert kept.stat().st_mode & 0o777 == 0o600  # the server's own user only
+    assert admin_password(settings(data_dir=tmp_path), {}) == made  # the same after a restart
+    assert admin_password(settings(data_dir=tmp_path, admin_password="env"), {}) == "env"
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a directory")
+    assert admin_password(settings(data_dir=blocked / "data"), {}) is None  # cannot be made
 
 
 def test_throttle_doubles_after_the_first_failure_and_is_capped() -> None:

@@ -59,3 +59,25 @@ def test_an_unknown_download_link_is_refused_and_not_cached(url: str) -> None:
     status, headers, body = call(f"{url}/hopwise/file/{'x' * 32}")
     assert status == 404 and b"expired" in body
     assert {k.lower(): v for k, v in headers.items()}["cache-control"] == "no-store"
+
+
+def test_with_no_admin_password_set_the_server_prints_the_one_it_made(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """Zero configuration: the server's console (and only it) shows the Admin page's password,
+    the one kept in the data dir."""
+    data = tmp_path_factory.mktemp("zero") / "data"
+    with running_app(data, HOPWISE_ADMIN_PASSWORD="") as address:
+        assert call(f"{address}/_stcore/health")[0] == 200
+        made = (data / "admin-password").read_text(encoding="utf-8").strip()
+        console = (data.parent / "streamlit.log").read_text(encoding="utf-8")
+    assert f"The Admin page's password is: {made}" in console
+    assert made.encode() not in files_besides_the_password(data)
+
+
+def files_besides_the_password(data) -> bytes:  # noqa: ANN001 - a Path
+    """Everything the server wrote under its data dir except the password file itself: the
+    password lives in one file only."""
+    return b"".join(
+        p.read_bytes() for p in data.rglob("*") if p.is_file() and p.name != "admin-password"
+    )
