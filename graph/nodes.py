@@ -89,6 +89,7 @@ def pool_item(hit: Hit, hop: int, rank: int) -> dict[str, Any]:
         "page": hit.page,
         "text": hit.text,
         "table_header": str(hit.metadata.get("table_header") or ""),
+        "whole_document": bool(hit.metadata.get("whole_document")),
         "score": hit.score,
         "bm25": hit.bm25_score,
         "dense": hit.dense_score,
@@ -158,6 +159,7 @@ def evidence_items(
             table_header=it.get("table_header", ""),
             sentences=list(it.get("sentences", [])),
             score=it.get("score", 0.0),
+            whole_document=bool(it.get("whole_document")),
         )
         for i, it in enumerate(rank_pool(pool)[: max(0, limit)], start=1)
     ]
@@ -419,11 +421,15 @@ def run_hop(
         hits = interleave([hits, extra])[: ctx.config.top_k * 2]
         for hit in extra:
             found_by.setdefault(hit.chunk_id, translated)
+    whole = [] if repeated else read_whole(ctx, sq["question"], hits)
     seen = set(pool)
     records: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
     new_hits: list[Hit] = []
     order = evidence_order(query, hits, found_by)
+    for chunk, source in whole:  # read whole beside the hit that led to it
+        order[chunk.chunk_id] = order[source.chunk_id]
+    hits = [*hits, *(chunk for chunk, _ in whole)]
     for rank, hit in enumerate(hits, start=1):
         new = hit.chunk_id not in seen
         seen.add(hit.chunk_id)
@@ -462,6 +468,37 @@ def run_hop(
         "evidence": kept,
         "_items": items,
     }
+
+
+def read_whole(ctx: GraphContext, question: str, hits: Sequence[Hit]) -> list[tuple[Hit, Hit]]:
+    """For a count or a sum ('一共有几张', 'how many … in total'): the documents of the best
+    hits that hold a table or a log, read whole, so no row of it is missing; (chunk, the hit
+    that led to it) for the chunks the search did not return. Every chunk of such a document
+    is marked whole. The groups are enforced by the store; nothing for a retriever that cannot
+    read a document (a capability, like phrase_counts)."""
+    from graph.offline.records import aggregates, tabular
+
+    fetch = getattr(ctx.retriever, "document_hits", None)
+    if fetch is None or not aggregates(question):
+        return []
+    known = {h.chunk_id: h for h in hits}
+    out: list[tuple[Hit, Hit]] = []
+    read: set[str] = set()
+    for hit in [h for h in hits if tabular(h.text)][: ctx.config.whole_documents]:
+        if hit.doc_id in read:
+            continue
+        read.add(hit.doc_id)
+        try:
+            chunks = fetch(hit.doc_id, list(ctx.groups), ctx.config.whole_document_chunks)
+        except Exception:  # noqa: BLE001 - the hits found stand; the count says what it saw
+            continue
+        for chunk in chunks:
+            mine = known.get(chunk.chunk_id, chunk)
+            mine.metadata = {**mine.metadata, "whole_document": True}
+            if chunk.chunk_id not in known:
+                known[chunk.chunk_id] = chunk
+                out.append((chunk, hit))
+    return out
 
 
 def documents_query(sq: dict[str, Any], query: str, explained: dict[str, Any]) -> str:

@@ -58,6 +58,9 @@ class EvidenceItem(BaseModel):
     )
     sentences: list[str] = Field(default_factory=list, description="Extracted key sentences.")
     score: float = 0.0
+    whole_document: bool = Field(
+        False, description="Every chunk of its document the reader may see is in the evidence."
+    )
 
 
 class HopView(BaseModel):

@@ -30,6 +30,8 @@ def merge_evidence(
         best["sentences"] = sentences
         best["hop"] = min(old.get("hop", 0), item.get("hop", 0))
         best["rank"] = min(old.get("rank", 0), item.get("rank", 0))
+        if old.get("whole_document") or item.get("whole_document"):
+            best["whole_document"] = True  # its document was read whole by either hop
         merged[chunk_id] = best
     return merged
 

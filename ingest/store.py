@@ -1544,6 +1544,20 @@ class MilvusStore:
         chunks = [_chunk(r) for r in self._query_chunks(expr)]
         return sorted(chunks, key=lambda c: (c.start_char, c.chunk_id))
 
+    @_milvus_errors
+    def document_hits(self, doc_id: str, groups: Sequence[str], limit: int) -> list[Hit]:
+        """The chunks of one document the groups may read, in document order, as hits (score
+        0): a table or a log a search found part of, read whole. [] when the groups may not
+        read it, it has no visible version, or it has more than `limit` chunks."""
+        expr = f"{self.search_filter(groups)} and doc_id == {quote_value(doc_id)}"
+        if not 0 < self._count(expr) <= limit:
+            return []
+        rows = self._client.query(
+            self.collection, filter=expr, output_fields=self._fields, limit=limit
+        )
+        hits = [self._hit(r, 0, fused=0.0) for r in rows]
+        return sorted(hits, key=lambda h: (h.start_char, h.chunk_id))
+
     def _query_chunks(self, expr: str) -> list[dict[str, Any]]:
         """Chunk rows; an empty result is [] (Milvus Lite 2.5 fails to decode it
         when the collection has an ARRAY field)."""

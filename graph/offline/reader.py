@@ -89,7 +89,7 @@ class Reading:
     stated: str = ""  # the answer line's text when it is more than the span (a comparison)
 
 
-def _table_cells(line: str) -> list[str]:
+def table_cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
@@ -133,15 +133,15 @@ def units(item: EvidenceItem) -> list[Unit]:
         if not lines:
             continue
         head = lines[0]
-        rows = [ln for ln in lines if ln.count("|") >= 1 and len(_table_cells(ln)) >= 2]
+        rows = [ln for ln in lines if ln.count("|") >= 1 and len(table_cells(ln)) >= 2]
         if len(rows) >= 2 and len(rows) >= len(lines) - 1:
-            header = _table_cells(rows[0])
+            header = table_cells(rows[0])
             if _looks_like_data(header):  # a table cut by the chunker: its header came along
-                carried = _table_cells(item.table_header) if item.table_header else []
+                carried = table_cells(item.table_header) if item.table_header else []
                 header = carried if len(carried) == len(header) else [""] * len(header)
                 rows = ["", *rows]
             for row in rows[1:]:
-                cells = _table_cells(row)
+                cells = table_cells(row)
                 pairs = tuple(zip(header + [""] * (len(cells) - len(header)), cells, strict=False))
                 out.append(Unit(row, f"{' '.join(header)} {where}", item.n, 0, pairs))
             continue

@@ -22,6 +22,9 @@ from ingest import lexicon
 from ingest.lang import FIELD_LABEL
 
 _FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
+# Fields side by side on one line: a wide gap, or a space before a Chinese 'label：'
+# ('报修：2024-05-28 09:40 等级：P2'; a time's ':' is no label).
+_FIELD_SPLIT_RE = re.compile(r"\s{2,}|\u3000+|\s+(?=[^\s\d:：|][^\s:：|]{0,11}：\S)")
 _TAG_RE = re.compile(r"^\[[^\]\s]{1,40}\]")
 
 
@@ -50,7 +53,7 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
                 tag = _TAG_RE.match(line)
                 if tag:
                     fields.append(("", tag.group(0).strip("[]")))
-                for piece in re.split(r"\s{2,}|\u3000+", line[tag.end() :] if tag else line):
+                for piece in _FIELD_SPLIT_RE.split(line[tag.end() :] if tag else line):
                     m = _FIELD_RE.match(piece.strip())
                     if m:
                         fields.append((m.group("label"), m.group("value").strip()))
@@ -372,16 +375,60 @@ class Total:
     n: int
 
 
-def _whole_tables(items: Sequence[EvidenceItem]) -> dict[str, list[Record]]:
+def tabular(text: str) -> bool:
+    """A passage that holds a table (two rows of cells) or a log (two field lines)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    rows = sum(1 for ln in lines if len(rd.table_cells(ln)) >= 2)
+    return rows >= 2 or sum(1 for ln in lines if _FIELD_RE.match(ln)) >= 2
+
+
+_CHUNK_RE = re.compile(r"^(?P<doc>.+)-(?P<index>\d+)$")
+
+
+def whole_documents(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """The documents read whole (every chunk the reader may see is in the evidence), each as
+    one passage: its chunks in order, the text two neighbours share said once."""
+    parts: dict[str, list[tuple[int, EvidenceItem]]] = {}
+    for item in items:
+        m = _CHUNK_RE.match(item.chunk_id or "")
+        if item.whole_document and m:
+            parts.setdefault(m.group("doc"), []).append((int(m.group("index")), item))
+    out = []
+    for chunks in parts.values():
+        chunks.sort(key=lambda x: x[0])
+        text = chunks[0][1].text
+        for _, item in chunks[1:]:
+            text = _joined(text, item.text)
+        first = chunks[0][1]
+        out.append(first.model_copy(update={"text": text, "table_header": ""}))
+    return out
+
+
+def _joined(a: str, b: str) -> str:
+    """Two neighbouring chunks as one text: their overlap once; a table cut between them
+    stays one block."""
+    for k in range(min(len(a), len(b)), _MIN_OVERLAP - 1, -1):
+        if a.endswith(b[:k]):
+            return a + b[k:]
+    last, first = a.rstrip().rsplit("\n", 1)[-1], b.lstrip().split("\n", 1)[0]
+    rows = len(rd.table_cells(last)) >= 2 and len(rd.table_cells(first)) >= 2
+    return f"{a.rstrip()}{chr(10) if rows else chr(10) * 2}{b.lstrip()}"
+
+
+_MIN_OVERLAP = 12  # characters two chunks must share to be read as overlapping
+
+
+def _whole_tables(items: Sequence[EvidenceItem], whole: bool = False) -> dict[str, list[Record]]:
     """The rows of each table that a passage holds whole: its header row is in the passage
-    and the passage goes on after its last row, so no row of it can be missing."""
+    and the passage goes on after its last row (or is a `whole` document), so no row of it
+    can be missing."""
     out: dict[str, list[Record]] = {}
     for item in items:
         blocks = [b for b in re.split(r"\n\s*\n", item.text) if b.strip()]
         for i, block in enumerate(blocks):
             if item.table_header and i == 0:
                 continue  # a continuation: the table began in another passage
-            if i == len(blocks) - 1:
+            if i == len(blocks) - 1 and not whole:
                 continue  # the passage ends in the table: it may go on in the next
             rows = [u for u in rd.units(EvidenceItem(n=item.n, text=block, title=item.title,
                                                      section=item.section)) if u.cells]  # fmt: skip
@@ -403,9 +450,16 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
     counted when it asks how many of them; every value used is shown."""
     if not _TOTAL_RE.search(question) and not _COUNT_RE.search(question):
         return None
+    documents = whole_documents(items)
+    tables = _whole_tables(items) | _whole_tables(documents, whole=True)
     best: Total | None = None
-    for rows in _whole_tables(items).values():
+    whole = _whole_tables(documents, whole=True)
+    for key, rows in _unique_items(tables):
+        if not _about(question, items, [rows[0].group, *(r.shown for r in rows)]):
+            continue  # a table of something else that happens to name the same value
         named = [r for r in rows if any(_filter_value(v, question) for v in r.values())]
+        if not named and key in whole:
+            continue  # a whole document's table is summed over the rows the question names
         chosen = named or rows
         head = asked_head(question, [h for h, _ in rows[0].fields], match=0.5)
         values = [_number(dict(r.fields).get(head, "")) for r in chosen] if head else []
@@ -414,17 +468,70 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
             amount = sum(v for v in values if v is not None)
             answer = f"{amount:g} = {' + '.join(parts)}" if len(parts) > 1 else parts[0]
         elif _COUNT_RE.search(question) and named:
-            answer = str(len(named))
+            answer = f"{len(named)}{rd.asked_unit(question) if tx.has_cjk(question) else ''}"
         else:
             continue
         if best is not None:
             return None  # two tables could answer: say neither
         best = Total(answer, tuple(chosen), chosen[0].n)
-    return best
+    return best or _log_count(question, documents)
+
+
+def _about(question: str, items: Sequence[EvidenceItem], texts: Sequence[str]) -> bool:
+    """Whether a table or log is about what the question counts or sums: it holds a content
+    word of the question beyond the names it gives and the words of counting ('一共', 'total');
+    in another language than the question's, there is nothing to judge by and it may be."""
+    text = " ".join(texts)
+    if tx.language_of(text) != tx.language_of(question):
+        return True  # no shared words to judge by: the named value alone decides
+    asked = _COUNT_RE.sub(" ", _TOTAL_RE.sub(" ", asked_clause(question)))
+    relation = rd.relation_of(asked, rd.names_in(items))
+    return rd.holds_relation(relation, "", text)
+
+
+def _unique_items(tables: dict[str, list[Record]]) -> list[tuple[str, list[Record]]]:
+    """Each table once, the fullest first: a chunk's table and the same table of its whole
+    document are one."""
+    seen: list[set[str]] = []
+    out = []
+    for key, rows in sorted(tables.items(), key=lambda kv: -len(kv[1])):
+        shown = {r.shown for r in rows}
+        if not any(shown <= other for other in seen):
+            out.append((key, rows))
+        seen.append(shown)
+    return out
+
+
+def _log_count(question: str, documents: Sequence[EvidenceItem]) -> Total | None:
+    """'How many … are there' over a log read whole: its entries (blocks of field lines) that
+    hold a value the question names ('等级：P1'), counted; None unless exactly one log has
+    such entries."""
+    if not _COUNT_RE.search(question):
+        return None
+    found = []
+    for doc in documents:
+        if not _about(question, documents, [doc.title, doc.source, doc.text]):
+            continue
+        entries = list({r.shown: r for r in records([doc]) if r.group and not _is_row(r)}.values())
+        named = [r for r in entries if any(_filter_value(v, question) for v in r.values())]
+        if named:
+            found.append(named)
+    if len(found) != 1:
+        return None
+    named = found[0]
+    unit = rd.asked_unit(question) if tx.has_cjk(question) else ""
+    return Total(f"{len(named)}{unit}", tuple(named), named[0].n)
+
+
+def _is_row(record: Record) -> bool:
+    return all(label for label, _ in record.fields)  # a table row has a header for every cell
 
 
 def _filter_value(value: str, question: str) -> bool:
-    """A cell value the question names as a condition ('严可欣', 'P1', 'KX-200')."""
+    """A cell value the question names as a condition ('严可欣', 'P1', 'KX-200'), whole or as
+    one of its parts ('严可欣' of 'E-1073 严可欣')."""
     short_code = len(value) >= 2 and bool(re.fullmatch(r"[A-Za-z]+\d+", value))
-    return (short_code and re.search(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])",
-                                     question) is not None) or _names_in(value, question)  # fmt: skip
+    if (short_code and _word_in(value, question)) or _names_in(value, question):
+        return True
+    parts = [p for p in re.split(r"[\s,，;；/、]+", value) if len(p) >= 2 and p != value]
+    return any(p in question if tx.has_cjk(p) else _word_in(p, question) for p in parts)

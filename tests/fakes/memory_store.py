@@ -226,6 +226,16 @@ class MemoryStore:
                 counts.update(wanted & _phrases(c.title, c.section_path, c.text))
         return dict(counts)
 
+    def document_hits(self, doc_id: str, groups: Sequence[str], limit: int) -> list[Hit]:
+        """As MilvusStore: one document's chunks the groups may read, in order; [] past limit."""
+        allowed = set(validate_groups(groups))
+        chunks = [c for c in self.backing.chunks.values()
+                  if c.doc_id == doc_id and self._visible(c) and allowed & set(c.groups)]  # fmt: skip
+        if not 0 < len(chunks) <= limit:
+            return []
+        ordered = sorted(chunks, key=lambda c: (c.start_char, c.chunk_id))
+        return [self._hit(c, 0, 0.0, None, None) for c in ordered]
+
     def language_mix(self, groups: Sequence[str], sample: int = 200) -> dict[str, float]:
         """As MilvusStore: the languages of (a sample of) the chunks the groups may read."""
         from ingest.lang import language_of

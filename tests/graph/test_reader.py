@@ -305,3 +305,40 @@ def test_a_difference_of_two_rows_or_two_columns_is_computed_with_both_values() 
         1, "班次 | 补贴\n白班 | 80 元/班\n夜班 | 2 天调休"
     )  # no common unit: no difference
     assert "相差" not in _answer("夜班和白班相比，补贴相差多少？", mixed).splitlines()[0]
+
+
+def _chunk(n: int, doc: str, index: int, text: str, whole: bool = True) -> EvidenceItem:
+    return EvidenceItem(n=n, chunk_id=f"{doc}-v1-{index:05d}", title=doc, source=f"{doc}.md",
+                        text=text, whole_document=whole)  # fmt: skip
+
+
+PLAN = [
+    "维护计划\n\n设备 | 工程师 | 停机（小时）\nPX-1 | 柯明远 | 4\nPX-2 | 章若 | 3\nPX-3 | 柯明远 | 5",
+    "PX-3 | 柯明远 | 5\nPX-4 | 章若 | 2\nPX-5 | 柯明远 | 6\n\n备注：以上为计划值。",  # overlaps
+]
+
+
+def test_a_sum_over_a_table_read_whole_takes_the_named_rows_once_each() -> None:
+    whole = [_chunk(1, "plan", i, t) for i, t in enumerate(PLAN)]
+    first = _answer("柯明远负责的设备预计一共停机多少小时？", *whole).splitlines()[0]
+    assert first == "答案：15 = 4 + 5 + 6 [1]"
+    cut = [_chunk(1, "plan", i, t, whole=False) for i, t in enumerate(PLAN)]  # may go on
+    assert "15" not in _answer("柯明远负责的设备预计一共停机多少小时？", *cut).splitlines()[0]
+    nobody = _answer("王五负责的设备预计一共停机多少小时？", *whole).splitlines()[0]
+    assert "答案" not in nobody  # never the sum of every row for a filter that names none
+
+
+def test_a_count_over_a_log_read_whole_counts_its_matching_entries() -> None:
+    log = [
+        "服务工单日志\n\n[TK-1]\n开单：2031-01-02 09:00　等级：K1\n设备：PX-1\n\n"
+        "[TK-2]\n开单：2031-01-05 10:00 等级：K2\n设备：PX-2",
+        "[TK-3]\n开单：2031-02-01 08:30 等级：K1\n设备：PX-3\n\n[TK-4]\n开单：2031-02-03 11:00 等级：K3",
+    ]
+    whole = [_chunk(1, "orders", i, t) for i, t in enumerate(log)]
+    text = _answer("K1 级别的工单一共有几张？", *whole)
+    assert text.splitlines()[0] == "答案：2张 [1]"
+    assert "TK-1" in text and "TK-3" in text and "TK-2" not in text  # the entries counted
+    measures = [_chunk(1, "actions", 0, "编号 | 措施 | 责任人\nCA-1 | 督促 Norrow 提高质量 | 柯明远\n"
+                                         "CA-2 | 复核库存 | 章若\n\n完。")]  # fmt: skip
+    other = _answer("Norrow 一共有多少个订单行没有按时发货？", *measures).splitlines()[0]
+    assert "答案" not in other  # a table of something else that names the supplier

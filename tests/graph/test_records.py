@@ -95,7 +95,7 @@ def test_rows_are_counted_when_the_question_asks_how_many_of_them() -> None:
     found = recs.total(
         "Ada Moss 负责的设备一共有几台？", [EvidenceItem(n=1, chunk_id="p", text=PLAN)]
     )
-    assert found is not None and found.answer == "2"
+    assert found is not None and found.answer == "2台"  # in the unit the question counts in
 
 
 def test_no_total_from_a_table_the_passage_may_not_hold_whole() -> None:

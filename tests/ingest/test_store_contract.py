@@ -278,6 +278,17 @@ def test_phrase_counts_follow_groups_and_visible_versions(store) -> None:
         store.phrase_counts([key], ['all" or "1'])
 
 
+def test_a_document_is_read_whole_only_by_those_who_may_read_it(filled) -> None:
+    """document_hits (a count or sum reads a table or log whole): the groups are checked in
+    the store, the chunks come in document order, and a document past the limit is not read."""
+    whole = filled.document_hits("contract", ["all"], 10)
+    assert [h.text for h in whole] == CORPUS["contract"]
+    assert filled.document_hits("secret", ["all"], 10) == []
+    assert [h.text for h in filled.document_hits("secret", ["legal"], 10)] == [SECRET]
+    assert filled.document_hits("contract", ["all"], 2) == []  # three chunks: too long to read
+    assert filled.document_hits("nothing-here", ["all"], 10) == []
+
+
 def test_list_documents_with_counts(filled) -> None:
     docs = {d.doc_id: d for d in filled.list_documents()}
     assert set(docs) == {*CORPUS, "secret"}
