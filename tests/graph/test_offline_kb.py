@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from graph.offline import OfflineReasoner
-from hopwise.app import Hopwise, open_store
-from hopwise.settings import Settings
-from ingest.pipeline import ingest_bytes
+from hopwise.app import Hopwise
+from tests.graph.offline_app import offline_app
 
 DOCS = {
     "contract.md": "# 供货合同\n## 第一条 供货方\n本合同的供货方为深圳星河电子有限公司，采购方为北京云帆"
@@ -33,14 +30,8 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hopwise]:
-    path: Path = tmp_path_factory.mktemp("kb-zh")
-    settings = Settings(data_dir=path, web_search=False, llm_base_url=None, llm_model=None,
-                        embedding_base_url=None, milvus_uri=None)  # fmt: skip
-    store = open_store(settings)
-    for name, text in DOCS.items():
-        ingest_bytes(text.encode(), name, store, groups=["all"], config=settings.ingest)
-    yield Hopwise(settings, store, OfflineReasoner())
-    store.close()
+    with offline_app(tmp_path_factory.mktemp("kb-zh"), DOCS) as opened:
+        yield opened
 
 
 def _lines(result: object) -> list[str]:

@@ -4,14 +4,11 @@ the reader's groups only."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from graph.offline import OfflineReasoner
-from hopwise.app import Hopwise, open_store
-from hopwise.settings import Settings
-from ingest.pipeline import ingest_bytes
+from hopwise.app import Hopwise
+from tests.graph.offline_app import offline_app
 
 ENGINEERS = ("柯明远", "章若", "伍思齐")
 ROWS = [(f"PX-{i:03d}", ENGINEERS[i % 3], 2 + i % 5) for i in range(90)]
@@ -27,13 +24,8 @@ PLAN = (
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hopwise]:
-    path: Path = tmp_path_factory.mktemp("kb-whole")
-    settings = Settings(data_dir=path, web_search=False, llm_base_url=None, llm_model=None,
-                        embedding_base_url=None, milvus_uri=None)  # fmt: skip
-    store = open_store(settings)
-    ingest_bytes(PLAN.encode(), "plan.md", store, groups=["ops"], config=settings.ingest)
-    yield Hopwise(settings, store, OfflineReasoner())
-    store.close()
+    with offline_app(tmp_path_factory.mktemp("kb-whole"), {"plan.md": PLAN}, ["ops"]) as opened:
+        yield opened
 
 
 def test_the_table_is_split_across_chunks(app: Hopwise) -> None:

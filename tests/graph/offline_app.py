@@ -1,0 +1,28 @@
+"""An offline Hopwise over a real Milvus Lite knowledge base of small documents, for tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from graph.offline import OfflineReasoner
+from hopwise.app import Hopwise, open_store
+from hopwise.settings import Settings
+from ingest.pipeline import ingest_bytes
+
+
+@contextmanager
+def offline_app(
+    path: Path, docs: Mapping[str, str], groups: Sequence[str] = ("all",)
+) -> Iterator[Hopwise]:
+    """Each named text ingested with `groups`; no model, no web, the built-in embedder off."""
+    settings = Settings(data_dir=path, web_search=False, llm_base_url=None, llm_model=None,
+                        embedding_base_url=None, milvus_uri=None)  # fmt: skip
+    store = open_store(settings)
+    try:
+        for name, text in docs.items():
+            ingest_bytes(text.encode(), name, store, groups=list(groups), config=settings.ingest)
+        yield Hopwise(settings, store, OfflineReasoner())
+    finally:
+        store.close()
