@@ -78,8 +78,8 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def pool_item(hit: Hit, hop: int, rank: int) -> dict[str, Any]:
-    """A retrieved chunk as the evidence pool keeps it."""
+def pool_item(hit: Hit, hop: int, rank: int, whole: bool = False) -> dict[str, Any]:
+    """A retrieved chunk as the evidence pool keeps it (`whole`: its document was read whole)."""
     return {
         "chunk_id": hit.chunk_id,
         "doc_id": hit.doc_id,
@@ -89,7 +89,7 @@ def pool_item(hit: Hit, hop: int, rank: int) -> dict[str, Any]:
         "page": hit.page,
         "text": hit.text,
         "table_header": str(hit.metadata.get("table_header") or ""),
-        "whole_document": bool(hit.metadata.get("whole_document")),
+        "whole_document": whole,
         "score": hit.score,
         "bm25": hit.bm25_score,
         "dense": hit.dense_score,
@@ -421,7 +421,7 @@ def run_hop(
         hits = interleave([hits, extra])[: ctx.config.top_k * 2]
         for hit in extra:
             found_by.setdefault(hit.chunk_id, translated)
-    whole = [] if repeated else read_whole(ctx, sq["question"], hits)
+    whole, whole_docs = ([], set()) if repeated else read_whole(ctx, sq["question"], hits)
     seen = set(pool)
     records: list[dict[str, Any]] = []
     items: list[dict[str, Any]] = []
@@ -434,7 +434,7 @@ def run_hop(
         new = hit.chunk_id not in seen
         seen.add(hit.chunk_id)
         records.append(hit_record(hit, new))
-        item = pool_item(hit, hop_no, order[hit.chunk_id])
+        item = pool_item(hit, hop_no, order[hit.chunk_id], hit.doc_id in whole_docs)
         old = pool.get(hit.chunk_id)
         if new:
             new_hits.append(hit)
@@ -470,20 +470,23 @@ def run_hop(
     }
 
 
-def read_whole(ctx: GraphContext, question: str, hits: Sequence[Hit]) -> list[tuple[Hit, Hit]]:
+def read_whole(
+    ctx: GraphContext, question: str, hits: Sequence[Hit]
+) -> tuple[list[tuple[Hit, Hit]], set[str]]:
     """For a count or a sum ('一共有几张', 'how many … in total'): the documents of the best
     hits that hold a table or a log, read whole, so no row of it is missing; (chunk, the hit
-    that led to it) for the chunks the search did not return. Every chunk of such a document
-    is marked whole. The groups are enforced by the store; nothing for a retriever that cannot
-    read a document (a capability, like phrase_counts)."""
+    that led to it) for every chunk of such a document the search did not return, and the ids
+    of the documents read whole. The groups are enforced by the store; nothing for a
+    retriever that cannot read a document (a capability, like phrase_counts)."""
     from graph.offline.records import aggregates, tabular
 
     fetch = getattr(ctx.retriever, "document_hits", None)
     if fetch is None or not aggregates(question):
-        return []
-    known = {h.chunk_id: h for h in hits}
+        return [], set()
+    known = {h.chunk_id for h in hits}
     out: list[tuple[Hit, Hit]] = []
     read: set[str] = set()
+    whole: set[str] = set()
     for hit in [h for h in hits if tabular(h.text)][: ctx.config.whole_documents]:
         if hit.doc_id in read:
             continue
@@ -492,13 +495,11 @@ def read_whole(ctx: GraphContext, question: str, hits: Sequence[Hit]) -> list[tu
             chunks = fetch(hit.doc_id, list(ctx.groups), ctx.config.whole_document_chunks)
         except Exception:  # noqa: BLE001 - the hits found stand; the count says what it saw
             continue
-        for chunk in chunks:
-            mine = known.get(chunk.chunk_id, chunk)
-            mine.metadata = {**mine.metadata, "whole_document": True}
-            if chunk.chunk_id not in known:
-                known[chunk.chunk_id] = chunk
-                out.append((chunk, hit))
-    return out
+        if chunks:
+            whole.add(hit.doc_id)
+        out += [(chunk, hit) for chunk in chunks if chunk.chunk_id not in known]
+        known |= {c.chunk_id for c in chunks}
+    return out, whole
 
 
 def documents_query(sq: dict[str, Any], query: str, explained: dict[str, Any]) -> str:

@@ -598,7 +598,7 @@ class _TableRows:
             return
         self.top, self.bottom = line.top, line.bottom
         self.rows.append([""] * len(self.columns))
-        self._add(line)
+        self.add(line)
 
     def _column(self, left: float, right: float, height: float) -> int:
         """The column a piece at [left, right] belongs to, opening one where none does."""
@@ -609,10 +609,8 @@ class _TableRows:
             return i
         i += 1  # right of column i's cells (or of none): a column of its own
         self.columns.insert(i, [left, right])
-        for row in self.rows[:-1] if self.rows else ():
+        for row in self.rows:
             row.insert(i, "")
-        if self.rows:
-            self.rows[-1].insert(i, "")
         return i
 
     def continues(self, line: Any) -> bool:
@@ -630,9 +628,6 @@ class _TableRows:
         return below and (not first or (len(line.cells) == 1 and len(self.rows) >= 2))
 
     def add(self, line: Any) -> None:
-        self._add(line)
-
-    def _add(self, line: Any) -> None:
         height = max(line.height, 1.0)
         for cell, (left, right) in zip(line.cells, line.spans, strict=True):
             i = self._column(left, right, height)

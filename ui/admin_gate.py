@@ -47,7 +47,8 @@ def require_admin() -> None:
         )
         st.stop()
 
-    expected = admin_password(get_settings(), read_secrets())
+    settings, secrets = get_settings(), read_secrets()
+    expected = admin_password(settings, secrets)  # the configured one, else the one made
     if not expected:
         st.warning(
             "No admin password is configured and none could be made in the data directory, "
@@ -59,11 +60,11 @@ def require_admin() -> None:
         )
         st.stop()
 
-    if configured_admin_password(get_settings(), read_secrets()) is None:
+    if configured_admin_password(settings, secrets) is None:
         st.caption(
             "No admin password was set, so Hopwise made one at its first start: it is printed in "
             "the terminal where the server was started, and kept in "
-            f"`{generated_password_path(get_settings().data_dir)}` on the server. Set "
+            f"`{generated_password_path(settings.data_dir)}` on the server. Set "
             "`HOPWISE_ADMIN_PASSWORD` to choose your own."
         )
     with st.form("admin_sign_in"):

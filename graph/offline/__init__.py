@@ -267,8 +267,9 @@ def compose_answer(
             )
             found_any = True
             continue
-        led = recs.lead(question, pool, kind, params) if len(parts) == 1 else None
-        if led is not None and (reading is None or not reading.span):
+        unread = len(parts) == 1 and (reading is None or not reading.span)
+        led = recs.lead(question, pool, kind, params) if unread else None
+        if led is not None:
             lead = "答案：" if zh else "Answer: "  # the named record has no such value: its lead
             lines.append(f"{lead}{led.answer} [{led.path[-1].n}]")
             path.extend((r.n, line) for r, line in zip(led.path, led.lines, strict=True))

@@ -22,25 +22,15 @@ from graph.protocols import EvidenceItem, HopView
 from ingest import lexicon
 from ingest.phrases import cjk_name_kinds, text_phrases
 
-_LEXICON = lexicon._HERE  # the data files' folder
-
-
-def _read_table(name: str) -> list[tuple[str, list[str]]]:
-    rows = []
-    for line in (_LEXICON / f"{name}.txt").read_text(encoding="utf-8").splitlines():
-        fields = line.split("#", 1)[0].split()
-        if len(fields) > 1:
-            rows.append((fields[0], [f.replace("_", " ") for f in fields[1:]]))
-    return rows
-
-
-ANSWER_TYPES = _read_table("answer_types")
+ANSWER_TYPES = lexicon.table("answer_types")
 # 'what new ship date', 'which amount': the noun the wh-word asks for, up to three words on
 _ANSWER_NOUNS = [
     (kind, re.compile(rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,3}}?(?:{'|'.join(nouns)})s?\b"))
-    for kind, nouns in _read_table("answer_nouns")
+    for kind, nouns in lexicon.table("answer_nouns")
 ]
-DIRECTIONS = {w: (-1 if sign == "-" else 1) for sign, ws in _read_table("comparatives") for w in ws}
+DIRECTIONS = {
+    w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives") for w in ws
+}
 _YES_NO_RE = re.compile(
     r"^(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I
 )

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from graph import text as tx
-from ingest.lexicon import _HERE
+from ingest import lexicon
 
 
 @dataclass(frozen=True)
@@ -32,18 +32,13 @@ class _Unit:
 def _lexicons() -> tuple[dict[str, _Unit], dict[str, set[str]], dict[str, float]]:
     units: dict[str, _Unit] = {}
     marks: dict[str, set[str]] = {}
-    for line in (_HERE / "units.txt").read_text(encoding="utf-8").splitlines():
-        fields = line.split("#", 1)[0].split()
-        if fields and fields[0].startswith("@"):
-            marks[fields[0][1:]] = {f.replace("_", " ").casefold() for f in fields[1:]}
-        elif len(fields) > 2:
-            for name in fields[2:]:
-                units[name.replace("_", " ").casefold()] = _Unit(fields[0], float(fields[1]))
-    values: dict[str, float] = {}
-    for line in (_HERE / "number_values.txt").read_text(encoding="utf-8").splitlines():
-        fields = line.split("#", 1)[0].split()
-        if len(fields) == 2:
-            values[fields[0].casefold()] = float(fields[1])
+    for key, fields in lexicon.table("units"):
+        if key.startswith("@"):
+            marks[key[1:]] = {f.casefold() for f in fields}
+        else:
+            for name in fields[1:]:
+                units[name.casefold()] = _Unit(key, float(fields[0]))
+    values = {word.casefold(): float(value) for word, (value, *_) in lexicon.table("number_values")}
     return units, marks, values
 
 

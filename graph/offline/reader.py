@@ -53,7 +53,8 @@ _ZH_NUMBER_RE = re.compile(
 _CLAUSE_NUMBER_RE = re.compile(
     r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
 )  # '7.2 ...', '第七条 7.1'
-_FIELD_RE = re.compile(rf"^{FIELD_LABEL}[:：]\s*\S")
+# A 'Label: value' line (ingest.lang.FIELD_LABEL); records.py reads its fields with it too.
+FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
 
 
 class Similarity(Protocol):
@@ -111,14 +112,14 @@ def _furniture(line: str, item: EvidenceItem) -> bool:
         return True
     letters = [c for c in line if c.isascii() and c.isalpha()]
     shouting = len(letters) >= 12 and sum(c.isupper() for c in letters) > 0.8 * len(letters)
-    return shouting or (heading_like(line) and not _FIELD_RE.match(line))
+    return shouting or (heading_like(line) and not FIELD_RE.match(line))
 
 
 def _record_fields(lines: Sequence[str], params: OfflineParams = PARAMS) -> list[str]:
     """A block that is a record (a log entry or a form: mostly 'Label: value' lines): its short
     field lines, which say what each of its fields belongs to ('Type: delay notice', the order
     number); [] for prose."""
-    fields = [ln for ln in lines if _FIELD_RE.match(ln)]
+    fields = [ln for ln in lines if FIELD_RE.match(ln)]
     if len(lines) < 3 or len(fields) * 2 < len(lines):
         return []
     return [ln for ln in fields if len(ln) <= params.reader_record_field_chars]
@@ -182,17 +183,17 @@ def relation_of(part: str, names: Sequence[str] = ()) -> str:
 def names_in(items: Sequence[EvidenceItem], params: OfflineParams = PARAMS) -> list[str]:
     """What the passages use as names: their table cells and the labels and values of their
     field lines, when short enough to be one ('Site: North depot', 'North depot: A. Moss')."""
+    return _unit_names([u for item in items[: params.reader_passages] for u in units(item)], params)
+
+
+def _unit_names(found: Sequence[Unit], params: OfflineParams) -> list[str]:
+    shortest, longest = params.reader_name_chars
     out: set[str] = set()
-    for item in items[: params.reader_passages]:
-        for unit in units(item):
-            values = [v for _, v in unit.cells]
-            field = _FIELD_RE.match(unit.text) and re.split(r"[:：]", unit.text, maxsplit=1)
-            values += [v.strip() for v in field or ()]
-            out |= {
-                v
-                for v in values
-                if params.reader_name_chars[0] <= len(v) <= params.reader_name_chars[1]
-            }
+    for unit in found:
+        values = [v for _, v in unit.cells]
+        field = FIELD_RE.match(unit.text)
+        values += [field.group("label"), field.group("value").strip()] if field else []
+        out |= {v for v in values if shortest <= len(v) <= longest}
     return sorted(out)
 
 
@@ -214,8 +215,8 @@ def echoes(unit: Unit, question: str) -> bool:
     """A unit that tells nothing the question does not: a field whose value the question
     gives ('Order: PO-7' for a question about PO-7), a sentence of only the question's words."""
     shown = unit.shown()
-    field = _FIELD_RE.match(shown) and re.split(r"[:：]", shown, maxsplit=1)[1]
-    said = tx.term_set(field or shown)
+    field = FIELD_RE.match(shown)
+    said = tx.term_set(field.group("value") if field else shown)
     return bool(said) and said <= tx.term_set(question)
 
 
@@ -231,13 +232,13 @@ def holds_relation(relation: str, context: str, text: str) -> bool:
     return any(tx.term_in(w, passage, terms) for w in words)
 
 
-def _unit_score(part: str, relation: str, unit: Unit, rank: int, params: OfflineParams) -> float:
+def _unit_score(part: str, related: bool, unit: Unit, rank: int, params: OfflineParams) -> float:
     """Coverage of the part by the unit alone and with its context; a unit that holds none of
-    the relation's words is about the names only, not about what is asked of them."""
+    the relation's words (not `related`) is about the names only, not about what is asked."""
     own = relevance(part, "", unit.shown())
     whole = relevance(part, unit.context, unit.shown())
     score = params.reader_own_weight * own + (1 - params.reader_own_weight) * whole
-    if relation != part and not holds_relation(relation, unit.context, unit.shown()):
+    if not related:
         score *= params.reader_no_relation
     return score / (1 + params.reader_rank_decay * rank)
 
@@ -252,23 +253,26 @@ def rank_units(
 ) -> list[tuple[float, Unit]]:
     """Every unit of the first passages, best first (ties: the earlier passage); a unit that
     holds a value of the expected kind (a full date more than a bare year) and a word of what
-    is asked, or a column the part names, is worth a little more; one outside the passages the part's own search found
-    (`own`, chunk ids) a little less: those answered an earlier step."""
+    is asked, or a column the part names, is worth a little more; one outside the passages
+    the part's own search found (`own`, chunk ids) a little less: those answered an earlier
+    step."""
     scored: list[tuple[float, int, Unit]] = []
     order = 0
-    relation = relation_of(part, names_in(items, params))
+    read = [(item, units(item)) for item in items[: params.reader_passages]]
+    relation = relation_of(part, _unit_names([u for _, found in read for u in found], params))
     anchors = anchors_of(part)
-    for rank, item in enumerate(items[: params.reader_passages]):
+    for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
-        for unit in units(item):
-            score = _unit_score(part, relation, unit, rank, params)
+        for unit in found:
+            related = relation == part or holds_relation(relation, unit.context, unit.shown())
+            score = _unit_score(part, related, unit, rank, params)
             if elsewhere:
                 score *= params.reader_other_step
             if anchors and not holds_anchors(unit, anchors):
                 score *= params.reader_missing_anchor
             if echoes(unit, part):
                 score *= params.reader_echo
-            if relation != part and not holds_relation(relation, unit.context, unit.shown()):
+            if not related:
                 pass  # a value beside the names only is no sign of the asked one
             elif kind == "date" and DATE_RE.search(unit.text):
                 score += params.reader_type_bonus

@@ -19,9 +19,7 @@ from graph.offline import reader as rd
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import EvidenceItem
 from ingest import lexicon
-from ingest.lang import FIELD_LABEL
 
-_FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
 # Fields side by side on one line: a wide gap, or a space before a Chinese 'label：'
 # ('报修：2024-05-28 09:40 等级：P2'; a time's ':' is no label).
 _FIELD_SPLIT_RE = re.compile(r"\s{2,}|\u3000+|\s+(?=[^\s\d:：|][^\s:：|]{0,11}：\S)")
@@ -54,7 +52,7 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
                 if tag:
                     fields.append(("", tag.group(0).strip("[]")))
                 for piece in _FIELD_SPLIT_RE.split(line[tag.end() :] if tag else line):
-                    m = _FIELD_RE.match(piece.strip())
+                    m = rd.FIELD_RE.match(piece.strip())
                     if m:
                         fields.append((m.group("label"), m.group("value").strip()))
                     elif (
@@ -123,10 +121,13 @@ def asked_head(question: str, labels: Sequence[str], match: float = 0.99) -> str
     return named[-1][1] if tx.has_cjk(asked) else named[0][1]
 
 
+_PARTS_RE = re.compile(r"[\s,，;；/、]+")  # what separates the parts of one value
+
+
 def _shares(value: str, target: Record) -> bool:
     """The target holds the value, or one of its cells is a whole token of it ('E-1001' of
     'E-1001 Ada Moss')."""
-    tokens = set(re.split(r"[\s,，;；/、]+", value))
+    tokens = set(_PARTS_RE.split(value))
     return any(v == value or (len(v) >= 3 and v in tokens) for v in target.values())
 
 
@@ -238,7 +239,7 @@ def _quoted(record: Record, links: set[str], question: str, answer: str) -> str:
             answer in value
             or _names_in(value, question)
             or any(_word_in(x, value) for x in links)
-            or any(_names_in(x, question) for x in re.split(r"[\s,，;；/、]+", value))
+            or any(_names_in(x, question) for x in _PARTS_RE.split(value))
         )
 
     quoted = [f"{label}: {value}" if label else value
@@ -379,7 +380,7 @@ def tabular(text: str) -> bool:
     """A passage that holds a table (two rows of cells) or a log (two field lines)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     rows = sum(1 for ln in lines if len(rd.table_cells(ln)) >= 2)
-    return rows >= 2 or sum(1 for ln in lines if _FIELD_RE.match(ln)) >= 2
+    return rows >= 2 or sum(1 for ln in lines if rd.FIELD_RE.match(ln)) >= 2
 
 
 _CHUNK_RE = re.compile(r"^(?P<doc>.+)-(?P<index>\d+)$")
@@ -448,14 +449,14 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
     """'How many … in total' over a table the passages hold whole: the rows the question names
     by a value (all rows when it names none), then the asked column summed, or the rows
     counted when it asks how many of them; every value used is shown."""
-    if not _TOTAL_RE.search(question) and not _COUNT_RE.search(question):
+    if not aggregates(question):
         return None
     documents = whole_documents(items)
-    tables = _whole_tables(items) | _whole_tables(documents, whole=True)
-    best: Total | None = None
     whole = _whole_tables(documents, whole=True)
-    for key, rows in _unique_items(tables):
-        if not _about(question, items, [rows[0].group, *(r.shown for r in rows)]):
+    asked = _counted(question, items)
+    best: Total | None = None
+    for key, rows in _unique_items(_whole_tables(items) | whole):
+        if not _about(asked, question, [rows[0].group, *(r.shown for r in rows)]):
             continue  # a table of something else that happens to name the same value
         named = [r for r in rows if any(_filter_value(v, question) for v in r.values())]
         if not named and key in whole:
@@ -474,19 +475,24 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
         if best is not None:
             return None  # two tables could answer: say neither
         best = Total(answer, tuple(chosen), chosen[0].n)
-    return best or _log_count(question, documents)
+    return best or _log_count(question, documents, asked)
 
 
-def _about(question: str, items: Sequence[EvidenceItem], texts: Sequence[str]) -> bool:
-    """Whether a table or log is about what the question counts or sums: it holds a content
-    word of the question beyond the names it gives and the words of counting ('一共', 'total');
-    in another language than the question's, there is nothing to judge by and it may be."""
+def _counted(question: str, items: Sequence[EvidenceItem]) -> str:
+    """What a count or sum is of: the asked clause without the names it gives and the words
+    of counting ('一共', 'total')."""
+    asked = _COUNT_RE.sub(" ", _TOTAL_RE.sub(" ", asked_clause(question)))
+    return rd.relation_of(asked, rd.names_in(items))
+
+
+def _about(counted: str, question: str, texts: Sequence[str]) -> bool:
+    """Whether a table or log is about what is `counted` (_counted): it holds a content word
+    of it; in another language than the question's, there is nothing to judge by and it may
+    be."""
     text = " ".join(texts)
     if tx.language_of(text) != tx.language_of(question):
         return True  # no shared words to judge by: the named value alone decides
-    asked = _COUNT_RE.sub(" ", _TOTAL_RE.sub(" ", asked_clause(question)))
-    relation = rd.relation_of(asked, rd.names_in(items))
-    return rd.holds_relation(relation, "", text)
+    return rd.holds_relation(counted, "", text)
 
 
 def _unique_items(tables: dict[str, list[Record]]) -> list[tuple[str, list[Record]]]:
@@ -502,7 +508,7 @@ def _unique_items(tables: dict[str, list[Record]]) -> list[tuple[str, list[Recor
     return out
 
 
-def _log_count(question: str, documents: Sequence[EvidenceItem]) -> Total | None:
+def _log_count(question: str, documents: Sequence[EvidenceItem], counted: str) -> Total | None:
     """'How many … are there' over a log read whole: its entries (blocks of field lines) that
     hold a value the question names ('等级：P1'), counted; None unless exactly one log has
     such entries."""
@@ -510,7 +516,7 @@ def _log_count(question: str, documents: Sequence[EvidenceItem]) -> Total | None
         return None
     found = []
     for doc in documents:
-        if not _about(question, documents, [doc.title, doc.source, doc.text]):
+        if not _about(counted, question, [doc.title, doc.source, doc.text]):
             continue
         entries = list({r.shown: r for r in records([doc]) if r.group and not _is_row(r)}.values())
         named = [r for r in entries if any(_filter_value(v, question) for v in r.values())]
@@ -533,5 +539,5 @@ def _filter_value(value: str, question: str) -> bool:
     short_code = len(value) >= 2 and bool(re.fullmatch(r"[A-Za-z]+\d+", value))
     if (short_code and _word_in(value, question)) or _names_in(value, question):
         return True
-    parts = [p for p in re.split(r"[\s,，;；/、]+", value) if len(p) >= 2 and p != value]
+    parts = [p for p in _PARTS_RE.split(value) if len(p) >= 2 and p != value]
     return any(p in question if tx.has_cjk(p) else _word_in(p, question) for p in parts)

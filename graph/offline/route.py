@@ -47,14 +47,9 @@ MAX_ROUTED_CHARS = 500  # greetings and requests are short; the patterns only re
 
 
 def _chitchat_table() -> dict[str, list[str]]:
-    from ingest.lexicon import _HERE
+    from ingest import lexicon
 
-    table: dict[str, list[str]] = {}
-    for line in (_HERE / "chitchat.txt").read_text(encoding="utf-8").splitlines():
-        fields = line.split("#", 1)[0].split()
-        if len(fields) > 1:
-            table[fields[0]] = [f.replace("_", " ").lower() for f in fields[1:]]
-    return table
+    return {kind: [p.lower() for p in phrases] for kind, phrases in lexicon.table("chitchat")}
 
 
 _CHITCHAT = _chitchat_table()
