@@ -164,15 +164,67 @@ def cjk_names(text: str, *, hmm: bool = True) -> list[str]:
     return list(cjk_name_kinds(text, hmm=hmm))
 
 
-@lru_cache(maxsize=4096)
-def _tagged(segment: str, hmm: bool) -> tuple[tuple[str, str], ...]:
-    """jieba's (word, tag) pairs of a run of Chinese, cached: names and organisations read the
-    same pass. Without the HMM, words its dictionary lacks stay split, but tagging is ten
-    times faster, which is what ingest needs."""
+@lru_cache(maxsize=1)
+def _tag_table() -> dict[str, str]:
+    """jieba's dictionary tags, word -> POS tag (jieba.posseg's own table)."""
     _jieba()  # quiet initialisation
     import jieba.posseg as posseg
 
-    return tuple((p.word, p.flag) for p in posseg.cut(segment, HMM=hmm))
+    return dict(posseg.dt.word_tag_tab)
+
+
+@lru_cache(maxsize=1)
+def _name_words() -> frozenset[str]:
+    """The dictionary's words tagged as names (single-character surnames included)."""
+    return frozenset(w for w, flag in _tag_table().items() if flag in _NAME_FLAGS)
+
+
+def _flag(word: str) -> str:
+    """A dictionary word's tag, as jieba.posseg gives it without the HMM: a run of letters and
+    digits is 'eng', a word the dictionary lacks 'x'."""
+    return "eng" if word.isascii() and word.isalnum() else _tag_table().get(word, "x")
+
+
+@lru_cache(maxsize=4096)
+def _words(segment: str) -> tuple[str, ...]:
+    """jieba's words of a run of Chinese without the HMM, from rjieba: jieba's algorithm and
+    dictionary in Rust, about 20 times faster than jieba.posseg, the same words
+    (tests/ingest/test_phrases.py). Ingest tags every chunk, so this is its speed."""
+    import rjieba
+
+    return tuple(rjieba.cut(segment, False))
+
+
+@lru_cache(maxsize=4096)
+def _tagged(segment: str, hmm: bool) -> tuple[tuple[str, str], ...]:
+    """jieba's (word, tag) pairs of a run of Chinese, cached: names and organisations read the
+    same pass. Without the HMM (ingest), words the dictionary lacks stay split and tags come
+    from the dictionary; with it (questions and retrieved passages), jieba.posseg's POS model
+    finds unknown names too."""
+    if not hmm:
+        return tuple((word, _flag(word)) for word in _words(segment))
+    _jieba()  # quiet initialisation
+    import jieba.posseg as posseg
+
+    return tuple((p.word, p.flag) for p in posseg.cut(segment, HMM=True))
+
+
+def _name_candidates(segment: str, hmm: bool) -> list[tuple[str, str, str, str]]:
+    """(word, tag, next word, next tag) for each word of a run of Chinese tagged as a name.
+    Without the HMM only the dictionary's name words are tagged (most words are not names)."""
+    out: list[tuple[str, str, str, str]] = []
+    if hmm:
+        pairs = _tagged(segment, True)
+        for i, (word, flag) in enumerate(pairs):
+            if flag in _NAME_FLAGS:
+                out.append((word, flag, *(pairs[i + 1] if i + 1 < len(pairs) else ("", "x"))))
+        return out
+    words, names = _words(segment), _name_words()
+    for i, word in enumerate(words):
+        if word in names:
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            out.append((word, _flag(word), nxt, _flag(nxt) if nxt else "x"))
+    return out
 
 
 _KINDS = {"nr": "person", "nrt": "person", "nrfg": "person", "ns": "place", "nt": "org"}
@@ -182,11 +234,9 @@ def cjk_name_kinds(text: str, *, hmm: bool = True) -> dict[str, str]:
     """Chinese names and what jieba tags them as: person, place, org or name."""
     seen: dict[str, str] = {}
     for segment in re.findall(f"[{CJK}]+", text):
-        pairs = _tagged(segment, hmm)
-        for i, (word, flag) in enumerate(pairs):
-            nxt = pairs[i + 1] if i + 1 < len(pairs) else ("", "x")
-            if flag == "nr" and len(word) == 1 and 1 <= len(nxt[0]) <= 2 and nxt[1][:1] in "nav":
-                seen.setdefault(word + nxt[0], "person")  # a surname and a given name jieba split
+        for word, flag, nxt, nxt_flag in _name_candidates(segment, hmm):
+            if flag == "nr" and len(word) == 1 and 1 <= len(nxt) <= 2 and nxt_flag[:1] in "nav":
+                seen.setdefault(word + nxt, "person")  # a surname and a given name jieba split
             elif flag in _NAME_FLAGS and len(word) >= 2:
                 seen.setdefault(word, _KINDS.get(flag, "name"))
     return seen
@@ -211,6 +261,8 @@ def cjk_org_names(text: str, *, hmm: bool = True) -> list[str]:
 
     seen: dict[str, None] = {}
     for segment in re.findall(f"[{CJK}A-Za-z0-9]+", text):
+        if not _ORG_SUFFIX_RE.search(segment):
+            continue
         pairs = list(_tagged(segment, hmm))
         starts, pos = [], 0
         for word, _ in pairs:
