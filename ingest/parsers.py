@@ -19,10 +19,12 @@ import os
 import pickle
 import re
 import select
+import signal
 import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unicodedata
@@ -1313,6 +1315,7 @@ class _Worker:
 
     def __init__(self, preload: tuple[str, ...] = ()) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
+        self._errors: Any = None  # the worker's stderr (a temp file), read when it dies
         self._lock = threading.Lock()
         self._preload = preload  # modules imported before the worker says it is ready
         self.unavailable = False  # the worker cannot start here: run in-process instead
@@ -1334,6 +1337,7 @@ class _Worker:
             assert proc.stdin is not None and proc.stdout is not None
             started = time.monotonic()
             deadline = started + timeout_s
+            self._forget_errors()
             try:
                 _send(proc.stdin, pickle.dumps(("parse", (data, source, ext))))
                 while True:
@@ -1351,9 +1355,8 @@ class _Worker:
                 limit = deadline - started
                 raise IngestError(f"parsing took longer than {limit:g} s; file refused") from exc
             except (OSError, EOFError, ValueError) as exc:
-                code = proc.poll()
-                self.stop()
-                raise IngestError(f"parser crashed (exit code {code})") from exc
+                cause = self._death(proc)
+                raise IngestError(f"the parser crashed on this file: {cause}") from exc
             except BaseException:
                 # Interrupted mid-conversation (e.g. the page reran): what the worker still
                 # has to say belongs to this file, so it must never be read as the next one's.
@@ -1381,6 +1384,7 @@ class _Worker:
             if proc is None:
                 return function(*args)
             assert proc.stdin is not None and proc.stdout is not None
+            self._forget_errors()
             try:
                 _send(proc.stdin, pickle.dumps(("call", (task.name, args))))
                 reply = _recv(proc.stdout, started + timeout_s)
@@ -1388,9 +1392,7 @@ class _Worker:
                 self.stop()
                 raise TimeoutError(f"took longer than {timeout_s:g} s") from exc
             except (OSError, EOFError, ValueError) as exc:
-                code = proc.poll()
-                self.stop()
-                raise RuntimeError(f"the worker crashed (exit code {code})") from exc
+                raise RuntimeError(f"the worker crashed: {self._death(proc)}") from exc
             except BaseException:
                 self.stop()  # interrupted: its reply must never be read as the next one's
                 raise
@@ -1417,7 +1419,7 @@ class _Worker:
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=self._error_file(),
             env=env,
         )
         assert self._proc.stdout is not None
@@ -1431,6 +1433,34 @@ class _Worker:
             self.unavailable = True
         return self._proc
 
+    def _error_file(self) -> Any:
+        """Where the worker's stderr goes: a temp file, emptied before each request, so a
+        worker that dies leaves its last words there (a native library's abort message)."""
+        if self._errors is None:
+            self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
+        return self._errors
+
+    def _forget_errors(self) -> None:
+        if self._errors is not None:
+            with contextlib.suppress(OSError):
+                self._errors.seek(0)
+                self._errors.truncate()
+
+    def _death(self, proc: subprocess.Popen[bytes]) -> str:
+        """Why the worker stopped answering, in words, after it is reaped (a pipe can close
+        before the exit status exists); the worker is stopped."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(DEATH_WAIT_S)
+        code = proc.poll()
+        self.stop()
+        last = ""
+        if self._errors is not None:
+            with contextlib.suppress(OSError):
+                self._errors.seek(0)
+                lines = self._errors.read()[-4096:].decode("utf-8", "replace").splitlines()
+                last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
+        return death_cause(code, last)
+
     def stop(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
@@ -1442,6 +1472,30 @@ class _Worker:
                 with contextlib.suppress(OSError):
                     if stream:
                         stream.close()
+
+
+DEATH_WAIT_S = 2.0  # how long a worker whose pipe closed gets to report its exit status
+_SIGNAL_CAUSES: dict[int, str] = {
+    signal.SIGKILL: "it was killed (SIGKILL; the system may have run out of memory)",
+    signal.SIGABRT: "it aborted (SIGABRT; often a native library out of memory under the "
+    f"worker's {WORKER_MEMORY_LIMIT // 1024**3} GB limit)",
+    signal.SIGSEGV: "it crashed in native code (SIGSEGV)",
+    signal.SIGBUS: "it crashed in native code (SIGBUS)",
+}
+
+
+def death_cause(code: int | None, last_words: str = "") -> str:
+    """A dead worker's exit status in words, with the last line it wrote to stderr."""
+    if code is None:
+        cause = "it stopped answering and did not exit"
+    elif code < 0:
+        number = -code
+        name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
+        cause = _SIGNAL_CAUSES.get(number, f"it was stopped by signal {name}")
+    else:
+        cause = f"it exited with status {code}"
+    shown = "".join(ch for ch in last_words if ch.isprintable())[:200]
+    return f"{cause}; its last message: {shown}" if shown else cause
 
 
 def _send(stream: Any, payload: bytes) -> None:

@@ -317,3 +317,23 @@ def test_a_worker_reply_may_hold_only_the_tasks_declared_classes() -> None:
         "png": b"x",
         "boxes": [(1.0, 2.0)],
     }
+
+
+def test_a_pdf_set_like_tex_reads_as_typed() -> None:
+    """TeX places each word on its own, with no space glyph between them, and hyphenates at
+    line ends: the text must come back with its word spaces and the split word whole."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    x = 20.0
+    line = "The yield of the second batch was higher than that of the first"
+    for word in line.split(" "):
+        pdf.text(x, 40, word)  # one text object per word, a gap instead of a space
+        x += pdf.get_string_width(word) + 1.4
+    pdf.text(20, 46, "batch in every trial, and the differ-")
+    pdf.text(20, 52, "ence grew with the temperature.")
+    text = parse_bytes(bytes(pdf.output()), "paper.pdf").text
+    assert "was higher than that of the first batch" in text
+    assert "the difference grew" in text
