@@ -247,17 +247,29 @@ class QuestionResult(_Record):
         if not doc_ids:
             return self
         gone = {hit.chunk_id for hop in self.hops for hit in hop.hits if hit.doc_id in doc_ids}
-        hops = [
-            hop.model_copy(
-                update={
-                    "hits": [h for h in hop.hits if h.chunk_id not in gone],
-                    "evidence": [k for k in hop.evidence if k.chunk_id not in gone],
-                }
-            )
-            for hop in self.hops
-        ]
         if not gone:
-            return self.model_copy(update={"hops": hops})
+            return self
+        # What is left is counted and numbered again, so no gap shows what was removed.
+        hops = []
+        for hop in self.hops:
+            hits = [h for h in hop.hits if h.chunk_id not in gone]
+            hops.append(
+                hop.model_copy(
+                    update={
+                        "hits": [h.model_copy(update={"rank": i}) for i, h in enumerate(hits, 1)],
+                        "new_count": sum(h.new for h in hits),
+                        "evidence": [k for k in hop.evidence if k.chunk_id not in gone],
+                    }
+                )
+            )
+        kept = [e for e in self.evidence if e.chunk_id not in gone]
+        number = {e.n: i for i, e in enumerate(kept, 1)}
+        evidence = [e.model_copy(update={"n": number[e.n]}) for e in kept]
+        citations = [
+            c.model_copy(update={"n": number[c.n]})
+            for c in self.citations
+            if c.chunk_id not in gone and c.n in number
+        ]
         # Names found in them travel on: bridged queries, queries in the documents' language,
         # follow-ups, the missing parts and web query, the trace. All of it is withheld.
         hops = [
@@ -274,12 +286,9 @@ class QuestionResult(_Record):
             sq.model_copy(update={"question": WITHHELD}) if sq.follow_up else sq
             for sq in self.sub_questions
         ]
-        trace = [
-            e.model_copy(update={"details": {}})
-            if e.node in {"retrieve_hop", "plan_next_step", "evaluate_evidence", "search_web"}
-            else e
-            for e in self.trace
-        ]
+        # Every step's details: searches, bridges, verdicts and the answer's counts of
+        # evidence and citations all read the withheld documents.
+        trace = [e.model_copy(update={"details": {}}) for e in self.trace]
         return self.model_copy(
             update={
                 "hops": hops,
@@ -288,8 +297,8 @@ class QuestionResult(_Record):
                 "evaluation": Verdict(enough=self.evaluation.enough),
                 "web_query": "",
                 "short_answer": "",
-                "evidence": [e for e in self.evidence if e.chunk_id not in gone],
-                "citations": [c for c in self.citations if c.chunk_id not in gone],
+                "evidence": evidence,
+                "citations": citations,
                 "answer": notice,
             }
         )

@@ -121,6 +121,13 @@ class Settings(BaseSettings):
         "counts every session's activity; open it only behind a proxy that restricts it).",
     )
 
+    allowed_origins: str = Field(
+        "",
+        description="Comma-separated origins (https://chat.example.com) whose pages may open the "
+        "app's websocket and post to its routes, besides the host the request was sent to (its "
+        "Host or X-Forwarded-Host): for a proxy that rewrites both.",
+    )
+
     @field_validator("web_search", "llm_economy", "metrics", mode="before")
     @classmethod
     def _on_off(cls, value: object) -> object:

@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.files import Download, Reader, download_link
-from ui.services import current_user, error_text, get_runner, is_admin
+from ui.services import current_user, error_text, get_runner, password_unlocked
 
 RATINGS = {"Any rating": None, "Up": 1, "Down": 0}  # words: emoji fonts are not everywhere
 CSV_COLUMNS = (
@@ -140,7 +140,7 @@ def feedback_section() -> None:
             user=reader,
             file_name=CSV_NAME,
             key=repr((select.keywords, len(entries))),
-            admin_unlocked=is_admin(reader),
+            admin_unlocked=password_unlocked(reader),
         )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from secrets import token_hex
 from typing import Any
@@ -61,9 +61,29 @@ def request_reader(request: Request) -> Reader | None:
 
 def same_origin(request: Request) -> bool:
     """A POST from a page of this server: its Origin names the host the request was sent to."""
-    origin = request.headers.get("origin") or ""
-    host = request.headers.get("host") or ""
-    return bool(origin and host) and urlsplit(origin).netloc.lower() == host.lower()
+    return origin_allowed(request.headers.get("origin") or "", request.headers)
+
+
+def origin_allowed(origin: str, headers: Mapping[str, str]) -> bool:
+    """Whether a page at `origin` is one of this app's: the origin's host and port are those
+    the request was sent to (Host, or X-Forwarded-Host from a proxy), or it is listed in
+    HOPWISE_ALLOWED_ORIGINS. A browser cannot set either header on a page's behalf, and
+    cookies are not separated by port, so another app on the same host fails this."""
+    if not origin:
+        return False
+    netloc = urlsplit(origin).netloc.lower()
+    hosts = {
+        (headers.get("host") or "").strip().lower(),
+        (headers.get("x-forwarded-host") or "").split(",")[0].strip().lower(),
+    } - {""}
+    return (bool(netloc) and netloc in hosts) or origin.rstrip("/").lower() in _listed_origins()
+
+
+def _listed_origins() -> set[str]:
+    from ui.services import get_settings
+
+    listed = get_settings().allowed_origins.split(",")
+    return {o.strip().rstrip("/").lower() for o in listed if o.strip()}
 
 
 def _cookie(request: Request) -> dict[str, Any]:
@@ -147,7 +167,14 @@ def routes() -> list[Route]:
 
 
 class Gate:
-    """ASGI middleware in front of Streamlit: closed paths answer 404."""
+    """ASGI middleware in front of Streamlit: closed paths answer 404, and a websocket opened
+    by a page of another origin is refused (403) before Streamlit sees it.
+
+    Streamlit's own check lets any page on localhost or the server's addresses open its
+    websocket, whatever the port, and the session cookie goes with it (cookies are not
+    separated by port): another web app on the same host could then ask questions as the
+    signed-in user and read the answers. Browsers always send Origin on a websocket; a
+    client without one is no browser and carries no cookie it was not given."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -156,7 +183,22 @@ class Gate:
         if scope["type"] == "http" and _closed(str(scope.get("path", ""))):
             await _text("Not found", 404)(scope, receive, send)
             return
+        if scope["type"] == "websocket" and not _websocket_allowed(scope):
+            await receive()  # the client's connect
+            await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403
+            return
         await self.app(scope, receive, send)
+
+
+def _websocket_allowed(scope: Scope) -> bool:
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    if origin_allowed(origin, headers):
+        return True
+    LOG.warning("refused a websocket from another origin: %s", origin[:200])
+    return False
 
 
 def _closed(path: str) -> bool:

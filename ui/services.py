@@ -256,11 +256,18 @@ def session_cookie_script() -> str | None:
 
 def is_admin(user: User | None) -> bool:
     """An admin user, or (password mode) the user who gave the admin password in this tab."""
-    if user is None:
-        return False
-    if user.admin:
-        return True
-    return admin_by_password(configured_users()) and st.session_state.get(ADMIN_KEY) == user.name
+    return user is not None and (user.admin or password_unlocked(user))
+
+
+def password_unlocked(user: User | None) -> bool:
+    """Password mode (no admin user configured) and this tab unlocked Admin for `user` with
+    the admin password. A download link drawn for an admin *user* is not unlocked: at the
+    fetch it is an admin's only while the user is still marked admin."""
+    return (
+        user is not None
+        and admin_by_password(configured_users())
+        and st.session_state.get(ADMIN_KEY) == user.name
+    )
 
 
 def runner_or_error() -> Hopwise | None:

@@ -31,7 +31,14 @@ from ui.documents import (
 )
 from ui.files import Download, Reader, download_link, inline_png
 from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_png
-from ui.services import current_user, error_text, get_settings, get_store, is_admin
+from ui.services import (
+    current_user,
+    error_text,
+    get_settings,
+    get_store,
+    is_admin,
+    password_unlocked,
+)
 
 VIEWER_KEY = "hopwise_viewer"
 REFUSED = "You may not open this document, or it no longer exists."
@@ -152,7 +159,7 @@ def download_button(
         user=user,
         file_name=PurePath(doc.source).name,
         key=f"{doc.doc_id}|{doc.version}|{doc.checksum}|{admin}",
-        admin_unlocked=admin and is_admin(user),
+        admin_unlocked=admin and password_unlocked(user),
     )
 
 

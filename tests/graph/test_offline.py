@@ -384,3 +384,27 @@ def test_a_count_or_a_question_in_the_modifier_is_not_a_chain() -> None:
     for question in ("K9 级别的工单一共有几张？", "东区仓库有哪台设备受到了断电事件的影响？"):
         subs = decompose_question(question, None)
         assert len(subs) == 1 and "#1" not in subs[0].question, subs
+
+
+def test_a_withdrawn_document_leaves_no_gap_or_count_behind() -> None:
+    """Ranks, counts, evidence numbers and the answer step's tallies are those of what the
+    reader still sees: a gap (rank 1 missing, evidence [2] alone) would show what was removed."""
+    from graph.result import QuestionResult
+
+    secret = {"chunk_id": "c1", "doc_id": "d1", "rank": 1, "new": True, "snippet": "Vault A."}
+    public = {"chunk_id": "c2", "doc_id": "d2", "rank": 2, "new": True, "snippet": "Door B."}
+    result = QuestionResult.model_validate({
+        "question": "Where are the keys kept?", "answer": "Answer: Vault A [1] [2]",
+        "hops": [{"hop": 1, "sub_question": "keys kept", "query": "keys kept",
+                  "new_count": 2, "hits": [secret, public]}],
+        "evidence": [{"n": 1, "chunk_id": "c1", "text": "Vault A."},
+                     {"n": 2, "chunk_id": "c2", "text": "Door B."}],
+        "citations": [{"n": 1, "chunk_id": "c1"}, {"n": 2, "chunk_id": "c2"}],
+        "trace": [{"node": "generate_answer", "details": {"evidence": 2, "citations": [1, 2]}}],
+    })  # fmt: skip
+    shown = result.without_documents({"d1"}, "withheld")
+    [hop] = shown.hops
+    assert [(h.chunk_id, h.rank) for h in hop.hits] == [("c2", 1)] and hop.new_count == 1
+    assert [(e.n, e.chunk_id) for e in shown.evidence] == [(1, "c2")]
+    assert [(c.n, c.chunk_id) for c in shown.citations] == [(1, "c2")]
+    assert all(not e.details for e in shown.trace)

@@ -207,3 +207,28 @@ def test_the_user_names_in_a_ticket_are_compared_exactly() -> None:
         with pytest.raises(Refused):
             fetch(ticket, Reader(User(name, ("all", "finance")), False))
     assert fetch(ticket, Reader(User("ana", ("all", "finance")), False)).data == LEDGER
+
+
+def test_a_page_of_this_app_is_the_host_it_was_sent_to_or_a_listed_origin(
+    app_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind a proxy the Host may be the upstream's; X-Forwarded-Host or the list says
+    which public origin is the app's. Another port of the same host never is."""
+    import streamlit as st
+
+    from ui.routes import origin_allowed
+
+    st.cache_resource.clear()
+    sent = {"host": "10.0.0.5:8501"}
+    assert origin_allowed("http://10.0.0.5:8501", sent)
+    assert not origin_allowed("http://10.0.0.5:8502", sent)
+    assert not origin_allowed("", sent) and not origin_allowed("null", sent)
+    proxied = {**sent, "x-forwarded-host": "chat.example.com"}
+    assert origin_allowed("https://chat.example.com", proxied)
+    assert not origin_allowed("https://chat.example.com", sent)
+    monkeypatch.setenv("HOPWISE_ALLOWED_ORIGINS", "https://chat.example.com/, https://b.example")
+    st.cache_resource.clear()
+    assert origin_allowed("https://chat.example.com", sent)
+    assert origin_allowed("https://B.example", sent)
+    assert not origin_allowed("https://chat.example.com:8443", sent)
+    st.cache_resource.clear()

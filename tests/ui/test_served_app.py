@@ -6,7 +6,11 @@ signs in and fetches what a reader's pages expose."""
 
 from __future__ import annotations
 
+import base64
+import os
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 
@@ -29,6 +33,41 @@ def call(address: str, *, data: bytes | None = None, headers: dict[str, str] | N
             return reply.status, dict(reply.headers), reply.read()
     except urllib.error.HTTPError as refused:
         return refused.code, dict(refused.headers), refused.read()
+
+
+def websocket_status(address: str, origin: str | None) -> int:
+    """The HTTP status of a websocket handshake to Streamlit's stream, from a page at
+    `origin` (None: a client that is no browser): 101 opens it."""
+    parts = urllib.parse.urlsplit(address)
+    lines = [
+        "GET /_stcore/stream HTTP/1.1",
+        f"Host: {parts.netloc}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        f"Sec-WebSocket-Key: {base64.b64encode(os.urandom(16)).decode()}",
+        "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Protocol: streamlit",
+    ]
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        status_line = conn.makefile("rb").readline().decode()
+    return int(status_line.split()[1])
+
+
+def test_only_the_apps_own_pages_open_its_websocket(url: str) -> None:
+    """Another web app on the same host (another port) would get the user's cookie with the
+    handshake and could ask as them: Streamlit lets localhost on any port in, Hopwise not."""
+    port = urllib.parse.urlsplit(url).port
+    assert websocket_status(url, url) == 101  # the app's own page
+    assert websocket_status(url, None) == 101  # no browser, so no ambient cookie
+    for other in (
+        f"http://127.0.0.1:{port + 1}",
+        f"http://localhost:{port}",
+        "http://evil.example",
+    ):
+        assert websocket_status(url, other) == 403, other
 
 
 def test_the_app_serves_its_page_and_health(url: str) -> None:

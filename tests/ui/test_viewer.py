@@ -329,6 +329,9 @@ def test_an_admin_user_previews_any_document_and_a_lapsed_one_is_refused(
     assert fetch_link(root, "Download original", root_now).data == PAY  # admin downloads
     with pytest.raises(Refused):  # and once root is no admin, the same link is refused
         fetch_link(root, "Download original", User("root", ("all",)))
+    with pytest.raises(Refused):  # also when no admin user is left (password mode): root's
+        # link was drawn for an admin user, not unlocked with the admin password
+        fetch_link(root, "Download original", User("root", ("all",)), admin=True)
     # the config drops root's admin flag while the viewer is open: the next run refuses
     root.secrets["users"] = {**users, "root": {"password": "root-pw", "groups": []}}
     root.run()
