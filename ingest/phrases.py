@@ -220,10 +220,11 @@ def _name_candidates(segment: str, hmm: bool) -> list[tuple[str, str, str, str]]
                 out.append((word, flag, *(pairs[i + 1] if i + 1 < len(pairs) else ("", "x"))))
         return out
     words, names = _words(segment), _name_words()
-    for i, word in enumerate(words):
-        if word in names:
-            nxt = words[i + 1] if i + 1 < len(words) else ""
-            out.append((word, _flag(word), nxt, _flag(nxt) if nxt else "x"))
+    if names.isdisjoint(words):
+        return out
+    for i in [i for i, word in enumerate(words) if word in names]:
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        out.append((words[i], _flag(words[i]), nxt, _flag(nxt) if nxt else "x"))
     return out
 
 
