@@ -21,6 +21,11 @@ CJK_RE = re.compile(f"[{CJK}]")
 # The label of a 'Label: value' field line, for the parsers (a field keeps its own line) and
 # the reader (a field is a unit, a block of them a record): one token without spaces ('组长',
 # 'PO'), or two to four words that start with a capital ('New ship date', 'ETA Berlin').
+# A code that names one thing among its like: 'KX-200', 'LQ-FW-2024-017', 'WO-240803-05',
+# 'ABC123' (capitals, then digits or hyphenated parts).
+CODE_RE = re.compile(
+    r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![\w-])|(?<![\w-])[A-Z]{1,4}\d{2,}[A-Z0-9]*(?![\w-])"
+)
 FIELD_LABEL = r"(?:[^\s:：|]{1,12}|[A-Z][\w/&.'()-]*(?: [\w/&.'()-]+){1,3})"
 
 _KANA_RE = re.compile("[\u3041-\u3096\u309d-\u309f\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff]")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ingest.config import FusionConfig
-from ingest.lang import CJK, language_of
+from ingest.lang import CJK, CODE_RE, language_of
 from ingest.locks import DocumentLocks
 from ingest.models import DEFAULT_GROUP, Chunk, DocumentInfo, Hit
 from ingest.normalize import normalize_text, strip_controls
@@ -1339,8 +1339,31 @@ class MilvusStore:
         except Exception as exc:  # noqa: BLE001 - BM25 results stand while the dense side is down
             log.warning("dense channel skipped: %s", exc)
             sparse = pending.result()
-            return _fuse(sparse, [], k, self._hit, self.fusion, weights, lambda _cid: False)
-        return _fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector)
+            exact = self._exact(typed, expr, depth)
+            return _fuse(sparse, [], k, self._hit, self.fusion, weights, lambda _cid: False, exact)
+        exact = self._exact(typed, expr, depth)
+        return _fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector, exact)
+
+    def _exact(self, query: str, expr: str, limit: int) -> list[tuple[float, dict]] | None:
+        """Chunks that hold a code the query names letter for letter ('LQ-FW-2024-017'), most
+        codes first; None when the query names none (the channel then takes no part)."""
+        codes = list(dict.fromkeys(CODE_RE.findall(query)))[: self.fusion.max_codes]
+        if not codes or self.index_format < 3:
+            return None
+        found: dict[str, tuple[int, dict]] = {}
+        for code in codes:  # capitals, digits and hyphens only: nothing to escape
+            like = f'search_text like "%{fold(code)}%"'
+            where = f"{like} and ({expr})" if expr else like
+            if not self._count(where):  # pymilvus cannot read an empty result whose filter
+                continue  # reads an ARRAY field (the groups): count first
+            rows = self._client.query(
+                self.collection, filter=where, output_fields=self._fields, limit=limit
+            )
+            for row in rows:
+                held, _ = found.get(row["chunk_id"], (0, row))
+                found[row["chunk_id"]] = (held + 1, row)
+        ordered = sorted(found.values(), key=lambda pair: -pair[0])  # stable: query order
+        return [(float(count), row) for count, row in ordered[:limit]]
 
     def _lexical_pool(self) -> concurrent.futures.ThreadPoolExecutor:
         """Threads for the BM25 channel of hybrid searches (closed with the store)."""
@@ -1693,8 +1716,11 @@ def _fuse(
     fusion: FusionConfig | None = None,
     lexical_weight: Callable[[dict[str, Any]], float] | None = None,
     has_vector: Callable[[str], bool] | None = None,
+    exact: list[tuple[float, dict]] | None = None,
 ) -> list[Hit]:
-    """Weighted reciprocal-rank fusion of the two channels, keeping each channel's own score.
+    """Weighted reciprocal-rank fusion of the channels, keeping BM25's and dense's own scores.
+    `exact` (None: the query names no code) is the channel of chunks holding a code the query
+    names; when it ran, every chunk could have been found by it.
 
     A chunk gains weight / (rrf_k + rank) from each channel that found it, divided by the
     total weight of the channels that could have found it: a chunk with no vector yet
@@ -1705,22 +1731,25 @@ def _fuse(
     fused: dict[str, float] = {}
     entities: dict[str, dict] = {}
     scores: dict[str, dict[str, float]] = {}
-    for channel, results in (("bm25", sparse), ("dense", dense)):
+    for channel, results in (("bm25", sparse), ("dense", dense), ("exact", exact or [])):
         for rank, (score, entity) in enumerate(results, 1):
             cid = entity["chunk_id"]
-            if channel == "dense":
+            if channel == "exact":
+                weight = fusion.exact_weight
+            elif channel == "dense":
                 weight = fusion.dense_weight
             elif lexical_weight is not None and dense:  # languages matter only beside vectors
                 weight = lexical_weight(entity)
             else:
                 weight = fusion.lexical_weight
             fused[cid] = fused.get(cid, 0.0) + weight / (fusion.rrf_k + rank)
-            entities[cid] = entity
+            entities.setdefault(cid, entity)
             scores.setdefault(cid, {})[channel] = score
     for cid in fused:
         possible = fusion.lexical_weight + (
             fusion.dense_weight if has_vector is None or has_vector(cid) else 0.0
         )
+        possible += fusion.exact_weight if exact is not None else 0.0
         fused[cid] /= possible or 1.0
     order = sorted(fused, key=lambda c: (-fused[c], c))[:k]
     return [

@@ -21,15 +21,12 @@ from graph import text as tx
 from graph.offline.evidence import heading_like, nearness, relevance
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import EvidenceItem
-from ingest.lang import FIELD_LABEL
+from ingest.lang import CODE_RE, FIELD_LABEL
 from ingest.phrases import text_phrases
 
 _CELL_SEP = " | "
 _LIST_RE = re.compile(r"^(?:[-*•]|\d{1,2}[.)、]|[（(]?\d{1,2}[）)])\s*")
 _TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
-_CODE_RE = re.compile(
-    r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![\w-])|(?<![\w-])[A-Z]{1,4}\d{2,}[A-Z0-9]*(?![\w-])"
-)
 _ISO_DATE = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
 _ZH_DATE = r"\d{4}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?"
 _EN_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
@@ -203,7 +200,7 @@ _ORDINAL_RE = re.compile(r"[（(][一二三四五六七八九十\d]{1,3}[）)]")
 def anchors_of(question: str) -> list[str]:
     """What names one thing among its like: codes ('KX-200') and numbered parts ('（二）'). A
     unit that answers the question holds each of them, itself or in its context."""
-    return [m.group(0) for m in (*_CODE_RE.finditer(question), *_ORDINAL_RE.finditer(question))]
+    return [m.group(0) for m in (*CODE_RE.finditer(question), *_ORDINAL_RE.finditer(question))]
 
 
 def holds_anchors(unit: Unit, anchors: Sequence[str]) -> bool:
@@ -335,7 +332,7 @@ def _in_question(span: str, question: str) -> bool:
 
 def codes_in(text: str) -> list[str]:
     """Identifiers in a text, in order ('KX-200', 'PO-77-0117')."""
-    return [m.group(0) for m in _CODE_RE.finditer(text)]
+    return [m.group(0) for m in CODE_RE.finditer(text)]
 
 
 def spans_of(kind: str, text: str) -> list[str]:
@@ -347,7 +344,7 @@ def spans_of(kind: str, text: str) -> list[str]:
     if kind == "number":
         taken = [m.span() for m in DATE_RE.finditer(text)] + [
             m.span() for m in _TIME_RE.finditer(text)
-        ] + [m.span() for m in _CODE_RE.finditer(text)]  # fmt: skip
+        ] + [m.span() for m in CODE_RE.finditer(text)]  # fmt: skip
         clause = _CLAUSE_NUMBER_RE.match(text)
         if clause:
             taken.append(clause.span())
@@ -359,7 +356,7 @@ def spans_of(kind: str, text: str) -> list[str]:
             if not any(a <= m.start() < b for a, b in taken)
         ] + [m.group(0) for m in (*NUMBER_WORD_RE.finditer(text), *_ZH_NUMBER_RE.finditer(text))]
     if kind == "code":
-        return [m.group(0) for m in _CODE_RE.finditer(text)]
+        return [m.group(0) for m in CODE_RE.finditer(text)]
     return []
 
 
@@ -544,7 +541,7 @@ def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]
     if not unit.cells:
         return []
     rows: list[Unit] = []
-    for code in dict.fromkeys(m.group(0) for m in _CODE_RE.finditer(question)):
+    for code in dict.fromkeys(m.group(0) for m in CODE_RE.finditer(question)):
         row = next((u for u in ranked if u.cells and u.context == unit.context
                     and any(v == code for _, v in u.cells)), None)  # fmt: skip
         if row is not None and row not in rows:
