@@ -20,7 +20,7 @@ from graph.offline import records as recs
 from graph.offline import route as rt
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.spans import PhraseLookup
+from graph.offline.spans import PhraseLookup, question_spans
 from graph.protocols import EvidenceItem, HopView, Usage
 from graph.result import NOT_SAID_LEAD, QUOTE_LEAD
 from graph.schemas import (
@@ -242,6 +242,8 @@ def compose_answer(
         lines.append(f"{'答案：' if zh else 'Answer: '}{decided.text} [{decided.n}]")
         found_any = True
     path: list[tuple[int, str]] = []  # records a joined answer went through, in order
+    sources: dict[str, str] = {}  # a stated answer's unit -> how its evidence line shows it
+    quoted: set[str] = set()  # records the path already quotes (briefly)
     diff = recs.difference(question, evidence) if decided is None else None
     if diff is not None:  # one stated value minus another, both shown
         lines.append(f"{'答案：' if zh else 'Answer: '}{diff.answer} [{diff.n}]")
@@ -250,7 +252,11 @@ def compose_answer(
     parts = [] if decided or diff else _answer_parts(question, evidence, asked)
     for part, said, pool, own in parts:
         part = _readable(part)  # an address or a link's markup is nothing to cover
-        reading = rd.read(part, question, kind, pool, params, own, similarity) if pool else None
+        # a part that names what it asks about is a question of its own, with its own kind;
+        # an elliptical one ('改成了多少？') is read as the question as a whole
+        own_kind = len(parts) > 1 and question_spans(part)
+        asks = ans.answer_type(part) if own_kind else kind
+        reading = rd.read(part, question, asks, pool, params, own, similarity) if pool else None
         summed = recs.total(question, pool) if len(parts) == 1 else None
         if summed is not None:
             lead = "答案：" if zh else "Answer: "
@@ -262,8 +268,13 @@ def compose_answer(
         if joined is not None:  # the named record lacks the asked field; a shared value led on
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{joined.answer} [{joined.target.n}]")
+            target = recs.brief(joined.target.fields, [joined.answer, joined.via])
+            quoted.add(joined.target.shown)  # shown briefly above: not again in full
             path.extend(
-                [(joined.start.n, joined.start.shown), (joined.target.n, joined.target.shown)]
+                [
+                    (joined.start.n, joined.start.shown),
+                    (joined.target.n, target or joined.target.shown),
+                ]
             )
             found_any = True
             continue
@@ -284,6 +295,7 @@ def compose_answer(
         if reading.confident:  # its sentence follows as the first line of evidence
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{reading.stated or reading.span} [{reading.unit.n}]")
+            sources[reading.unit.text] = _source_line(reading, question)
         else:
             used.add(reading.unit.text)
             quote = rd.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
@@ -294,10 +306,10 @@ def compose_answer(
         yield ("\n查找过：" if zh else "\nLooked for: ") + "; ".join(missing) + "\n"
     if not found_any and evidence:
         yield ("\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n")
-    support = _support_lines(question, evidence, asked, used, params) if found_any else []
-    support = list(dict.fromkeys(path + [s for s in support if s not in path]))[
-        : params.evidence_lines + len(path)
-    ]
+    support = _support_lines(question, evidence, asked, used, params, sources) if found_any else []
+    support = list(
+        dict.fromkeys(path + [s for s in support if s not in path and s[1] not in quoted])
+    )[: params.evidence_lines + len(path)]
     if support:
         yield ("\n依据：\n" if zh else "\nEvidence:\n")
         for n, sentence in support:
@@ -317,6 +329,14 @@ OFFLINE_ONLY = {
 _IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 _LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL_RE = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+
+
+def _source_line(reading: rd.Reading, question: str) -> str:
+    """How the unit a stated answer comes from shows in the evidence: a table row by its
+    first cell, the cells the question names and the answer's cell; anything else whole."""
+    unit = reading.unit
+    named = [v for _, v in unit.cells if len(v) >= 3 and v in question]
+    return recs.brief(unit.cells, [reading.stated or reading.span, *named]) or unit.shown()
 
 
 def _readable(part: str) -> str:
@@ -378,8 +398,10 @@ def _support_lines(
     hops: Sequence[HopView],
     used: set[str],
     params: OfflineParams,
+    sources: dict[str, str] | None = None,
 ) -> list[tuple[int, str]]:
-    """The best unit of each hop's own passages (the answering one first), then the question's."""
+    """The best unit of each hop's own passages (the answering one first), then the question's;
+    a stated answer's unit as `sources` shows it (a row trimmed to its naming cells)."""
     out: list[tuple[int, str]] = []
     parts = [
         (
@@ -394,7 +416,7 @@ def _support_lines(
                 break
             if unit.text not in used:
                 used.add(unit.text)
-                out.append((unit.n, unit.shown()))
+                out.append((unit.n, (sources or {}).get(unit.text) or unit.shown()))
                 break
         if len(out) >= params.evidence_lines:
             break

@@ -72,6 +72,20 @@ def _names_in(value: str, question: str) -> bool:
     return len(value) >= 3 and value in tx.fold(question).casefold().replace(" ", "")
 
 
+def brief(fields: Sequence[tuple[str, str]], values: Sequence[str]) -> str:
+    """A row or record quoted by what names it and what was read from it: its first field and
+    every field holding one of `values` (the answer, a value the question or a link names);
+    '' when no field holds one. The purchase cost's row without the sale price beside it."""
+    kept = [
+        (label, value)
+        for i, (label, value) in enumerate(fields)
+        if value and (i == 0 or any(v and v in value for v in values))
+    ]
+    if not any(v and v in value for _, value in kept for v in values):
+        return ""
+    return "; ".join(f"{label}: {value}" if label else value for label, value in kept)
+
+
 @dataclass(frozen=True)
 class Joined:
     answer: str

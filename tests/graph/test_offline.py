@@ -408,3 +408,40 @@ def test_a_withdrawn_document_leaves_no_gap_or_count_behind() -> None:
     assert [(e.n, e.chunk_id) for e in shown.evidence] == [(1, "c2")]
     assert [(c.n, c.chunk_id) for c in shown.citations] == [(1, "c2")]
     assert all(not e.details for e in shown.trace)
+
+
+def test_each_part_that_names_its_subject_is_read_for_its_own_kind() -> None:
+    """'How many …, and when does contract KX-77 end?': the second part asks for a date, not
+    the number the question's first words ask for."""
+    from graph.offline import compose_answer
+
+    question = "How many staff work at Orrin Labs, and when does contract KX-77 end?"
+    staff = EvidenceItem(n=1, chunk_id="a", title="Orrin Labs",
+                         text="Orrin Labs employs 42 staff at its two sites.")  # fmt: skip
+    term = EvidenceItem(n=2, chunk_id="b", title="Contracts",
+                        text="Contract KX-77 was signed by 12 board members and ends on "
+                        "30 June 2027.")  # fmt: skip
+    hops = [
+        HopView(sub_question=q, query=q, hit_ids=[cid], final=True)
+        for q, cid in (
+            ("How many staff work at Orrin Labs?", "a"),
+            ("when does contract KX-77 end?", "b"),
+        )
+    ]
+    first = "".join(compose_answer(question, [staff, term], [], hops)).split("\n\n")[0]
+    assert first.splitlines() == ["Answer: 42 staff [1]", "Answer: 30 June 2027 [2]"]
+
+
+def test_a_stated_cell_is_shown_with_its_row_key_not_the_cells_beside_it() -> None:
+    """'What is the purchase cost of part QT-7?': the evidence line under '480' is the row's
+    key and the asked cell; the list price beside it (620) would read as a second answer."""
+    from graph.offline import compose_answer
+
+    question = "What is the purchase cost of part QT-7?"
+    table = EvidenceItem(n=1, chunk_id="a", title="Parts price list",
+                         text="Part | Name | Purchase cost | List price\n"
+                         "QT-7 | Fan unit | 480 | 620\nQT-9 | Pump | 900 | 1100")  # fmt: skip
+    hops = [HopView(sub_question=question, query=question, hit_ids=["a"], final=True)]
+    answer = "".join(compose_answer(question, [table], [], hops))
+    assert answer.startswith("Answer: 480 [1]")
+    assert "- Part: QT-7; Purchase cost: 480 [1]" in answer and "620" not in answer

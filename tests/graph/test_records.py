@@ -110,3 +110,12 @@ def test_no_total_from_a_table_the_passage_may_not_hold_whole() -> None:
         n=1, chunk_id="p", text=PLAN, table_header="Unit | Engineer | Downtime (h)"
     )
     assert recs.total("How many hours in total for Ada Moss?", [carried]) is None
+
+
+def test_a_record_is_quoted_briefly_by_its_key_and_what_was_read_from_it() -> None:
+    from graph.offline.records import brief
+
+    row = (("Part", "QT-7"), ("Name", "Fan unit"), ("Cost", "480"), ("List price", "620"))
+    assert brief(row, ["480"]) == "Part: QT-7; Cost: 480"
+    assert brief(row, ["480", "Fan unit"]) == "Part: QT-7; Name: Fan unit; Cost: 480"
+    assert brief(row, ["999"]) == ""  # nothing read from it: the caller shows it whole
