@@ -548,10 +548,17 @@ def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]
             rows.append(row)
     asked = date_keys(question)  # a reverse lookup names its row by a value ('until 2031-01-02')
     for u in ranked if asked else ():
-        same_table = u.cells and u.context == unit.context and u not in rows
-        if same_table and any(date_keys(v) & asked for _, v in u.cells):
+        if u not in rows and same_table(u, unit) and any(date_keys(v) & asked for _, v in u.cells):
             rows.append(u)
     return rows
+
+
+def same_table(one: Unit, other: Unit) -> bool:
+    """Two rows of one table: the same context, or the same column headers (a table that goes
+    on in the next chunk carries its header row there)."""
+    if not one.cells or not other.cells:
+        return False
+    return one.context == other.context or [h for h, _ in one.cells] == [h for h, _ in other.cells]
 
 
 def read(
@@ -584,6 +591,8 @@ def read(
             return compared
         if table is unit:
             tied = named
+    elif named and same_table(named[0], unit):  # the one row the question names
+        unit, tied = named[0], [named[0]]  # ('保修到 2027 年 1 月 21 日的设备', 'QT-7's cost')
     if len(tied) > 1:  # rows the part cannot tell apart: the reader sees them all
         rows = tied[: params.reader_tied_rows]
         unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,

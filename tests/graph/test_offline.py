@@ -445,3 +445,24 @@ def test_a_stated_cell_is_shown_with_its_row_key_not_the_cells_beside_it() -> No
     answer = "".join(compose_answer(question, [table], [], hops))
     assert answer.startswith("Answer: 480 [1]")
     assert "- Part: QT-7; Purchase cost: 480 [1]" in answer and "620" not in answer
+
+
+def test_the_one_row_a_question_names_by_a_value_answers_its_elliptical_part() -> None:
+    """'保修到 2032 年 1 月 21 日为止的是哪台设备？它在哪个站点？': the question names one row by
+    its date (written another way in the table, which goes on in a second chunk); the part
+    '它在哪个站点' is read from that row, not from the rows it cannot tell apart."""
+    from graph.offline import compose_answer
+
+    question = "保修到 2032 年 1 月 21 日为止的是哪台设备？它在哪个站点？"
+    head = "设备编号 | 设备类型 | 所属站点 | 保修截止\n"
+    first = EvidenceItem(n=1, chunk_id="a", title="设备台账",
+                         text=head + "KX-1 | 泵 | 北区 | 2031-04-02\nKX-3 | 泵 | 东区 | 2030-05-05")  # fmt: skip
+    rest = EvidenceItem(n=2, chunk_id="b", title="设备台账",
+                        text=head + "KX-9 | 阀 | 南区 | 2032-01-21\nKX-8 | 阀 | 西区 | 2029-01-01")  # fmt: skip
+    parts = ("保修到 2032 年 1 月 21 日为止的是哪台设备", "它在哪个站点")
+    hops = [HopView(sub_question=p, query=p, hit_ids=["a", "b"], final=True) for p in parts]
+    lines = "".join(compose_answer(question, [first, rest], [], hops)).split("\n\n")[0]
+    assert [("KX-9" in ln, "**南区**" in ln or "**KX-9**" in ln) for ln in lines.splitlines()] == [
+        (True, True),
+        (True, True),
+    ]
