@@ -416,10 +416,12 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
                 continue
             if any(asking) and not asking[i]:
                 continue  # a statement among questions sets the scene ('远程搞不定'), asks nothing
-            if subject and not MASK_RE.search(clause) and subject not in clause:
-                clause = f"{subject}{clause}"
+            borrowed = bool(subject) and not MASK_RE.search(clause) and subject not in clause
+            if borrowed:  # the scene's subject: context of the clause, never a link of a chain
+                clause = f"{subject}{clause}"  # ('…不同意推迟，给出的理由是什么' is one question)
             for piece in _zh_conjunction(clause):
-                parts += _shift(_zh_chain(piece) or [(piece, None)], len(parts))
+                chain = None if borrowed else _zh_chain(piece)
+                parts += _shift(chain or [(piece, None)], len(parts))
         if parts:
             return parts
     parts = []

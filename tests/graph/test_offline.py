@@ -466,3 +466,18 @@ def test_the_one_row_a_question_names_by_a_value_answers_its_elliptical_part() -
         (True, True),
         (True, True),
     ]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "青禾县第一医院不同意把 CT 巡检往后挪，给出的理由是什么？",
+        "北岭仓库拒绝了推迟盘点的申请，提出的条件是什么？",
+    ],
+)
+def test_a_clause_that_borrows_the_scenes_subject_is_one_question(question: str) -> None:
+    """'…不同意推迟，给出的理由是什么': the statement's subject is the asking clause's context;
+    '给出的理由' is the reason given, not 'first find X给出, then #1的理由'."""
+    subs = decompose_question(question, None)
+    assert len(subs) == 1 and "#1" not in subs[0].question
+    assert question.rstrip("？").split("，")[-1] in subs[0].question  # asked as written
