@@ -150,7 +150,8 @@ class OfflineReasoner:
             return None
         held = tx.term_set(f"{last.top_hits[0].title} {last.top_hits[0].text}")
         rest = [w for w in tx.content_words(question) if tx.stem(w) not in held and w not in held]
-        query = br.next_query(" ".join(rest), found[0].text, self.params)
+        entity = _described_code(question, last, evidence) or found[0].text
+        query = br.next_query(" ".join(rest), entity, self.params)
         searched = {tx.normalize_space(h.query).lower() for h in hops}
         return query if rest and query.lower() not in searched else None
 
@@ -174,6 +175,19 @@ class OfflineReasoner:
     ) -> Iterator[str | Usage]:
         yield rt.direct_reply(question)
         yield _usage()
+
+
+def _described_code(question: str, hop: HopView, evidence: Sequence[EvidenceItem]) -> str:
+    """The code of the one record a question describes by its values instead of naming it
+    ('石屿县人民医院那台DR…' is the register row holding both: LQ-DR-002), from the hop's best
+    passages: what other documents file it under, so the next search looks for that. '' when
+    the question names a code itself or no single record is described."""
+    if rd.codes_in(question):
+        return ""
+    best = {hit.chunk_id for hit in hop.top_hits[:3]}
+    rows = recs.described(question, recs.records([e for e in evidence if e.chunk_id in best]))
+    codes = {found[0] for r in rows if r.fields and (found := rd.codes_in(r.fields[0][1]))}
+    return codes.pop() if len(codes) == 1 else ""
 
 
 def _parts(question: str, hops: Sequence[HopView]) -> list[tuple[str, list[str] | None, str]]:

@@ -67,6 +67,26 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
     return out
 
 
+_ACRONYM_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]+(?![A-Za-z0-9])")
+
+
+def described(question: str, found: Sequence[Record]) -> list[Record]:
+    """The records the question names, or describes best: those holding the most of what it
+    gives (its values, and names it marks such as 'DR'); '石屿县人民医院那台DR' is the one row
+    holding both, not every row of that hospital."""
+    from graph.offline.spans import question_spans
+
+    marked = {s.text for s in question_spans(question) if len(s.text) >= 2}
+    marked |= set(_ACRONYM_RE.findall(question))  # a type or unit named in capitals ('DR')
+    held: dict[int, int] = {}
+    for r in found:
+        given = [v for v in r.values() if _names_in(v, question) or v in marked]
+        held[id(r)] = sum(1 for v in given if not any(v != o and v in o for o in given))
+    named = [r for r in found if any(_names_in(v, question) for v in r.values())]
+    most = max((held[id(r)] for r in named), default=0)  # a city in a hospital's name: no more
+    return [r for r in named if held[id(r)] == most]
+
+
 def _names_in(value: str, question: str) -> bool:
     value = tx.fold(value).casefold().replace(" ", "")
     return len(value) >= 3 and value in tx.fold(question).casefold().replace(" ", "")
@@ -125,14 +145,29 @@ def _where(asked: str, label: str, match: float = 0.99) -> int:
 def asked_head(question: str, labels: Sequence[str], match: float = 0.99) -> str:
     """Of the labels the asked clause names, the one asked for: the head of the phrase, the
     last named in Chinese ('所在医院的设备科联系人'), the first in English ('the contact for
-    the site of X'). '' when it names none."""
+    the site of X'). Failing that, the one label that is a named word plus a noun of the
+    asked kind ('按计划哪天做' asks '计划日期'). '' when it names none."""
     asked = asked_clause(question)
     named = sorted(
         (at, label) for label in set(labels) if label and (at := _where(asked, label, match)) >= 0
     )
-    if not named:
-        return ""
-    return named[-1][1] if tx.has_cjk(asked) else named[0][1]
+    if named:
+        return named[-1][1] if tx.has_cjk(asked) else named[0][1]
+    from graph.offline.answer import answer_type
+
+    nouns = _KIND_NOUNS.get(answer_type(question), ())
+    kinded = {
+        label
+        for label in set(labels)
+        for noun in nouns
+        if label.endswith(noun)
+        and len(word := label[: -len(noun)].strip()) >= 2
+        and _where(asked, word, match) >= 0
+    }
+    return kinded.pop() if len(kinded) == 1 else ""
+
+
+_KIND_NOUNS = {kind: tuple(nouns) for kind, nouns in lexicon.table("answer_nouns")}
 
 
 _PARTS_RE = re.compile(r"[\s,，;；/、]+")  # what separates the parts of one value
@@ -152,7 +187,7 @@ def join(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
     head = asked_head(question, [label for r in found for label, _ in r.fields])
     if not head:
         return None
-    starts = [r for r in found if any(_names_in(v, question) for v in r.values())]
+    starts = described(question, found)
     answers: dict[str, Joined] = {}
     for start in starts:
         if any(label == head for label, _ in start.fields):

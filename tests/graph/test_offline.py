@@ -481,3 +481,17 @@ def test_a_clause_that_borrows_the_scenes_subject_is_one_question(question: str)
     subs = decompose_question(question, None)
     assert len(subs) == 1 and "#1" not in subs[0].question
     assert question.rstrip("？").split("，")[-1] in subs[0].question  # asked as written
+
+
+def test_the_next_search_follows_the_code_of_the_row_the_question_describes() -> None:
+    """'北岭县医院…那台DR…': the register row holding both is filed elsewhere under its code;
+    the chase searches for that code, not for the most frequent name in the passages."""
+    from graph.offline import _described_code
+
+    register = _hit("r", "设备台账", "设备编号 | 设备类型 | 所属医院\nKQ-DR-7 | DR | 北岭县医院\n"
+                    "KQ-CT-4 | CT | 北岭县医院\nKQ-CT-9 | CT | 南湖医院")  # fmt: skip
+    hop = HopView(sub_question="x", query="x", top_hits=[register], hit_ids=["r"], final=True)
+    question = "北岭县医院拒绝了推迟保养的申请，那台DR按计划应该哪天做保养？"
+    assert _described_code(question, hop, [_item(1, register)]) == "KQ-DR-7"
+    other = "北岭县医院的设备按计划应该哪天做保养？"  # two rows fit: no single code to follow
+    assert _described_code(other, hop, [_item(1, register)]) == ""

@@ -119,3 +119,19 @@ def test_a_record_is_quoted_briefly_by_its_key_and_what_was_read_from_it() -> No
     assert brief(row, ["480"]) == "Part: QT-7; Cost: 480"
     assert brief(row, ["480", "Fan unit"]) == "Part: QT-7; Name: Fan unit; Cost: 480"
     assert brief(row, ["999"]) == ""  # nothing read from it: the caller shows it whole
+
+
+def test_a_row_the_question_describes_leads_to_the_asked_column_of_another_table() -> None:
+    """'北岭县医院…那台DR按计划应该哪天做保养': no row is named by a code; the register row
+    holding both the hospital and 'DR' is the one described (not every row of that hospital),
+    its device code leads to the plan table, and '按计划哪天' asks its '计划日期'."""
+    question = "北岭县医院拒绝了推迟保养的申请，那台DR按计划应该哪天做保养？"
+    register = EvidenceItem(n=1, chunk_id="r", title="设备台账",
+                            text="设备编号 | 设备类型 | 所属医院\nKQ-DR-7 | DR | 北岭县医院\n"
+                            "KQ-CT-4 | CT | 北岭县医院\nKQ-CT-9 | CT | 南湖医院")  # fmt: skip
+    plan = EvidenceItem(n=2, chunk_id="p", title="保养计划",
+                        text="设备编号 | 计划日期 | 负责工程师\nKQ-DR-7 | 2031-08-20 | 严青\n"
+                        "KQ-CT-4 | 2031-07-18 | 许木\nKQ-CT-9 | 2031-07-02 | 许木")  # fmt: skip
+    joined = recs.join(question, [register, plan])
+    assert joined is not None
+    assert (joined.answer, joined.field, joined.via) == ("2031-08-20", "计划日期", "KQ-DR-7")
