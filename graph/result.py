@@ -262,7 +262,8 @@ class QuestionResult(_Record):
                     }
                 )
             )
-        kept = [e for e in self.evidence if e.chunk_id not in gone]
+        # web results go too: they were found with a query that may name what was withdrawn
+        kept = [e for e in self.evidence if e.chunk_id not in gone and e.chunk_id is not None]
         number = {e.n: i for i, e in enumerate(kept, 1)}
         evidence = [e.model_copy(update={"n": number[e.n]}) for e in kept]
         citations = [
@@ -288,7 +289,7 @@ class QuestionResult(_Record):
         ]
         # Every step's details: searches, bridges, verdicts and the answer's counts of
         # evidence and citations all read the withheld documents.
-        trace = [e.model_copy(update={"details": {}}) for e in self.trace]
+        trace = [e.model_copy(update={"details": {}, "tokens": 0}) for e in self.trace]
         return self.model_copy(
             update={
                 "hops": hops,
@@ -299,6 +300,8 @@ class QuestionResult(_Record):
                 "short_answer": "",
                 "evidence": evidence,
                 "citations": citations,
+                "web_results": [],
+                "tokens": 0,  # how much text the withdrawn documents added
                 "answer": notice,
             }
         )

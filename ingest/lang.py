@@ -22,9 +22,11 @@ CJK_RE = re.compile(f"[{CJK}]")
 # the reader (a field is a unit, a block of them a record): one token without spaces ('组长',
 # 'PO'), or two to four words that start with a capital ('New ship date', 'ETA Berlin').
 # A code that names one thing among its like: 'KX-200', 'LQ-FW-2024-017', 'WO-240803-05',
-# 'ABC123' (capitals, then digits or hyphenated parts).
+# 'ABC123' (capitals, then digits or hyphenated parts); also written against Chinese text
+# ('工单WO-240803-05的'): only Latin letters, digits, '_' and '-' continue a code.
 CODE_RE = re.compile(
-    r"(?<![\w-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![\w-])|(?<![\w-])[A-Z]{1,4}\d{2,}[A-Z0-9]*(?![\w-])"
+    r"(?<![A-Za-z0-9_-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![A-Za-z0-9_-])"
+    r"|(?<![A-Za-z0-9_-])[A-Z]{1,4}\d{2,}[A-Z0-9]*(?![A-Za-z0-9_-])"
 )
 FIELD_LABEL = r"(?:[^\s:：|]{1,12}|[A-Z][\w/&.'()-]*(?: [\w/&.'()-]+){1,3})"
 

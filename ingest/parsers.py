@@ -1437,7 +1437,10 @@ class _Worker:
         """Where the worker's stderr goes: a temp file, emptied before each request, so a
         worker that dies leaves its last words there (a native library's abort message)."""
         if self._errors is None:
-            self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the worker
+            try:
+                self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - as long as the worker
+            except OSError:  # no writable temp dir: the worker runs, its last words are lost
+                return subprocess.DEVNULL
         return self._errors
 
     def _forget_errors(self) -> None:
@@ -1456,8 +1459,8 @@ class _Worker:
         last = ""
         if self._errors is not None:
             with contextlib.suppress(OSError):
-                self._errors.seek(0)
-                lines = self._errors.read()[-4096:].decode("utf-8", "replace").splitlines()
+                self._errors.seek(max(0, self._errors.seek(0, os.SEEK_END) - 4096))
+                lines = self._errors.read().decode("utf-8", "replace").splitlines()
                 last = next((ln.strip() for ln in reversed(lines) if ln.strip()), "")
         return death_cause(code, last)
 
@@ -1490,7 +1493,10 @@ def death_cause(code: int | None, last_words: str = "") -> str:
         cause = "it stopped answering and did not exit"
     elif code < 0:
         number = -code
-        name = signal.Signals(number).name if number in signal.valid_signals() else str(number)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:  # a real-time signal has no name
+            name = str(number)
         cause = _SIGNAL_CAUSES.get(number, f"it was stopped by signal {name}")
     else:
         cause = f"it exited with status {code}"

@@ -209,6 +209,11 @@ def _tagged(segment: str, hmm: bool) -> tuple[tuple[str, str], ...]:
     return tuple((p.word, p.flag) for p in posseg.cut(segment, HMM=True))
 
 
+def cjk_tags(text: str) -> list[tuple[str, str]]:
+    """jieba's (word, tag) pairs of the Chinese in a text, with its HMM, in order."""
+    return [pair for segment in re.findall(f"[{CJK}]+", text) for pair in _tagged(segment, True)]
+
+
 def _name_candidates(segment: str, hmm: bool) -> list[tuple[str, str, str, str]]:
     """(word, tag, next word, next tag) for each word of a run of Chinese tagged as a name.
     Without the HMM only the dictionary's name words are tagged (most words are not names)."""

@@ -1351,17 +1351,22 @@ class MilvusStore:
         if not codes or self.index_format < 3:
             return None
         found: dict[str, tuple[int, dict]] = {}
-        for code in codes:  # capitals, digits and hyphens only: nothing to escape
-            like = f'search_text like "%{fold(code)}%"'
-            where = f"{like} and ({expr})" if expr else like
-            if not self._count(where):  # pymilvus cannot read an empty result whose filter
-                continue  # reads an ARRAY field (the groups): count first
-            rows = self._client.query(
-                self.collection, filter=where, output_fields=self._fields, limit=limit
-            )
-            for row in rows:
-                held, _ = found.get(row["chunk_id"], (0, row))
-                found[row["chunk_id"]] = (held + 1, row)
+        try:
+            for code in codes:  # capitals, digits and hyphens only: nothing to escape
+                like = f'search_text like "%{fold(code)}%"'
+                where = f"{like} and ({expr})" if expr else like
+                count = self._count(where)  # pymilvus cannot read an empty result whose
+                if not count or count > limit:  # filter reads an ARRAY field: count first;
+                    continue  # a code in that many chunks ('UTF-8') names no one thing
+                rows = self._client.query(
+                    self.collection, filter=where, output_fields=self._fields, limit=limit
+                )
+                for row in rows:
+                    held, _ = found.get(row["chunk_id"], (0, row))
+                    found[row["chunk_id"]] = (held + 1, row)
+        except Exception as exc:  # noqa: BLE001 - the other channels' results stand
+            log.warning("exact code channel skipped: %s", exc)
+            return None
         ordered = sorted(found.values(), key=lambda pair: -pair[0])  # stable: query order
         return [(float(count), row) for count, row in ordered[:limit]]
 

@@ -268,8 +268,9 @@ def compose_answer(
         part = _readable(part)  # an address or a link's markup is nothing to cover
         # a part that names what it asks about is a question of its own, with its own kind;
         # an elliptical one ('改成了多少？') is read as the question as a whole
-        own_kind = len(parts) > 1 and question_spans(part)
-        asks = ans.answer_type(part) if own_kind else kind
+        own_kind = ans.answer_type(part) if len(parts) > 1 and question_spans(part) else kind
+        asks = own_kind if own_kind != "entity" or _ASKS_RE.search(part) else kind  # 'QT-9的呢'
+
         reading = rd.read(part, question, asks, pool, params, own, similarity) if pool else None
         summed = recs.total(question, pool) if len(parts) == 1 else None
         if summed is not None:
@@ -331,6 +332,13 @@ def compose_answer(
 
 
 _DECIDED = ("choice", "yes_no")
+# A part that asks by itself ('What are the steps …'), not one that leans on the question
+# before it ('QT-9的呢', 'what about QT-9') for what it asks.
+_ASKS_RE = re.compile(
+    r"^\s*(?:what|which|who|whom|whose|where|when|why|how)\b(?!\s+about\b)"
+    r"|什么|哪|谁|多少|几|如何|怎么|怎样|为什么|为何",
+    re.IGNORECASE,
+)
 _BULLET_RE = re.compile(r"^[-*+•]\s+")
 OFFLINE_ONLY = {
     "zh": "（未配置语言模型时，我只根据已上传的文档回答；常识性问题请配置 HOPWISE_LLM_BASE_URL 和 "

@@ -23,6 +23,7 @@ from graph.offline.records import aggregates
 from graph.offline.spans import MASK_RE, PhraseLookup, mask, question_spans, unmask
 from graph.schemas import SubQuestion
 from ingest import lexicon
+from ingest.phrases import cjk_tags
 
 Part = tuple[str, int | None]  # (sub-question, the earlier sub-question it depends on)
 
@@ -417,10 +418,12 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
             if any(asking) and not asking[i]:
                 continue  # a statement among questions sets the scene ('远程搞不定'), asks nothing
             borrowed = bool(subject) and not MASK_RE.search(clause) and subject not in clause
-            if borrowed:  # the scene's subject: context of the clause, never a link of a chain
-                clause = f"{subject}{clause}"  # ('…不同意推迟，给出的理由是什么' is one question)
+            if borrowed:
+                clause = f"{subject}{clause}"
             for piece in _zh_conjunction(clause):
-                chain = None if borrowed else _zh_chain(piece)
+                chain = _zh_chain(piece)
+                if borrowed and chain and _ends_in_verb(chain[0][0]):
+                    chain = None  # '…不同意推迟，给出的理由是什么': the reason given, one question
                 parts += _shift(chain or [(piece, None)], len(parts))
         if parts:
             return parts
@@ -428,6 +431,13 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
     for piece in _zh_conjunction(q):
         parts += _shift(_zh_chain(piece) or [(piece, None)], len(parts))
     return parts
+
+
+def _ends_in_verb(text: str) -> bool:
+    """Whether a phrase ends in a verb ('⟨0⟩给出'): before 的 it makes a relative clause (the
+    thing given), not a link of a chain ('⟨0⟩所在部门的经理')."""
+    tags = cjk_tags(MASK_RE.sub(" ", text))
+    return bool(tags) and tags[-1][1].startswith("v")
 
 
 def _zh_subject(clause: str) -> str:

@@ -156,18 +156,24 @@ def asked_head(question: str, labels: Sequence[str], match: float = 0.99) -> str
     from graph.offline.answer import answer_type
 
     nouns = _KIND_NOUNS.get(answer_type(question), ())
-    kinded = {
-        label
-        for label in set(labels)
-        for noun in nouns
-        if label.endswith(noun)
-        and len(word := label[: -len(noun)].strip()) >= 2
-        and _where(asked, word, match) >= 0
-    }
+    kinded = {label for label in set(labels) for noun in nouns if _kind_word(label, noun, asked)}
     return kinded.pop() if len(kinded) == 1 else ""
 
 
 _KIND_NOUNS = {kind: tuple(nouns) for kind, nouns in lexicon.table("answer_nouns")}
+
+
+def _kind_word(label: str, noun: str, asked: str) -> bool:
+    """Whether a label is a word the asked clause names plus the kind's noun ('计划日期' for
+    '按计划哪天'; 'Ship date' for 'when does it ship', words whole in English)."""
+    if not label.casefold().endswith(noun.casefold()):
+        return False
+    word = label[: -len(noun)]
+    if noun.isascii():
+        if not word.endswith(" ") or len(word.strip()) < 3:
+            return False
+        return re.search(rf"\b{re.escape(word.strip())}\b", asked, re.IGNORECASE) is not None
+    return len(word.strip()) >= 2 and _where(asked, word.strip()) >= 0
 
 
 _PARTS_RE = re.compile(r"[\s,，;；/、]+")  # what separates the parts of one value

@@ -400,9 +400,18 @@ def test_a_withdrawn_document_leaves_no_gap_or_count_behind() -> None:
         "evidence": [{"n": 1, "chunk_id": "c1", "text": "Vault A."},
                      {"n": 2, "chunk_id": "c2", "text": "Door B."}],
         "citations": [{"n": 1, "chunk_id": "c1"}, {"n": 2, "chunk_id": "c2"}],
-        "trace": [{"node": "generate_answer", "details": {"evidence": 2, "citations": [1, 2]}}],
+        "trace": [{"node": "generate_answer", "tokens": 900,
+                   "details": {"evidence": 2, "citations": [1, 2]}}],
+        "web_results": [{"title": "Vault A opening hours", "url": "https://example.org/a"}],
+        "tokens": 900,
     })  # fmt: skip
+    result.evidence.append(
+        result.evidence[0].model_copy(
+            update={"n": 3, "chunk_id": None, "url": "https://example.org/a", "text": "Vault A."}
+        )
+    )
     shown = result.without_documents({"d1"}, "withheld")
+    assert not shown.web_results and shown.tokens == 0 and shown.trace[0].tokens == 0
     [hop] = shown.hops
     assert [(h.chunk_id, h.rank) for h in hop.hits] == [("c2", 1)] and hop.new_count == 1
     assert [(e.n, e.chunk_id) for e in shown.evidence] == [(1, "c2")]
@@ -495,3 +504,30 @@ def test_the_next_search_follows_the_code_of_the_row_the_question_describes() ->
     assert _described_code(question, hop, [_item(1, register)]) == "KQ-DR-7"
     other = "北岭县医院的设备按计划应该哪天做保养？"  # two rows fit: no single code to follow
     assert _described_code(other, hop, [_item(1, register)]) == ""
+
+
+def test_a_chain_after_a_statement_clause_still_splits_when_its_link_is_a_noun() -> None:
+    """'…，他所在部门的经理是谁': the department first, then its manager; only a verb before 的
+    ('给出的理由') makes the clause one question."""
+    subs = decompose_question("张伟负责KX-77合同，他所在部门的经理是谁？", None)
+    assert [s.depends_on for s in subs] == [None, 1] and subs[1].question.startswith("#1的")
+
+
+def test_a_code_written_against_chinese_text_is_a_code() -> None:
+    from graph.offline.reader import codes_in
+
+    assert codes_in("工单WO-240803-05的处理人是谁？合同KX-77何时到期？") == [
+        "WO-240803-05",
+        "KX-77",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("part", "asks"),
+    [("What are the steps to return a part?", True), ("它装在哪家医院", True),
+     ("QT-9的呢", False), ("what about QT-9?", False), ("and KX-77?", False)],
+)  # fmt: skip
+def test_a_part_reads_for_its_own_kind_only_when_it_asks_by_itself(part: str, asks: bool) -> None:
+    from graph.offline import _ASKS_RE
+
+    assert bool(_ASKS_RE.search(part)) is asks

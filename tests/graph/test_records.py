@@ -135,3 +135,9 @@ def test_a_row_the_question_describes_leads_to_the_asked_column_of_another_table
     joined = recs.join(question, [register, plan])
     assert joined is not None
     assert (joined.answer, joined.field, joined.via) == ("2031-08-20", "计划日期", "KQ-DR-7")
+
+
+def test_a_kind_noun_makes_a_column_asked_only_with_a_whole_word_before_it() -> None:
+    # 'Account' is no 'count' column: 'Ac' is not a word of the question
+    assert recs.asked_head("How many units does the contract cover?", ["Account", "Customer"]) == ""
+    assert recs.asked_head("When will the pump ship?", ["Item", "Ship date"]) == "Ship date"

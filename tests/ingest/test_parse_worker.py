@@ -60,3 +60,8 @@ def test_a_parse_whose_worker_is_killed_names_the_signal() -> None:
         assert "SIGKILL" in message and "None" not in message
     finally:
         worker.stop()
+
+
+def test_a_real_time_signal_is_named_by_its_number() -> None:
+    rt = signal.SIGRTMIN + 2  # valid, but no member of signal.Signals
+    assert parsers.death_cause(-rt) == f"it was stopped by signal {rt}"
