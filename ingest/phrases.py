@@ -170,7 +170,7 @@ def _tag_table() -> dict[str, str]:
     _jieba()  # quiet initialisation
     import jieba.posseg as posseg
 
-    return dict(posseg.dt.word_tag_tab)
+    return posseg.dt.word_tag_tab  # the table itself (a copy would double ~350k entries)
 
 
 @lru_cache(maxsize=1)

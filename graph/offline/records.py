@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from graph import text as tx
 from graph.offline import evidence as ev
 from graph.offline import reader as rd
+from graph.offline.answer import answer_type
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.spans import question_spans
 from graph.protocols import EvidenceItem
 from ingest import lexicon
 
@@ -74,17 +76,16 @@ def described(question: str, found: Sequence[Record]) -> list[Record]:
     """The records the question names, or describes best: those holding the most of what it
     gives (its values, and names it marks such as 'DR'); '石屿县人民医院那台DR' is the one row
     holding both, not every row of that hospital."""
-    from graph.offline.spans import question_spans
-
     marked = {s.text for s in question_spans(question) if len(s.text) >= 2}
     marked |= set(_ACRONYM_RE.findall(question))  # a type or unit named in capitals ('DR')
-    held: dict[int, int] = {}
+    scored: list[tuple[int, Record]] = []
     for r in found:
-        given = [v for v in r.values() if _names_in(v, question) or v in marked]
-        held[id(r)] = sum(1 for v in given if not any(v != o and v in o for o in given))
-    named = [r for r in found if any(_names_in(v, question) for v in r.values())]
-    most = max((held[id(r)] for r in named), default=0)  # a city in a hospital's name: no more
-    return [r for r in named if held[id(r)] == most]
+        named = [v for v in r.values() if _names_in(v, question)]
+        if named:  # a city inside a hospital's name adds nothing
+            given = named + [v for v in r.values() if v in marked and v not in named]
+            scored.append((sum(1 for v in given if not any(v != o and v in o for o in given)), r))
+    most = max((score for score, _ in scored), default=0)
+    return [r for score, r in scored if score == most]
 
 
 def _names_in(value: str, question: str) -> bool:
@@ -153,8 +154,6 @@ def asked_head(question: str, labels: Sequence[str], match: float = 0.99) -> str
     )
     if named:
         return named[-1][1] if tx.has_cjk(asked) else named[0][1]
-    from graph.offline.answer import answer_type
-
     nouns = _KIND_NOUNS.get(answer_type(question), ())
     kinded = {label for label in set(labels) for noun in nouns if _kind_word(label, noun, asked)}
     return kinded.pop() if len(kinded) == 1 else ""
