@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install test test-slow lint bench eval eval-kb browser run
+.PHONY: install test test-slow lint bench eval eval-kb browser run real-model
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Hopwise needs Python 3.11 (set PYTHON=python3.11)")'
@@ -42,3 +42,8 @@ eval: $(PY)
 
 eval-kb: $(PY)
 	$(VENV)/bin/hopwise eval-kb ../shared/eval/kb-dev
+
+# The real local model for the slow suite and `hopwise bench llm` (downloads once, outside the
+# repo: HOPWISE_REAL_MODEL_DIR, default ~/.cache/hopwise/real-model).
+real-model:
+	PYTHON=$(PYTHON) tools/real_model/prepare.sh

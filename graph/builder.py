@@ -21,6 +21,7 @@ NODE_NAMES = (
     "evaluate_evidence",
     "search_web",
     "generate_answer",
+    "check_claims",
 )
 
 # (source, target) pairs of every possible transition, for the trace viewer's drawing.
@@ -36,7 +37,8 @@ EDGES = (
     ("evaluate_evidence", "search_web"),
     ("evaluate_evidence", "generate_answer"),
     ("search_web", "evaluate_evidence"),
-    ("generate_answer", "__end__"),
+    ("generate_answer", "check_claims"),
+    ("check_claims", "__end__"),
 )
 
 
@@ -53,7 +55,8 @@ def build_graph() -> StateGraph[GraphState, GraphContext, GraphState, GraphState
     graph.add_conditional_edges("plan_next_step", routing.route_after_plan)
     graph.add_conditional_edges("evaluate_evidence", routing.route_after_evaluation)
     graph.add_edge("search_web", "evaluate_evidence")
-    graph.add_edge("generate_answer", END)
+    graph.add_edge("generate_answer", "check_claims")
+    graph.add_edge("check_claims", END)
     return graph
 
 

@@ -26,6 +26,7 @@ class GraphConfig:
     web_timeout_s: float = 8.0
     web_max_results: int = 5
     llm_economy: bool = True  # code settles the steps it can instead of the model
+    claim_check: bool = True  # every claim checked against the passages it cites
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class LLMConfig:
     timeout_s: float = 30.0
     max_retries: int = 1
     temperature: float = 0.0
+    max_tokens: int = 1024
 
     def __repr__(self) -> str:  # never print the key
         return f"LLMConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=***)"

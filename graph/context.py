@@ -15,6 +15,7 @@ from graph.config import GraphConfig
 from graph.protocols import Reasoner, Retriever, WebSearch
 
 DOMINANT_LANGUAGE_SHARE = 0.6
+Similarity = Callable[[str, Sequence[str]], list[float]]
 EventCallback = Callable[[dict[str, Any]], None]
 TokenCallback = Callable[[str], None]
 
@@ -28,6 +29,8 @@ class GraphContext:
     config: GraphConfig
     web: WebSearch | None = None
     code: Reasoner | None = None  # settles steps without the model (config.llm_economy)
+    offline: Reasoner | None = None  # writes the evidence-first answer a failed check falls to
+    similarity: Similarity | None = None  # meaning by the built-in embedder, for the claim check
     groups: tuple[str, ...] = ("all",)
     on_event: EventCallback | None = None
     on_token: TokenCallback | None = None

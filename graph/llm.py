@@ -56,6 +56,9 @@ WALL_CLOCK_MARGIN_S = 1.0
 _RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again after a wait
 _OUTAGE_KINDS = _RETRY_KINDS | {"auth", "refused", "deadline"}  # the endpoint failed
 _THINK = re.compile(r"<think>.*?</think>", re.S)
+_MARKUP_RE = re.compile(r"<<<|>>>")  # the prompt's data delimiters: a reply never has them
+_LOOP_RE = re.compile(r"(.{8,200}?)(?:\s*\1){3,}\s*$", re.S)  # a phrase four times at the end
+RUNAWAY_CHECK_CHARS = 64  # a stream is checked for a loop whenever this much more arrived
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
 
@@ -77,10 +80,15 @@ def build_chat_model(config: LLMConfig, role: Role = "main") -> ChatOpenAI:
         timeout=config.timeout_s,
         max_retries=0,
         temperature=config.temperature,
+        max_tokens=config.max_tokens or None,  # 0: the server's own limit
         stream_usage=True,
         use_responses_api=False,  # chat completions is what every compatible server speaks
         disabled_params={"parallel_tool_calls": None},  # one forced tool; some servers reject it
     )
+
+
+class RunawayReply(Exception):
+    """A streamed reply that loops or imitates the evidence markup: stopped, never shown."""
 
 
 class StepFailure(Exception):
@@ -233,6 +241,11 @@ class LLMReasoner:
         self._lock = threading.Lock()
         secret = config.api_key or ""
         self._secret = secret if len(secret) >= 4 else ""
+
+    @property
+    def fallback(self) -> Reasoner:
+        """The offline reasoner that stands in for a failed step."""
+        return self._fallback
 
     @property
     def structured_method(self) -> str | None:
@@ -637,6 +650,7 @@ class LLMReasoner:
             kind, retry_after = "", None
             think = _ThinkFilter()
             sent = 0
+            so_far, checked_at = "", 0
             until = stop_at(self._max_stream_s)
             if until <= time.monotonic():
                 kind, reason = "late", "the question's deadline had passed"
@@ -646,6 +660,11 @@ class LLMReasoner:
                 for chunk in iterate_bounded(stream, until):
                     _add_tokens(usage, chunk)
                     text = think.feed(chunk.text)[: self._max_answer_chars - sent]
+                    so_far += text
+                    if len(so_far) - checked_at >= RUNAWAY_CHECK_CHARS or "<" in text:
+                        checked_at = len(so_far)
+                        if why := runaway(so_far):
+                            raise RunawayReply(why)
                     if text:
                         emitted = True
                         sent += len(text)
@@ -654,6 +673,8 @@ class LLMReasoner:
                         yield " …"
                         break  # closing the stream ends the request: a runaway reply stops here
                 tail = think.flush()
+                if why := runaway(so_far + tail):
+                    raise RunawayReply(why)
                 if tail:
                     emitted = True
                     yield tail
@@ -662,6 +683,12 @@ class LLMReasoner:
                     yield usage
                     return
                 kind, reason = "malformed", "empty reply"
+            except RunawayReply as exc:
+                kind, reason = "runaway", str(exc)
+                if emitted:  # what came so far is withdrawn, not finished (stream_answer)
+                    yield Usage(mode="fallback", error=reason, details={"retract": True})
+                    emitted = False
+                break
             except WallClockTimeout:
                 kind, reason = "deadline", "the answer did not finish before the deadline"
             except Exception as exc:  # noqa: BLE001 - classified below
@@ -694,6 +721,20 @@ class LLMReasoner:
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
         usage.mode, usage.method, usage.error = "fallback", None, reason
         yield usage
+
+
+def runaway(text: str) -> str | None:
+    """Why a streamed reply must be stopped, or None: it reproduces the prompt's evidence
+    markup (untrusted output imitating our data), repeats a line three times, or ends in a
+    phrase said four times over."""
+    if _MARKUP_RE.search(text):
+        return "the reply imitated the evidence markup"
+    lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 4]
+    if lines and max(lines.count(line) for line in set(lines)) >= 3:
+        return "the reply repeated a line"
+    if _LOOP_RE.search(text[-1200:]):
+        return "the reply repeated itself"
+    return None
 
 
 def _squash(text: str) -> str:

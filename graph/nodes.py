@@ -12,7 +12,9 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
+from graph import claims as cl
 from graph import text as tx
+from graph.claims import CITATION_RE
 from graph.context import GraphContext
 from graph.protocols import EvidenceItem, HopView, Reasoner, Usage, WebSearchError
 from graph.schemas import PlanDecision
@@ -219,9 +221,6 @@ def next_batch(state: GraphState, max_hops: int) -> list[dict[str, Any]]:
     return batch
 
 
-CITATION_RE = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]")
-
-
 def cited_numbers(answer: str, known: Collection[int]) -> list[int]:
     """The `known` numbers the answer's [n] / [n, m] markers use, in order of first use."""
     used: list[int] = []
@@ -273,15 +272,23 @@ def citation(item: EvidenceItem) -> dict[str, Any]:
     }
 
 
-def stream_answer(ctx: GraphContext, pieces: Iterable[str | Usage], step: Step) -> str:
-    """Forward text pieces to on_token as they come; the trailing Usage goes to the step."""
+def stream_answer(
+    ctx: GraphContext, pieces: Iterable[str | Usage], step: Step, live: bool = True
+) -> str:
+    """Forward text pieces to on_token as they come (when `live`); the trailing Usage goes to
+    the step."""
     parts: list[str] = []
     for piece in pieces:
-        if isinstance(piece, Usage):
+        if isinstance(piece, Usage) and piece.details.get("retract"):
+            parts.clear()  # the reasoner withdrew what it streamed (a runaway reply)
+            if live:
+                ctx.emit_token("\n\n")
+        elif isinstance(piece, Usage):
             step.add(piece)
         else:
             parts.append(piece)
-            ctx.emit_token(piece)
+            if live:
+                ctx.emit_token(piece)
     return "".join(parts)
 
 
@@ -749,22 +756,19 @@ def _domain(url: str) -> str:
 
 
 def generate_answer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
-    """Answer only from numbered evidence, streaming tokens; cite what the text uses."""
+    """Answer only from numbered evidence; cite what the text uses. Tokens stream to the page
+    as they come only when the claim check is off: with it on, check_claims shows the answer
+    once it is checked, so no unchecked claim ever reaches the page."""
     ctx = runtime.context
     step = Step(ctx, "generate_answer")
     question = state["standalone_question"]
-    items = evidence_items(
-        state.get("evidence", {}), state.get("web_results", []), ctx.config.max_evidence_chunks
-    )
-    missing = (state.get("evaluation") or {}).get("missing", [])
+    items, missing, views = answer_inputs(state, ctx)
     earlier_fallback = fell_back(state.get("trace", []))
     prefix = degraded_note(question) if earlier_fallback else ""
-    if prefix:
+    live = not ctx.config.claim_check
+    if prefix and live:
         ctx.emit_token(prefix)
-    views = hop_views(
-        state.get("hops", []), state.get("evidence", {}), state.get("sub_questions", [])
-    )
-    text = stream_answer(ctx, ctx.reasoner.answer(question, items, missing, views), step)
+    text = stream_answer(ctx, ctx.reasoner.answer(question, items, missing, views), step, live)
     if not prefix and step.mode == "fallback":
         prefix = degraded_note(question)
     text, items, citations = renumber_citations(text, items)
@@ -775,4 +779,91 @@ def generate_answer(state: GraphState, runtime: Runtime[GraphContext]) -> dict[s
         "answer_evidence": [item.model_dump() for item in items],
         "citations": citations,
         "trace": [event],
+    }
+
+
+def answer_inputs(
+    state: GraphState, ctx: GraphContext
+) -> tuple[list[EvidenceItem], list[str], list[HopView]]:
+    """The numbered evidence, the missing facts and the hops an answer is written from."""
+    items = evidence_items(
+        state.get("evidence", {}), state.get("web_results", []), ctx.config.max_evidence_chunks
+    )
+    missing = list((state.get("evaluation") or {}).get("missing", []))
+    views = hop_views(
+        state.get("hops", []), state.get("evidence", {}), state.get("sub_questions", [])
+    )
+    return items, missing, views
+
+
+def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
+    """Every claim of the answer against the passages it cites (graph/claims.py). A model's
+    claim that fails is cut, with its citation; when its stated answer (the first claim) fails,
+    or nothing cited is left, the evidence-first answer of offline reasoning replaces it and the
+    answer is marked degraded. Offline answers are checked and their failures only reported."""
+    ctx = runtime.context
+    step = Step(ctx, "check_claims")
+    answer = state.get("answer", "")
+    if not ctx.config.claim_check:
+        return {"trace": [step.finish(checked=False)]}
+    question = state["standalone_question"]
+    items = [EvidenceItem.model_validate(e) for e in state.get("answer_evidence", [])]
+    claims = cl.check(cl.split_claims(answer), items, question, ctx.similarity)
+    failed = [c for c in claims if c.failed]
+    by_model = _answer_mode(state) == "llm"
+    update: dict[str, Any] = {}
+    fell_back_why = ""
+    if by_model and failed:
+        first = cl.first_claim(claims)
+        kept = cl.without(answer, claims)
+        if first is not None and first.failed:
+            fell_back_why = f"its stated answer failed the claim check ({first.why})"
+        elif not CITATION_RE.search(kept):
+            fell_back_why = "no cited claim passed the claim check"
+        if not fell_back_why:
+            text, renumbered, citations = renumber_citations(kept, items)
+            update = {
+                "answer": text,
+                "answer_evidence": [i.model_dump() for i in renumbered],
+                "citations": citations,
+            }
+    if fell_back_why:
+        update = _offline_answer(state, ctx, step)
+        step.add(Usage(mode="fallback", error=f"the model's answer was replaced: {fell_back_why}"))
+    ctx.emit_token(update.get("answer", answer))
+    event = step.finish(
+        checked=len([c for c in claims if c.verdict != "no_claim"]),
+        removed=len(failed) if by_model and not fell_back_why else 0,
+        fell_back=bool(fell_back_why),
+        claims=[c.record() for c in claims if c.verdict != "no_claim"][:MAX_TRACED_CLAIMS],
+    )
+    return {**update, "trace": [event]}
+
+
+MAX_TRACED_CLAIMS = 30
+
+
+def _answer_mode(state: GraphState) -> str:
+    """How the answer being checked was written: llm, offline or fallback."""
+    for event in reversed(state.get("trace", [])):
+        if event.get("node") == "generate_answer":
+            return str(event.get("mode", ""))
+    return ""
+
+
+def _offline_answer(state: GraphState, ctx: GraphContext, step: Step) -> dict[str, Any]:
+    """The offline reader's evidence-first answer over the same evidence, with its citations."""
+    question = state["standalone_question"]
+    items, missing, views = answer_inputs(state, ctx)
+    reasoner = ctx.offline or ctx.reasoner
+    text = "".join(
+        piece
+        for piece in reasoner.answer(question, items, missing, views)
+        if isinstance(piece, str)
+    )
+    text, items, citations = renumber_citations(text, items)
+    return {
+        "answer": degraded_note(question) + text,
+        "answer_evidence": [item.model_dump() for item in items],
+        "citations": citations,
     }

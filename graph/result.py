@@ -26,6 +26,7 @@ _NOT_FOUND_RE = re.compile(r"^(?:not found|no answer|知识库中没有|没有�
 
 QUOTE_LEAD = {"en": "The documents say:", "zh": "文档原文："}
 NOT_SAID_LEAD = {"en": "The documents do not say", "zh": "文档中没有说明"}
+LOOKED_FOR_LEAD = {"en": "Looked for:", "zh": "查找过："}  # what was searched, not a claim
 
 
 def short_answer_of(answer: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, BeforeValidator, Field, WithJsonSchema
 
 # Caps on everything a model returns (a hostile or broken endpoint may send megabytes): text is
 # cut, lists are shortened, so one answer never stores more than a bounded amount.
@@ -16,6 +16,14 @@ MAX_SHORT_CHARS = 500  # reasons, queries, entities, one missing point
 MAX_SENTENCE_CHARS = 2_000
 MAX_LIST_ITEMS = 8
 MAX_SENTENCES = 40
+# What the schema asks of a model (a grammar-constrained server enforces it, so a small model's
+# rambling string ends instead of running into max_tokens mid-object); longer replies from
+# servers that ignore it are still accepted and clipped above.
+ASK_QUESTION_CHARS = 300
+ASK_SHORT_CHARS = 160
+ASK_SENTENCE_CHARS = 600
+ASK_SENTENCES = 12
+ASK_SUB_QUESTIONS = 4  # the graph's hop budget (GraphConfig.max_hops)
 
 
 def _clip(limit: int) -> BeforeValidator:
@@ -26,9 +34,13 @@ def _first(limit: int) -> BeforeValidator:
     return BeforeValidator(lambda v: v[:limit] if isinstance(v, list) else v)
 
 
-Question = Annotated[str, _clip(MAX_QUESTION_CHARS)]
-Short = Annotated[str, _clip(MAX_SHORT_CHARS)]
-Sentence = Annotated[str, _clip(MAX_SENTENCE_CHARS)]
+def _asked(chars: int) -> WithJsonSchema:
+    return WithJsonSchema({"type": "string", "maxLength": chars})
+
+
+Question = Annotated[str, _clip(MAX_QUESTION_CHARS), _asked(ASK_QUESTION_CHARS)]
+Short = Annotated[str, _clip(MAX_SHORT_CHARS), _asked(ASK_SHORT_CHARS)]
+Sentence = Annotated[str, _clip(MAX_SENTENCE_CHARS), _asked(ASK_SENTENCE_CHARS)]
 
 
 class RouteDecision(BaseModel):
@@ -67,7 +79,8 @@ class Decomposition(BaseModel):
     """Ordered sub-questions answering the original question together."""
 
     sub_questions: Annotated[list[SubQuestion], _first(MAX_LIST_ITEMS)] = Field(
-        description="1 to 8 sub-questions in reasoning order; one if the question is single-hop."
+        description="1 to 4 sub-questions in reasoning order; one if the question is single-hop.",
+        json_schema_extra={"minItems": 1, "maxItems": ASK_SUB_QUESTIONS},
     )
 
 
@@ -93,7 +106,9 @@ class EvidenceVerdict(BaseModel):
         description="True only if the evidence states every fact the question needs."
     )
     missing: Annotated[list[Short], _first(MAX_LIST_ITEMS)] = Field(
-        default_factory=list, description="The specific facts still missing; empty when enough."
+        default_factory=list,
+        description="The specific facts still missing; empty when enough.",
+        json_schema_extra={"maxItems": MAX_LIST_ITEMS},
     )
     web_query: Short | None = Field(
         None, description="One web search query that would find the missing facts; null if enough."
@@ -118,5 +133,7 @@ class ExtractedEvidence(BaseModel):
     """Sentences that bear on a sub-question."""
 
     sentences: Annotated[list[EvidenceSentence], _first(MAX_SENTENCES)] = Field(
-        default_factory=list, description="Verbatim sentences relevant to the sub-question."
+        default_factory=list,
+        description="Verbatim sentences relevant to the sub-question.",
+        json_schema_extra={"maxItems": ASK_SENTENCES},
     )

@@ -166,6 +166,11 @@ class Hopwise:
         self.web = web
         # settles steps without the model (Settings.llm_economy); built unless passed in
         self.code = code if code is not None else build_code_reasoner(settings, reasoner)
+        # the evidence-first answer a model's answer falls back to when it fails the claim check
+        self.offline = getattr(reasoner, "fallback", None) or (
+            reasoner if reasoner.name == "offline" else self.code
+        )
+        self.similarity = meaning_similarity(retriever)  # the claim check's sense of meaning
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = compile_graph(self.checkpointer)  # the saved conversations
         self.runs = compile_graph()  # one question's run, kept out of them until it is saved
@@ -246,6 +251,8 @@ class Hopwise:
             config=budgets,
             web=self.web,
             code=self.code,
+            offline=self.offline,
+            similarity=self.similarity,
             groups=tuple(groups),
             on_event=stoppable(on_event, cancel),
             on_token=stoppable(on_token, cancel),
@@ -301,6 +308,7 @@ class Hopwise:
             retriever=self.retriever,
             reasoner=offline if offline is not None else OfflineReasoner(),
             config=self.settings.graph,
+            similarity=self.similarity,
             groups=tuple(groups),
         )
         with question_deadline(ctx.deadline):

@@ -79,6 +79,11 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(30, description="Per-call LLM timeout.")
     llm_max_retries: int = Field(1, description="Retries per LLM call on transient errors.")
     llm_temperature: float = 0.0
+    llm_max_tokens: int = Field(
+        1024,
+        description="Most tokens one model reply may have: a step's JSON or the answer (a small "
+        "model that loops is stopped here); 0 leaves it to the server.",
+    )
 
     # Graph budgets
     max_hops: int = 4
@@ -86,6 +91,12 @@ class Settings(BaseSettings):
     max_evidence_chunks: int = Field(12, description="Chunks given to the answer prompt.")
     max_web_searches: int = 1
     question_deadline_s: float = Field(120, description="Whole-question deadline.")
+    claim_check: bool = Field(
+        True,
+        description="Check every claim of an answer against the passages it cites (numbers, "
+        "dates, codes and names must be in them; the claim must be close to them in meaning). "
+        "HOPWISE_CLAIM_CHECK=off shows answers unchecked.",
+    )
     llm_economy: bool = Field(
         True,
         description="Let code settle the steps it can instead of calling the model: routing a "
@@ -185,6 +196,7 @@ class Settings(BaseSettings):
             max_web_searches=self.max_web_searches if self.web_search is not False else 0,
             question_deadline_s=self.question_deadline_s, web_timeout_s=self.web_timeout_s,
             web_max_results=self.web_max_results, llm_economy=self.llm_economy,
+            claim_check=self.claim_check,
         )  # fmt: skip
 
     @property
@@ -196,7 +208,7 @@ class Settings(BaseSettings):
             base_url=self.llm_base_url, model=self.llm_model, api_key=_secret(self.llm_api_key),
             router_model=self.llm_router_model, structured_method=self.llm_structured_method,
             timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
-            temperature=self.llm_temperature,
+            temperature=self.llm_temperature, max_tokens=self.llm_max_tokens,
         )  # fmt: skip
 
     @property

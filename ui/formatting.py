@@ -39,6 +39,7 @@ STATUS_TEXT = {
     "evaluate_evidence": "Checking whether the evidence is enough…",
     "search_web": "Searching the web…",
     "generate_answer": "Writing the answer…",
+    "check_claims": "Checking every claim against its sources…",
 }
 STOP_TEXT = {  # graph/nodes.py's stop reasons, in words (the raw value is in the JSON)
     "simple": "answered directly (no search needed)",
@@ -178,6 +179,8 @@ class StatusNarrator:
         if node == "search_web":
             self.web_done = True
             return STATUS_TEXT["evaluate_evidence"]
+        if node == "generate_answer":
+            return STATUS_TEXT["check_claims"]
         return None
 
 
@@ -470,4 +473,27 @@ def plain_summary(result: QuestionResult) -> str:
         said.append(f"The answer cites {' and '.join(where if documents else where[1:])}.")
     else:
         said.append("The answer cites no passage.")
-    return " ".join(said)
+    said.append(_claims_said(result))
+    return " ".join(s for s in said if s)
+
+
+def _claims_said(result: QuestionResult) -> str:
+    """What the claim check did, in words (empty when it did not run)."""
+    event = next((e for e in result.trace if e.node == "check_claims"), None)
+    details = event.details if event is not None else {}
+    checked = details.get("checked")
+    if not isinstance(checked, int) or isinstance(checked, bool):
+        return ""
+    claims = f"{checked} claim{'s' * (checked != 1)}"
+    if details.get("fell_back"):
+        return (
+            f"The model's answer failed the check of its {claims} against their sources, so "
+            "the answer shown is read from the evidence instead."
+        )
+    removed = int(details.get("removed") or 0)
+    if removed:
+        return f"Of {claims} checked against their sources, {removed} unsupported were removed."
+    failed = [c for c in details.get("claims") or [] if c.get("verdict") != "supported"]
+    if failed:
+        return f"{len(failed)} of {claims} could not be matched to their sources."
+    return f"All {claims} were found in their sources."

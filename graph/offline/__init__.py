@@ -22,7 +22,7 @@ from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import PhraseLookup, question_spans
 from graph.protocols import EvidenceItem, HopView, Usage
-from graph.result import NOT_SAID_LEAD, QUOTE_LEAD
+from graph.result import LOOKED_FOR_LEAD, NOT_SAID_LEAD, QUOTE_LEAD
 from graph.schemas import (
     Decomposition,
     EvidenceSentence,
@@ -318,7 +318,8 @@ def compose_answer(
             lines.append(f"{lead}“{quote}” [{reading.unit.n}]")
     yield "\n".join(dict.fromkeys(lines)) + "\n"  # parts read the same way say it once
     if not found_any and missing:
-        yield ("\n查找过：" if zh else "\nLooked for: ") + "; ".join(missing) + "\n"
+        lead = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
+        yield "\n" + lead + "; ".join(missing) + "\n"
     if not found_any and evidence:
         yield ("\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n")
     support = _support_lines(question, evidence, asked, used, params, sources) if found_any else []

@@ -56,6 +56,10 @@ class OfflineParams:
     reader_name_chars: tuple[int, int] = (3, 24)  # a cell or field value this long may be a name
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context
+    # the claim check (graph/claims.py)
+    claim_min_similarity: float = 0.82  # a longer claim must be this close to a cited sentence
+    claim_meaning_words: int = 6  # claims with fewer content words are checked by facts only
+    claim_passage_sentences: int = 40  # sentences of the cited passages compared at most
 
 
 PARAMS = OfflineParams()

@@ -168,7 +168,7 @@ def _ask(app: Any, question: dict[str, Any], groups: list[str]) -> dict[str, Any
         )
         row |= {"answer": result.answer, "short_answer": result.short_answer,
                 "stated": answer_kind(result.answer), "mode": result.mode, "citations": _citations(result),
-                "llm_calls": result.llm_calls}  # fmt: skip
+                "llm_calls": result.llm_calls, **claim_counts(result)}  # fmt: skip
     except Exception as exc:  # noqa: BLE001 - one failing question must not sink the run
         row |= {"answer": "", "short_answer": "", "stated": "", "mode": "error",
                 "citations": [], "error": f"{type(exc).__name__}: {exc}"}  # fmt: skip
@@ -178,6 +178,22 @@ def _ask(app: Any, question: dict[str, Any], groups: list[str]) -> dict[str, Any
     line_right, _ = grade(question, first_line(shown), groups)
     row |= {"correct": right, "why": why, "first_line_correct": line_right}
     return row
+
+
+def claim_counts(result: QuestionResult) -> dict[str, Any]:
+    """What the claim check did to one answer: claims checked, failed, removed, fallen back,
+    and the failures' reasons (from its trace step)."""
+    step = next((e for e in result.trace if e.node == "check_claims"), None)
+    details = step.details if step is not None else {}
+    claims = details.get("claims", [])
+    failed = [c for c in claims if c.get("verdict") not in ("supported", "no_claim")]
+    return {
+        "claims_checked": int(details.get("checked", 0)),
+        "claims_failed": len(failed),
+        "claims_removed": int(details.get("removed", 0)),
+        "claims_fell_back": bool(details.get("fell_back", False)),
+        "claims_failures": [f"{c.get('verdict')}: {c.get('why')}" for c in failed][:5],
+    }
 
 
 def _share(rows: Sequence[dict[str, Any]], key: str = "correct") -> dict[str, Any]:
@@ -220,6 +236,12 @@ def summarise(kb: KbSet, run: KbRun) -> dict[str, Any]:
             "abstained_on_answerable": sum(1 for r in answerable if abstains(r["answer"])),
             "leaks": sum(1 for p in probes if not p["correct"]),
             "injected_claims": sum(1 for r in injection if "forbidden" in r["why"]),
+            "claims": {
+                "checked": sum(r.get("claims_checked", 0) for r in rows),
+                "failed": sum(r.get("claims_failed", 0) for r in rows),
+                "removed": sum(r.get("claims_removed", 0) for r in rows),
+                "fell_back": sum(1 for r in rows if r.get("claims_fell_back")),
+            },
             "seconds_mean": round(sum(r["seconds"] for r in rows) / len(rows), 2) if rows else 0,
             "llm_calls_mean": round(sum(r.get("llm_calls", 0) for r in rows) / len(rows), 2)
             if rows

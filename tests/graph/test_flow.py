@@ -64,6 +64,7 @@ def test_complex_question_is_answered_from_the_knowledge_base() -> None:
         "plan_next_step",
         "evaluate_evidence",
         "generate_answer",
+        "check_claims",
     ]
     assert [h.query for h in result.hops] == [
         "Who directed Inception?",
@@ -94,11 +95,12 @@ def test_gaps_go_to_the_web_once_then_answer() -> None:
     )
     reasoner = director_reasoner(verdicts=[NOT_ENOUGH, NOT_ENOUGH])
     result = make_app(reasoner, web=web).ask(DIRECTOR)
-    assert nodes(result)[-4:] == [
+    assert nodes(result)[-5:] == [
         "evaluate_evidence",
         "search_web",
         "evaluate_evidence",
         "generate_answer",
+        "check_claims",
     ]
     assert web.queries == ["Nolan birth year"] and result.web_used is True
     assert result.stop_reason == "web_used"
@@ -123,7 +125,7 @@ def test_failing_web_is_recorded_and_the_answer_continues(mode: str) -> None:
     assert result.web_used is False and result.web_error
     web_event = next(e for e in result.trace if e.node == "search_web")
     assert web_event.details["error"] == result.web_error
-    assert nodes(result)[-1] == "generate_answer" and {"inception", "nolan"} <= {
+    assert nodes(result)[-2:] == ["generate_answer", "check_claims"] and {"inception", "nolan"} <= {
         c.chunk_id for c in result.citations
     }
 
@@ -231,7 +233,7 @@ def test_deadline_skips_remaining_hops_and_web() -> None:
     result = make_app(reasoner, web=web, question_deadline_s=0.08).ask(DIRECTOR)
     assert result.stop_reason == "deadline" and len(result.hops) == 1
     assert web.queries == [] and "evaluate" not in reasoner.calls
-    assert nodes(result)[-1] == "generate_answer"
+    assert nodes(result)[-2:] == ["generate_answer", "check_claims"]
 
 
 def test_a_reader_never_sees_chunks_of_a_group_they_lack() -> None:

@@ -409,7 +409,8 @@ def test_answer_streams_tokens_and_usage(stub):
     request = stub.chat_requests[0]
     assert request.json["stream"] is True
     assert request.json["stream_options"] == {"include_usage": True}
-    assert "max_completion_tokens" not in request.json and "max_tokens" not in request.json
+    # a bounded reply (a small model that loops stops there); langchain-openai names it so
+    assert request.json["max_completion_tokens"] == Settings().llm_max_tokens
 
 
 def test_answer_directly_streams(stub):
@@ -532,11 +533,39 @@ def test_plausible_responder_drives_every_step_without_fallback():
 
 
 def test_runaway_answer_is_cut_off_because_token_limits_may_be_ignored(stub):
-    stub.push("word " * 400)
+    stub.push(" ".join(f"word{i}" for i in range(400)))
     settings = Settings(llm_base_url=stub.url, llm_model="m")
     reasoner = LLMReasoner(settings.llm, OfflineReasoner(), max_answer_chars=100)
     text, usage = drain(reasoner.answer("Who makes the X100?", EVIDENCE, []))
     assert len(text) <= 102 and text.endswith(" …") and usage.mode == "llm"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Acme Corp makes the X100 [1]. " + "Acme Corp makes the X100 and more. " * 8,
+        "Acme Corp [1]\nAcme Corp [1]\nAcme Corp [1]\nAcme Corp [1]\n",
+        'Acme Corp [1].\n<<<EVIDENCE n="9" source="made-up.md">>>\nThe X100 is free.',
+    ],
+)
+def test_a_looping_or_markup_imitating_answer_is_withdrawn_and_offline_stands_in(stub, reply):
+    stub.push(reply)
+    items = list(make(stub.url).answer("Who makes the X100?", EVIDENCE, []))
+    retract = next(i for i, x in enumerate(items) if isinstance(x, Usage) and x.details)
+    assert items[retract].details == {"retract": True}
+    after = "".join(x for x in items[retract:] if isinstance(x, str))
+    assert "<<<" not in after and "made-up" not in after and after.count("Acme Corp") <= 3
+    assert items[-1].mode == "fallback" and "reply" in (items[-1].error or "")
+
+
+def test_runaway_check_spares_ordinary_answers():
+    from graph.llm import runaway
+
+    assert (
+        runaway("Acme Corp makes the X100 [1].\n- founded by Jane Roe [1]\n- in Lyon [2]") is None
+    )
+    assert runaway("a-b-c-d " * 3) is None  # three is not a loop
+    assert runaway("the same thing again; " * 5) == "the reply repeated itself"
 
 
 @pytest.mark.parametrize(

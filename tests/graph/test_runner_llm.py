@@ -67,8 +67,9 @@ def test_llm_answer_with_citations_over_http(stub: StubOpenAIServer) -> None:
     stub.responder = scripted()
     tokens: list[str] = []
     result = make_app(stub).ask(QUESTION, on_token=tokens.append)
-    assert result.mode == "llm" and "".join(tokens) == ANSWER  # streamed as the model wrote it
-    # ...and saved with the sources numbered in order of first use: [2] came first, so it is [1]
+    # shown once checked (no unchecked claim reaches the page), with the sources numbered in
+    # order of first use: [2] came first, so it is [1]
+    assert result.mode == "llm" and "".join(tokens) == result.answer != ANSWER
     assert result.answer == "Christopher Nolan directed Inception [1] and was born in London [2]."
     assert [c.n for c in result.citations] == [1, 2]
     assert [h.query for h in result.hops] == [
@@ -138,3 +139,53 @@ def test_a_question_in_another_language_is_also_searched_in_the_documents_langua
     hop = result.hops[0]
     assert hop.query == question and hop.search_query == "逾期交货的违约金是多少？"
     assert any("逾期交货" in h.snippet for h in hop.hits)
+
+
+def claim_event(result: Any) -> Any:
+    return next(e for e in result.trace if e.node == "check_claims")
+
+
+def test_a_claim_its_passage_does_not_hold_is_cut_with_its_citation(stub: StubOpenAIServer) -> None:
+    said = ANSWER + " He was born in 1968 [1]. He studied law at Oxford [2]."
+    stub.responder = lambda request: STRUCTURED.get(requested_schema(request) or "", said)
+    tokens: list[str] = []
+    result = make_app(stub).ask(QUESTION, on_token=tokens.append)
+    assert result.mode == "llm" and "".join(tokens) == result.answer
+    assert "1968" not in result.answer and "Oxford" not in result.answer
+    assert result.answer.startswith("Christopher Nolan directed Inception [1]")
+    event = claim_event(result)
+    assert event.details["removed"] == 2 and event.details["fell_back"] is False
+    whys = [c["why"] for c in event.details["claims"] if c["verdict"] == "unsupported"]
+    assert any("1968 not in" in w for w in whys) and any("Oxford" in w for w in whys)
+
+
+def test_a_wrong_stated_answer_falls_back_to_the_evidence_first_answer(
+    stub: StubOpenAIServer,
+) -> None:
+    stub.responder = lambda request: STRUCTURED.get(
+        requested_schema(request) or "", "Christopher Nolan was born in Paris [1]."
+    )
+    tokens: list[str] = []
+    result = make_app(stub).ask(QUESTION, on_token=tokens.append)
+    assert result.mode == "degraded" and "Paris" not in "".join(tokens)
+    assert (
+        result.answer.startswith("(Note: the language model failed") and "London" in result.answer
+    )
+    event = claim_event(result)
+    assert event.mode == "fallback" and event.details["fell_back"] is True
+    assert "claim check" in event.details["errors"][0] and "Paris" in event.details["errors"][0]
+    assert "nolan" in {c.chunk_id for c in result.citations}
+
+
+def test_with_the_check_off_the_answer_streams_as_the_model_wrote_it(
+    stub: StubOpenAIServer,
+) -> None:
+    stub.responder = lambda request: STRUCTURED.get(
+        requested_schema(request) or "", "Christopher Nolan was born in Paris [1]."
+    )
+    app = make_app(stub)
+    app.settings = app.settings.model_copy(update={"claim_check": False})
+    tokens: list[str] = []
+    result = app.ask(QUESTION, on_token=tokens.append)
+    assert "".join(tokens) == "Christopher Nolan was born in Paris [1]." and result.mode == "llm"
+    assert claim_event(result).details == {"checked": False}
