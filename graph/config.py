@@ -42,6 +42,7 @@ class LLMConfig:
     max_retries: int = 1
     temperature: float = 0.0
     max_tokens: int = 1024
+    repair: bool = False  # ask again once after a malformed reply (else offline settles it)
 
     def __repr__(self) -> str:  # never print the key
         return f"LLMConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=***)"

@@ -294,7 +294,7 @@ class LLMReasoner:
             Decomposition,
             P.DECOMPOSE_SYSTEM,
             user,
-            _check_decomposition,
+            partial(_check_decomposition, question=question),
             lambda: self._fallback.decompose(question, phrases, documents_language),
             lambda: Decomposition(sub_questions=[SubQuestion(id=1, question=question)]),
         )
@@ -566,7 +566,7 @@ class LLMReasoner:
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
         bound = self._bound_model(schema, method, role)
         retries_left = max(0, self._config.max_retries)
-        repaired = False
+        repaired = not self._config.repair  # one repair request, when configured
         attempt = 0
         while True:
             attempt += 1
@@ -742,7 +742,20 @@ def _squash(text: str) -> str:
     return "".join(text.split())
 
 
-def _check_decomposition(result: Decomposition) -> Decomposition | None:
-    """1-8 non-empty sub-questions, ids renumbered 1..n, dependencies only on earlier ones."""
-    subs = tx.renumber_sub_questions(result.sub_questions)
+def _check_decomposition(result: Decomposition, question: str) -> Decomposition | None:
+    """1-8 non-empty sub-questions, each once, ids renumbered 1..n, dependencies only on earlier
+    ones; None when one of them is about none of the question's terms and leans on no earlier
+    step (a small model's '3' or a question of its own is no decomposition of this one)."""
+    seen: set[str] = set()
+    unique = []
+    for sub in result.sub_questions:
+        key = " ".join(sub.question.casefold().split())
+        if key not in seen:
+            seen.add(key)
+            unique.append(sub)
+    subs = tx.renumber_sub_questions(unique)
+    asked = tx.term_set(question)
+    for sub in subs:
+        if not tx.term_set(sub.question) & asked and not tx.PLACEHOLDER_RE.search(sub.question):
+            return None
     return Decomposition(sub_questions=subs) if subs else None

@@ -34,7 +34,7 @@ def short_answer_of(answer: str) -> str:
     markdown, citations and a lead word removed; for a quote of the documents its key span (in
     bold) or the quote; '' when the line says nothing was found or the answer has no first
     line of its own (a degraded note is skipped)."""
-    first = _lead_line(answer)
+    first = lead_line(answer)
     if not first or first.startswith(tuple(NOT_SAID_LEAD.values())):
         return ""
     if first.startswith(tuple(QUOTE_LEAD.values())):  # the key span in bold, else the quote
@@ -49,7 +49,7 @@ def short_answer_of(answer: str) -> str:
 def answer_kind(answer: str) -> str:
     """What the first line of an answer is: 'short' (a stated answer), 'quote' (the best
     sentence verbatim), 'not_found', or 'other' (a model's prose, a direct reply)."""
-    first = _lead_line(answer)
+    first = lead_line(answer)
     if first.startswith(tuple(QUOTE_LEAD.values())):
         return "quote"
     if first.startswith(tuple(NOT_SAID_LEAD.values())) or _NOT_FOUND_RE.match(first):
@@ -57,7 +57,7 @@ def answer_kind(answer: str) -> str:
     return "short" if first and _ANSWER_LEAD_RE.match(first) else "other"
 
 
-def _lead_line(answer: str) -> str:
+def lead_line(answer: str) -> str:
     """The answer's first line of its own (a degraded note before it is skipped), or ''."""
     lines = [ln.strip() for ln in answer.splitlines() if ln.strip()]
     while lines and lines[0].startswith(("(Note:", "（", "(This answer")):

@@ -79,6 +79,12 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(30, description="Per-call LLM timeout.")
     llm_max_retries: int = Field(1, description="Retries per LLM call on transient errors.")
     llm_temperature: float = 0.0
+    llm_repair: bool = Field(
+        False,
+        description="After a malformed structured reply, ask the model once more with a repair "
+        "note; off, offline reasoning settles that step at once (a small model's second try "
+        "doubles the step's time and rarely parses).",
+    )
     llm_max_tokens: int = Field(
         1024,
         description="Most tokens one model reply may have: a step's JSON or the answer (a small "
@@ -209,6 +215,7 @@ class Settings(BaseSettings):
             router_model=self.llm_router_model, structured_method=self.llm_structured_method,
             timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
             temperature=self.llm_temperature, max_tokens=self.llm_max_tokens,
+            repair=self.llm_repair,
         )  # fmt: skip
 
     @property

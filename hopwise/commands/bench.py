@@ -1,4 +1,4 @@
-"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|startup|all`: printed and saved as JSON.
+"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|llm|startup|all`: printed and saved as JSON.
 
 Benchmarks are never timed tests; CI runs each one tiny as a smoke test.
 """
@@ -56,6 +56,15 @@ def register(subparsers: Any) -> None:
     )  # fmt: skip
     _output_flags(parsing)
     parsing.set_defaults(handler=run_one("parsing"))
+
+    llm = sub.add_parser(
+        "llm", help="a real model in the graph: parsed / fell back / timed out per step"
+    )
+    from hopwise.bench.llm import register_arguments
+
+    register_arguments(llm)
+    _output_flags(llm)
+    llm.set_defaults(handler=run_one("llm"))
 
     startup = sub.add_parser(
         "startup", help="a fresh app process: server up, first paint, ready, first answer"

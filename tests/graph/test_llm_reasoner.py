@@ -231,7 +231,7 @@ def test_fixed_method_is_never_switched(stub):
 @pytest.mark.parametrize("fault", ["malformed", "truncated", "empty"])
 def test_broken_reply_is_retried_once_then_succeeds(stub, fault):
     stub.push(Reply(data=SCRIPT["PlanDecision"], fault=fault))
-    reasoner = make(stub.url, llm_structured_method="function_calling")
+    reasoner = make(stub.url, llm_structured_method="function_calling", llm_repair=True)
     result, usage = reasoner.plan("q", [], HOPS, EVIDENCE)
     assert result.action == "evaluate" and usage.mode == "llm" and usage.llm_calls == 2
     assert P.REPAIR_NOTE in stub.chat_requests[1].prompt_text
@@ -240,7 +240,7 @@ def test_broken_reply_is_retried_once_then_succeeds(stub, fault):
 @pytest.mark.parametrize("method", ["json_schema", "function_calling", "json_mode"])
 def test_malformed_twice_falls_back_to_offline(stub, method):
     stub.fault = "malformed"
-    reasoner = make(stub.url, llm_structured_method=method)
+    reasoner = make(stub.url, llm_structured_method=method, llm_repair=True)
     result, usage = reasoner.decompose("Compare the X100 and the X200 routers")
     assert usage.mode == "fallback" and usage.llm_calls == 2
     assert "malformed" in usage.error
@@ -249,9 +249,17 @@ def test_malformed_twice_falls_back_to_offline(stub, method):
 
 def test_auto_mode_tries_next_method_after_two_malformed_replies(stub):
     stub.push(Reply(fault="malformed"), Reply(fault="truncated"))
-    reasoner = make(stub.url)
+    reasoner = make(stub.url, llm_repair=True)
     _, usage = reasoner.route("Who makes the X100?", [])
     assert usage.mode == "llm" and usage.method == "function_calling" and usage.llm_calls == 3
+
+
+def test_without_repair_a_malformed_reply_is_settled_offline_at_once(stub):
+    stub.fault = "malformed"
+    reasoner = make(stub.url, llm_structured_method="json_schema")
+    result, usage = reasoner.decompose("Compare the X100 and the X200 routers")
+    assert usage.mode == "fallback" and usage.llm_calls == 1 and "malformed" in usage.error
+    assert P.REPAIR_NOTE not in stub.chat_requests[0].prompt_text and result.sub_questions
 
 
 def test_reasoning_model_think_block_and_code_fence_are_tolerated(stub):
@@ -283,12 +291,14 @@ def test_extract_refuses_paraphrase_and_keeps_verbatim_sentences(stub):
 
 
 def test_decomposition_is_normalised(stub):
-    subs = [{"id": i + 10, "question": f"Question {i}?", "depends_on": None} for i in range(10)]
+    subs = [{"id": i + 10, "question": f"Part {i} of the plan?", "depends_on": None}
+            for i in range(10)]  # fmt: skip
     subs[1]["depends_on"] = 10
     subs[1]["question"] = "Who runs #10?"
     subs[2]["depends_on"] = 15  # forward reference: dropped
     stub.push({"sub_questions": subs})
-    result, _ = make(stub.url, llm_structured_method="json_schema").decompose("q")
+    reasoner = make(stub.url, llm_structured_method="json_schema")
+    result, _ = reasoner.decompose("Which parts does the plan have?")
     assert [s.id for s in result.sub_questions] == list(range(1, 9))
     assert result.sub_questions[1].depends_on == 1
     assert result.sub_questions[1].question == "Who runs #1?"
@@ -503,7 +513,7 @@ def test_endpoint_outage_skips_the_model_for_the_cooldown(stub):
 
 
 def test_malformed_replies_do_not_open_the_circuit(stub):
-    stub.push(Reply(fault="malformed"), Reply(fault="malformed"))
+    stub.push(Reply(fault="malformed"))  # without repair, one call per step
     settings = Settings(llm_base_url=stub.url, llm_model="m", llm_structured_method="json_mode")
     reasoner = LLMReasoner(settings.llm, OfflineReasoner())
     assert reasoner.route("Who makes the X100?", [])[1].mode == "fallback"
@@ -598,3 +608,15 @@ def test_one_reasoner_serves_concurrent_questions(stub):
     assert {(a, b) for a, b, _ in results} == {("llm", "llm")}
     assert all(text.startswith("Acme Corp makes the X100") for _, _, text in results)
     assert len(stub.chat_requests) == 32
+
+
+def test_a_decomposition_about_other_things_is_refused_and_repeats_are_dropped(stub):
+    question = "Who leads the team that owns the billing system?"
+    stub.push({"sub_questions": [{"id": 1, "question": "3"}, {"id": 2, "question": "4"}]})
+    result, usage = make(stub.url).decompose(question)
+    assert usage.mode == "fallback" and "3" not in [s.question for s in result.sub_questions]
+    same = {"id": 1, "question": "Which team owns the billing system?"}
+    stub.push({"sub_questions": [same, {**same, "id": 2}, {"id": 3, "question": "Who leads #1?"}]})
+    result, usage = make(stub.url).decompose(question)
+    assert usage.mode == "llm"
+    assert [s.question for s in result.sub_questions] == [same["question"], "Who leads #1?"]

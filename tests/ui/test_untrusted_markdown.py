@@ -110,8 +110,16 @@ def hostile_model(kb: Path) -> Iterator[StubOpenAIServer]:
         st.cache_resource.clear()
 
 
-def test_a_model_answer_with_an_exfiltration_image_shows_as_text(hostile_model) -> None:
+def test_a_model_answer_with_an_exfiltration_image_shows_as_text(
+    hostile_model, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOPWISE_CLAIM_CHECK", "off")  # the page's own defence, on its own
     chat, trace = ask_and_trace("How long is the refund window for hostile gadgets?")
     assert any(r.json.get("stream") for r in hostile_model.chat_requests)
     assert EXFIL in chat and f"<img src={SINK}/exfil-html>" in chat
     assert "[9]" in chat  # a number the answer does not cite stays plain text
+
+
+def test_the_claim_check_cuts_the_models_uncited_exfiltration_claims(hostile_model) -> None:
+    chat, _ = ask_and_trace("How long is the refund window for hostile gadgets?")
+    assert EXFIL not in chat and f"{SINK}/exfil-html" not in chat
