@@ -447,6 +447,7 @@ def without(answer: str, claims: Sequence[Claim]) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip() + "\n"
 
 
-def first_claim(claims: Sequence[Claim]) -> Claim | None:
-    """The answer's stated answer: its first claim that says anything checkable."""
-    return next((c for c in claims if c.verdict != "no_claim"), None)
+def stated(claims: Sequence[Claim]) -> Claim | None:
+    """The answer's stated answer: its first sentence with words (a model's first line must
+    be a cited, supported claim: one that only restates the question answers nothing)."""
+    return next((c for c in claims if c.text), None)

@@ -40,6 +40,7 @@ from graph.schemas import (
     RouteDecision,
     SubQuestion,
 )
+from ingest.lang import CODE_RE
 from ingest.models import Hit
 
 logger = logging.getLogger(__name__)
@@ -311,9 +312,13 @@ class LLMReasoner:
 
         entities: list[str] = []
 
+        said = " ".join(f"{e.title} {e.text}" for e in evidence).casefold()
+
         def check(result: BridgeQuery) -> str | None:
             query = result.query.strip()
             entity = result.entity.strip()
+            if entity and entity.casefold() not in said:
+                return None  # not found by the earlier step: the offline bridge reads it
             if entity and P.has_placeholder(query):
                 query = tx.PLACEHOLDER_RE.sub(lambda _: entity, query)
             if query and entity:
@@ -758,4 +763,19 @@ def _check_decomposition(result: Decomposition, question: str) -> Decomposition 
     for sub in subs:
         if not tx.term_set(sub.question) & asked and not tx.PLACEHOLDER_RE.search(sub.question):
             return None
+    said = " ".join(f"{s.question} {s.search_query or ''}" for s in subs).casefold()
+    if any(anchor.casefold() not in said for anchor in _anchors(question)):
+        return None  # a code, number or name the question gives was lost on the way
     return Decomposition(sub_questions=subs) if subs else None
+
+
+_ANCHOR_NUMBER_RE = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?![\w-])")
+_ANCHOR_NAME_RE = re.compile(r"(?<=[a-z,] )[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*")
+
+
+def _anchors(question: str) -> list[str]:
+    """What a decomposition must keep of the question: its codes, numbers and the names inside
+    it (capitalised words after its first)."""
+    codes = CODE_RE.findall(question)
+    rest = CODE_RE.sub(" ", question)
+    return [*codes, *_ANCHOR_NUMBER_RE.findall(rest), *_ANCHOR_NAME_RE.findall(rest)]

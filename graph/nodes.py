@@ -813,11 +813,12 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
     by_model = _answer_mode(state) == "llm"
     update: dict[str, Any] = {}
     fell_back_why = ""
-    if by_model and failed:
-        first = cl.first_claim(claims)
+    if by_model and (failed or _unsupported_lead(claims)):
+        first = cl.stated(claims)
         kept = cl.without(answer, claims)
-        if first is not None and first.failed:
-            fell_back_why = f"its stated answer failed the claim check ({first.why})"
+        if first is not None and first.verdict != "supported":
+            why = first.why or "it cites no passage"
+            fell_back_why = f"its stated answer failed the claim check ({why})"
         elif not CITATION_RE.search(kept):
             fell_back_why = "no cited claim passed the claim check"
         if not fell_back_why:
@@ -841,6 +842,11 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
 
 
 MAX_TRACED_CLAIMS = 30
+
+
+def _unsupported_lead(claims: Sequence[cl.Claim]) -> bool:
+    first = cl.stated(claims)
+    return first is not None and first.verdict != "supported"
 
 
 def _answer_mode(state: GraphState) -> str:

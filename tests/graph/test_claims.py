@@ -128,7 +128,7 @@ def test_failed_claims_are_cut_with_their_markers_and_empty_bullets_dropped() ->
     kept = cl.without(answer, claims)
     assert "4471" not in kept and "Marta" not in kept and "[2]" in kept
     assert "- " not in kept and kept.startswith("Ilse Brandt leads it [2].")
-    assert cl.first_claim(claims) is claims[0]
+    assert cl.stated(claims) is claims[0]
 
 
 def test_numbers_written_in_chinese_in_a_passage_support_digits() -> None:

@@ -620,3 +620,18 @@ def test_a_decomposition_about_other_things_is_refused_and_repeats_are_dropped(s
     result, usage = make(stub.url).decompose(question)
     assert usage.mode == "llm"
     assert [s.question for s in result.sub_questions] == [same["question"], "Who leads #1?"]
+
+
+def test_a_decomposition_that_loses_the_questions_code_or_name_is_refused(stub):
+    question = "Which engineer fixed QX-204 for the Harbor Clinic in 2024?"
+    lost = {"sub_questions": [{"id": 1, "question": "Which engineer fixed the device in 2024?"}]}
+    stub.push(lost)
+    _, usage = make(stub.url).decompose(question)
+    assert usage.mode == "fallback"
+    kept = {"sub_questions": [
+        {"id": 1, "question": "Which device is QX-204 at the Harbor Clinic?"},
+        {"id": 2, "question": "Which engineer fixed #1 in 2024?"},
+    ]}  # fmt: skip
+    stub.push(kept)
+    result, usage = make(stub.url).decompose(question)
+    assert usage.mode == "llm" and len(result.sub_questions) == 2

@@ -189,3 +189,24 @@ def test_with_the_check_off_the_answer_streams_as_the_model_wrote_it(
     result = app.ask(QUESTION, on_token=tokens.append)
     assert "".join(tokens) == "Christopher Nolan was born in Paris [1]." and result.mode == "llm"
     assert claim_event(result).details == {"checked": False}
+
+
+def test_a_first_line_that_cites_nothing_is_no_stated_answer(stub: StubOpenAIServer) -> None:
+    said = "Here is what the documents say about where he was born.\n\nHe was born in London [1]."
+    stub.responder = lambda request: STRUCTURED.get(requested_schema(request) or "", said)
+    result = make_app(stub).ask(QUESTION)
+    assert (
+        result.mode == "degraded" and "cites no passage" in claim_event(result).details["errors"][0]
+    )
+    assert "Here is what" not in result.answer and "London" in result.answer
+
+
+def test_a_bridge_entity_the_evidence_does_not_hold_is_read_offline(
+    stub: StubOpenAIServer,
+) -> None:
+    made_up = {"entity": "Jane Doe", "query": "Where was Jane Doe born?"}
+    answers = {**STRUCTURED, "BridgeQuery": made_up}
+    stub.responder = lambda request: answers.get(requested_schema(request) or "", ANSWER)
+    result = make_app(stub).ask(QUESTION)
+    hop = result.hops[1]
+    assert "Jane Doe" not in hop.query and "Christopher Nolan" in hop.query

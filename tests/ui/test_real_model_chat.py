@@ -46,4 +46,4 @@ def test_a_question_in_chat_ends_in_a_cited_answer_with_a_real_model(model_app: 
     assert "mode: LLM" in answer or "mode: degraded" in answer
     next(b for b in at.button if b.label.startswith("Open hop trace")).click().run()
     assert_no_exception(at)
-    assert "check_claims" in texts(at)
+    assert "claim" in texts(at)  # the plain summary says what the claim check did
