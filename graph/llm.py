@@ -747,7 +747,7 @@ def _squash(text: str) -> str:
     return "".join(text.split())
 
 
-def _check_decomposition(result: Decomposition, question: str) -> Decomposition | None:
+def _check_decomposition(result: Decomposition, question: str = "") -> Decomposition | None:
     """1-8 non-empty sub-questions, each once, ids renumbered 1..n, dependencies only on earlier
     ones; None when one of them is about none of the question's terms and leans on no earlier
     step (a small model's '3' or a question of its own is no decomposition of this one)."""
@@ -761,7 +761,11 @@ def _check_decomposition(result: Decomposition, question: str) -> Decomposition 
     subs = tx.renumber_sub_questions(unique)
     asked = tx.term_set(question)
     for sub in subs:
-        if not tx.term_set(sub.question) & asked and not tx.PLACEHOLDER_RE.search(sub.question):
+        if (
+            asked
+            and not tx.term_set(sub.question) & asked
+            and not tx.PLACEHOLDER_RE.search(sub.question)
+        ):
             return None
     said = " ".join(f"{s.question} {s.search_query or ''}" for s in subs).casefold()
     if any(anchor.casefold() not in said for anchor in _anchors(question)):

@@ -53,7 +53,7 @@ def stub() -> Iterator[StubOpenAIServer]:
             return Reply(
                 data={
                     "sub_questions": [
-                        {"id": 1, "question": "Which store has a refund policy?"},
+                        {"id": 1, "question": "Which Acme store has a refund policy?"},
                         {"id": 2, "question": "What is the refund window of #1?", "depends_on": 1},
                         {"id": 3, "question": "Who approves refunds at #1?", "depends_on": 1},
                     ]
@@ -81,7 +81,9 @@ def test_every_request_of_a_full_run_keeps_injections_fenced(stub):
     app = Hopwise(settings, KeywordRetriever(CHUNKS), reasoner, FakeWebSearch(WEB), code=None)
     result = app.ask("What is the Acme refund window, and who approves refunds?", history=HISTORY)
 
-    assert result.mode == "llm" and result.web_used
+    assert result.mode == "llm" and result.web_used, [
+        (e.node, e.details.get("errors")) for e in result.trace if e.mode == "fallback"
+    ]
     steps = {r.schema_name for r in stub.chat_requests}
     expected = {"RouteDecision", "Decomposition", "ExtractedEvidence", "PlanDecision"}
     assert expected | {"BridgeQuery", "EvidenceVerdict"} <= steps

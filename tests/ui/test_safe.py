@@ -102,7 +102,8 @@ def test_citations_link_to_their_source_cards_and_nothing_else() -> None:
 def test_citation_bolding_never_makes_anything_else_live(text: str) -> None:
     out = safe.answer_markdown(text, {1, 2})
     assert live_parts(out, allow=frozenset({"strong"})) == []
-    assert shown_text(out) == _paragraphs(text)
+    if "**" not in text:  # a `**key span**` is bold by design: its marks are not shown
+        assert shown_text(out) == _paragraphs(text)
 
 
 def test_streamed_partial_markdown_is_still_text() -> None:
