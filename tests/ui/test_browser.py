@@ -375,6 +375,9 @@ def test_a_model_answer_with_an_exfiltration_image_fetches_nothing(
         "HOPWISE_LLM_MODEL": "stub-model",
         "HOPWISE_LLM_API_KEY": "test-key",
         "HOPWISE_LLM_MAX_RETRIES": "0",
+        # the page's own defence, on its own: with the claim check on, the uncited image
+        # claim is cut before it reaches the page (tests/ui/test_untrusted_markdown.py)
+        "HOPWISE_CLAIM_CHECK": "off",
     }
     with running_app(data, **llm) as url:
         page = new_page(browser)
