@@ -813,10 +813,11 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
     by_model = _answer_mode(state) == "llm"
     update: dict[str, Any] = {}
     fell_back_why = ""
-    if by_model and (failed or _unsupported_lead(claims)):
-        first = cl.stated(claims)
+    first = cl.stated(claims)
+    lead_fails = first is not None and first.verdict != "supported"
+    if by_model and (failed or lead_fails):
         kept = cl.without(answer, claims)
-        if first is not None and first.verdict != "supported":
+        if first is not None and lead_fails:
             why = first.why or "it cites no passage"
             fell_back_why = f"its stated answer failed the claim check ({why})"
         elif not CITATION_RE.search(kept):
@@ -842,11 +843,6 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
 
 
 MAX_TRACED_CLAIMS = 30
-
-
-def _unsupported_lead(claims: Sequence[cl.Claim]) -> bool:
-    first = cl.stated(claims)
-    return first is not None and first.verdict != "supported"
 
 
 def _answer_mode(state: GraphState) -> str:
