@@ -1,7 +1,7 @@
 """What every node needs but the state must not hold: the run's dependencies and callbacks.
 
 Passed per run as LangGraph's `context` (context_schema); production builds it once per
-question in graph.runner, tests pass fakes.
+question in hopwise.app, tests pass fakes.
 """
 
 from __future__ import annotations

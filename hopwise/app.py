@@ -21,23 +21,21 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import compile_graph
 from graph.context import EventCallback, GraphContext, TokenCallback
-from graph.deadline import question_deadline
-from graph.offline.reader import Similarity
-from graph.protocols import Reasoner, Retriever, WebSearch
-from graph.result import QuestionResult
-from graph.runner import (
-    AnswerStopped,
+from graph.conversations import (
     ConversationStoreError,
     FeedbackLog,
     ResilientSqliteSaver,
-    StopSignal,
     ThreadAccessError,
     ThreadIndex,
-    build_result,
     conversation_store_problem,
     fold,
     open_checkpointer,
 )
+from graph.deadline import question_deadline
+from graph.offline.reader import Similarity
+from graph.protocols import Reasoner, Retriever, WebSearch
+from graph.result import QuestionResult
+from graph.runner import AnswerStopped, StopSignal, build_result
 from graph.state import MAX_MESSAGES, question_input
 from graph.text import language_of
 from graph.web import DdgsWebSearch

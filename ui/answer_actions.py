@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from graph.conversations import ThreadAccessError
 from graph.result import QuestionResult
-from graph.runner import ThreadAccessError
 from ui.services import current_user, error_text, get_runner
 
 REGENERATE_KEY = "hopwise_regenerate"  # {"thread_id", "question"}: asked by the chat page

@@ -11,7 +11,7 @@ from typing import Any
 
 import streamlit as st
 
-from graph.runner import TITLE_MAX_CHARS, ThreadAccessError
+from graph.conversations import TITLE_MAX_CHARS, ThreadAccessError
 from ui.auth import User
 from ui.formatting import thread_label
 from ui.services import error_text, new_thread_id, visible_threads

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
+from graph.conversations import chat_title
 from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
-from graph.runner import chat_title
 from graph.text import PLACEHOLDER_RE
 from ui import safe
 

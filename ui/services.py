@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from graph.conversations import ThreadAccessError
 from graph.result import QuestionResult
-from graph.runner import ThreadAccessError
 from hopwise.settings import Settings, load_settings
 from ingest.hidden import hidden_note
 from ingest.protocols import KnowledgeBase

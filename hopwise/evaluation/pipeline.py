@@ -1,6 +1,6 @@
 """Run one evaluation question in a mode and record what the scoring needs.
 
-adaptive: the product graph (graph.runner.Hopwise, web off) with the configured reasoner.
+adaptive: the product graph (hopwise.app.Hopwise, web off) with the configured reasoner.
 single:   one search with the whole question (the single-shot baseline), same answer step.
 gold:     the dataset's own decomposition, #k filled with its gold hop answers (the ceiling).
 """

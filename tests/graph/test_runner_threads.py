@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from graph.runner import TITLE_CHARS, AnswerStopped, StopSignal, ThreadAccessError, chat_title
+from graph.conversations import TITLE_CHARS, ThreadAccessError, chat_title
+from graph.runner import AnswerStopped, StopSignal
 from hopwise.app import Hopwise, open_checkpointer
 from hopwise.settings import Settings
 from tests.fakes.reasoner import ScriptedReasoner

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from graph.runner import TITLE_CHARS
+from graph.conversations import TITLE_CHARS
 from tests.ui.apptools import (
     ADMIN_PASSWORD,
     assert_no_exception,
@@ -232,7 +232,7 @@ def test_feedback_is_stored_and_listed_for_the_admin_with_a_csv(kb: Path) -> Non
 
 
 def test_only_the_owner_may_give_feedback(kb: Path) -> None:
-    from graph.runner import ThreadAccessError
+    from graph.conversations import ThreadAccessError
 
     mine = runner().ask(BEACON, owner="uma")
     with pytest.raises(ThreadAccessError):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.runner import ThreadAccessError
+from graph.conversations import ThreadAccessError
 from tests.ui.apptools import ADMIN_PASSWORD, assert_no_exception, new_app, texts
 
 POLICY = b"""# Travel policy

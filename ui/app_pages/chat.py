@@ -6,8 +6,8 @@ import functools
 
 import streamlit as st
 
+from graph.conversations import chat_title
 from graph.result import QuestionResult, TraceEvent
-from graph.runner import chat_title
 from ui import chat_list, safe
 from ui.answer_actions import REGENERATE_KEY
 from ui.export import chat_export, export_file_name
