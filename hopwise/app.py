@@ -39,10 +39,13 @@ from graph.runner import AnswerStopped, StopSignal, build_result
 from graph.state import MAX_MESSAGES, question_input
 from graph.text import language_of
 from graph.web import DdgsWebSearch
+from hopwise import documents
+from hopwise.documents import ProgressFn
 from hopwise.options import OPTIONS_FILE, DeploymentOptions
 from hopwise.settings import Settings, load_settings
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
+from ingest.models import IngestResult
 from ingest.protocols import KnowledgeBase
 from ingest.store import MilvusStore, slow_engine_warning, validate_groups
 
@@ -340,6 +343,33 @@ class Hopwise:
         starter = getattr(self.retriever, "start_embedding_worker", None)
         if callable(starter):
             starter()
+
+    # ---- documents (the Admin page and the CLI change the knowledge base through these)
+
+    def knowledge_base(self) -> KnowledgeBase:
+        """The store behind the search, for listing and reading documents."""
+        if not isinstance(self.retriever, KnowledgeBase):
+            raise TypeError(f"{type(self.retriever).__name__} is a search, not a knowledge base")
+        return self.retriever
+
+    def ingest_uploads(
+        self,
+        files: Sequence[tuple[str, bytes]],
+        *,
+        groups: Sequence[str] | None,
+        on_progress: ProgressFn | None = None,
+    ) -> list[IngestResult]:
+        """Ingest an admin's uploaded files (see hopwise.documents.ingest_uploads)."""
+        return documents.ingest_uploads(
+            files, self.knowledge_base(), groups=groups, settings=self.settings,
+            on_progress=on_progress,
+        )  # fmt: skip
+
+    def delete_document(self, doc_id: str) -> int:
+        """Delete a document and its original; the chunks removed (0: already gone)."""
+        return documents.delete_document(self.knowledge_base(), doc_id, self.settings)
+
+    # ---- conversations
 
     def list_threads(self, owner: str | None = None) -> list[dict[str, Any]]:
         """Newest first: thread_id, owner, title (first question), updated_at, answers; only

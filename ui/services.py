@@ -112,10 +112,7 @@ WARMUP = WarmUp()
 
 def get_store() -> KnowledgeBase:
     """The runner's knowledge base (a MilvusStore in production) for the Admin page."""
-    store = get_runner().retriever
-    if not isinstance(store, KnowledgeBase):
-        raise TypeError(f"{type(store).__name__} is a search, not a knowledge base")
-    return store
+    return get_runner().knowledge_base()
 
 
 @st.cache_resource(show_spinner=False)

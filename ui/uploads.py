@@ -1,14 +1,13 @@
-"""The admin upload handler: a plain function over (filename, bytes) pairs, so it is tested
-without the file-uploader widget, and the page only draws progress and the result table."""
+"""What the Admin page shows about an upload: who may read a file before and after, the result
+table, the document list's rows. The upload itself is hopwise.app.Hopwise.ingest_uploads."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from hopwise.settings import Settings
 from ingest.hidden import hidden_note
 from ingest.models import DEFAULT_GROUP, DocumentInfo, IngestResult, parse_notes
 from ingest.parsers import SUPPORTED_EXTENSIONS
@@ -16,50 +15,6 @@ from ingest.protocols import KnowledgeBase
 from ui.documents import count_text
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
-# (index, filename, phase): "start"; a slow stage in progress such as "ocr 3/12"; then the
-# file's outcome, "ingested" | "skipped" | "failed"
-ProgressFn = Callable[[int, str, str], None]
-
-
-def ingest_uploads(
-    files: Sequence[tuple[str, bytes]],
-    store: KnowledgeBase,
-    *,
-    groups: Sequence[str] | None,
-    settings: Settings,
-    on_progress: ProgressFn | None = None,
-) -> list[IngestResult]:
-    """Ingest each uploaded file (type, size and parse checks happen in ingest_bytes); one
-    file's failure never stops the others. `groups=None` keeps an existing document's readers
-    (a new one is readable by all). Each file is kept in the originals directory too."""
-    from ingest.originals import OriginalStore
-    from ingest.pipeline import ingest_bytes
-
-    originals = OriginalStore(settings.originals_root)
-    results = []
-    for index, (name, data) in enumerate(files):
-        if on_progress:
-            on_progress(index, name, "start")
-        try:
-            readers = None if groups is None else list(groups)
-
-            def on_page(
-                stage: str, done: int, total: int, index: int = index, name: str = name
-            ) -> None:
-                if on_progress:
-                    on_progress(index, name, f"{stage} {done}/{total}")
-
-            result = ingest_bytes(
-                data, name, store, groups=readers, config=settings.ingest, on_page=on_page,
-                originals=originals,
-            )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            result = IngestResult(path=name, source=name, status="failed", reason=reason)
-        results.append(result)
-        if on_progress:
-            on_progress(index, name, result.status)
-    return results
 
 
 @dataclass(frozen=True)

@@ -169,15 +169,14 @@ def run_docs_list(args: argparse.Namespace) -> int:
 
 
 def run_docs_delete(args: argparse.Namespace) -> int:
+    from hopwise.documents import delete_document
     from hopwise.settings import load_settings
-    from ingest.originals import OriginalStore, delete_document
 
-    originals = OriginalStore(load_settings().originals_root)
     with _store() as store, store.document_lock(args.doc_id):  # waits for a write of it
         if store.get_document(args.doc_id) is None:
             print(f"hopwise: error: no document with id {args.doc_id!r}", file=sys.stderr)
             return 1
-        removed = delete_document(store, args.doc_id, originals)
+        removed = delete_document(store, args.doc_id, load_settings())
     print(f"deleted  {args.doc_id}  ({removed} {'chunk' if removed == 1 else 'chunks'})")
     return 0
 

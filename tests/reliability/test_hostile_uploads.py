@@ -209,7 +209,7 @@ def tree(root: Path) -> set[str]:
 
 @pytest.mark.parametrize("via", ["ingest_bytes", "admin_upload"])
 def test_path_names_never_leave_the_data_dir(tmp_path: Path, settings_dir, via: str) -> None:
-    from ui.uploads import ingest_uploads
+    from hopwise.documents import ingest_uploads
 
     data = settings_dir.data_dir
     outside_before = tree(tmp_path.parent)

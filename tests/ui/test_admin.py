@@ -211,9 +211,9 @@ def at_least_one_checkbox(at) -> bool:
 
 def test_a_scan_is_read_by_ocr_with_progress_per_page_and_flagged(app_data: Path) -> None:
     from hopwise.app import open_store
+    from hopwise.documents import ingest_uploads
     from hopwise.settings import load_settings
     from tests.ingest.test_ocr_ingest import PAGES, scanned_pdf
-    from ui.uploads import ingest_uploads
 
     scan = scanned_pdf(PAGES)
     phases: list[str] = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ingest.originals import OriginalStore, delete_document
+from ingest.originals import OriginalStore
 from ui import safe
 from ui.admin_gate import require_admin
 from ui.documents import count_text
@@ -14,7 +14,6 @@ from ui.uploads import (
     UPLOAD_TYPES,
     access_changes,
     document_row,
-    ingest_uploads,
     parse_groups,
     result_rows,
 )
@@ -111,12 +110,8 @@ if st.button("Ingest", type="primary", disabled=not ready, key="admin_ingest"):
             current.progress(1.0, text=f"{shown}: {phase}")
             overall.progress((index + 1) / len(names), text=f"{index + 1} of {len(names)} files")
 
-    results = ingest_uploads(
-        [(f.name, f.getvalue()) for f in files],
-        store,
-        groups=groups,
-        settings=settings,
-        on_progress=on_progress,
+    results = get_runner().ingest_uploads(
+        [(f.name, f.getvalue()) for f in files], groups=groups, on_progress=on_progress
     )
     working.empty()
     st.session_state[RESULTS_KEY] = result_rows(results)
@@ -204,7 +199,7 @@ else:
         if yes.button("Yes, delete", type="primary", key="admin_delete_confirm"):
             st.session_state.pop(PENDING_DELETE_KEY, None)
             try:
-                removed = delete_document(store, pending, OriginalStore(settings.originals_root))
+                removed = get_runner().delete_document(pending)
             except Exception as exc:  # noqa: BLE001
                 st.error(f"Delete failed: {error_text(exc)}")
             else:

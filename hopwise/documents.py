@@ -1,0 +1,65 @@
+"""The knowledge base's documents as the application changes them: an admin's upload of
+(filename, bytes) pairs, and deleting a document with its original. The Admin page and the CLI
+go through these (via hopwise.app.Hopwise), never to the store and the originals directly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hopwise.settings import Settings
+from ingest.models import IngestResult
+from ingest.protocols import KnowledgeBase
+
+# (index, filename, phase): "start"; a slow stage in progress such as "ocr 3/12"; then the
+# file's outcome, "ingested" | "skipped" | "failed"
+ProgressFn = Callable[[int, str, str], None]
+
+
+def ingest_uploads(
+    files: Sequence[tuple[str, bytes]],
+    store: KnowledgeBase,
+    *,
+    groups: Sequence[str] | None,
+    settings: Settings,
+    on_progress: ProgressFn | None = None,
+) -> list[IngestResult]:
+    """Ingest each uploaded file (type, size and parse checks happen in ingest_bytes); one
+    file's failure never stops the others. `groups=None` keeps an existing document's readers
+    (a new one is readable by all). Each file is kept in the originals directory too."""
+    from ingest.originals import OriginalStore
+    from ingest.pipeline import ingest_bytes
+
+    originals = OriginalStore(settings.originals_root)
+    results = []
+    for index, (name, data) in enumerate(files):
+        if on_progress:
+            on_progress(index, name, "start")
+        try:
+            readers = None if groups is None else list(groups)
+
+            def on_page(
+                stage: str, done: int, total: int, index: int = index, name: str = name
+            ) -> None:
+                if on_progress:
+                    on_progress(index, name, f"{stage} {done}/{total}")
+
+            result = ingest_bytes(
+                data, name, store, groups=readers, config=settings.ingest, on_page=on_page,
+                originals=originals,
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - reported per file, never a stack trace
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            result = IngestResult(path=name, source=name, status="failed", reason=reason)
+        results.append(result)
+        if on_progress:
+            on_progress(index, name, result.status)
+    return results
+
+
+def delete_document(store: KnowledgeBase, doc_id: str, settings: Settings) -> int:
+    """Remove a document's chunks, manifest entry and (when no other document shares it) its
+    original; the number of chunks removed (0: already deleted, e.g. by another admin)."""
+    from ingest.originals import OriginalStore
+    from ingest.originals import delete_document as delete_with_original
+
+    return delete_with_original(store, doc_id, OriginalStore(settings.originals_root))
