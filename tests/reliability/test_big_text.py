@@ -71,16 +71,65 @@ def test_a_stream_that_fails_half_way_changes_nothing(tmp_path: Path) -> None:
         client: Any = store._client
         real, calls = client.insert_columns, []
 
-        def second_batch_fails(*args: Any, **kwargs: Any) -> None:
+        def second_batch_fails(*args: Any, **kwargs: Any) -> Any:
             calls.append(1)
             if len(calls) == 2:
                 raise OSError(errno.EIO, "Input/output error")
-            real(*args, **kwargs)
+            return real(*args, **kwargs)
 
         client.insert_columns = second_batch_fails
         result = ingest_bytes(paragraphs(6000), "log.txt", store, config=IngestConfig())
         assert result.status == "failed" and "Input/output error" in result.reason
         assert len(calls) == 2  # one batch was written before the failure
+        assert [(d.version, d.chunks) for d in store.list_documents()] == [(1, first.chunks)]
+        assert store.count_chunks() == first.chunks
+
+
+def test_an_insert_the_engine_refuses_after_it_was_sent_changes_nothing(tmp_path: Path) -> None:
+    """Rows go to the engine while the next are built: a failure reported only when the
+    engine answers (not when the rows are sent) still rolls the whole write back."""
+    with MilvusStore(str(tmp_path / "milvus.db")) as store:
+        first = ingest_bytes(paragraphs(50), "log.txt", store, config=IngestConfig())
+        client: Any = store._client
+        real, answers = client.insert_columns, []
+
+        def refused_on_answer(*args: Any, **kwargs: Any) -> Any:
+            done = real(*args, **kwargs)
+            answers.append(1)
+            if len(answers) != 2 or done is None:
+                return done
+
+            def refuse() -> None:
+                done()  # the rows did go in: the rollback must remove them
+                raise OSError(errno.EIO, "Input/output error")
+
+            return refuse
+
+        client.insert_columns = refused_on_answer
+        result = ingest_bytes(paragraphs(1500), "log.txt", store, config=IngestConfig())
+        assert result.status == "failed" and "Input/output error" in result.reason
+        assert len(answers) >= 2
+        assert [(d.version, d.chunks) for d in store.list_documents()] == [(1, first.chunks)]
+        assert store.count_chunks() == first.chunks
+
+
+def test_rows_that_fail_to_build_while_an_insert_is_under_way_change_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rollback waits for the insert the engine is taking, then removes it too."""
+    with MilvusStore(str(tmp_path / "milvus.db")) as store:
+        first = ingest_bytes(paragraphs(50), "log.txt", store, config=IngestConfig())
+        real, built = store._rows, []
+
+        def second_piece_fails(*args: Any, **kwargs: Any) -> Any:
+            built.append(1)
+            if len(built) == 2:
+                raise ValueError("a row that cannot be built")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(store, "_rows", second_piece_fails)
+        result = ingest_bytes(paragraphs(1500), "log.txt", store, config=IngestConfig())
+        assert result.status == "failed" and "cannot be built" in result.reason
         assert [(d.version, d.chunks) for d in store.list_documents()] == [(1, first.chunks)]
         assert store.count_chunks() == first.chunks
 
