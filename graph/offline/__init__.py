@@ -309,8 +309,15 @@ def compose_answer(
         found_any = True
         if reading.confident:  # its sentence follows as the first line of evidence
             lead = "答案：" if zh else "Answer: "
-            lines.append(f"{lead}{reading.stated or reading.span} [{reading.unit.n}]")
+            quoted_units = [reading.unit, *reading.others]  # a comparison quotes every row
+            marks = "".join(f"[{n}]" for n in dict.fromkeys(u.n for u in quoted_units))
+            lines.append(f"{lead}{reading.stated or reading.span} {marks}")
             sources[reading.unit.text] = _source_line(reading, question)
+            if reading.others:  # each compared row shows in the evidence, where it is
+                for u in quoted_units:
+                    sources[u.text] = _row_line(u, question, reading.stated)
+                    path.append((u.n, sources[u.text]))
+                quoted.update(u.shown() for u in quoted_units)
         else:
             used.add(reading.unit.text)
             quote = rd.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
@@ -360,6 +367,17 @@ def _source_line(reading: rd.Reading, question: str) -> str:
     unit = reading.unit
     named = [v for _, v in unit.cells if len(v) >= 3 and v in question]
     return recs.brief(unit.cells, [reading.stated or reading.span, *named]) or unit.shown()
+
+
+def _row_line(unit: rd.Unit, question: str, stated: str) -> str:
+    """A compared table row as the evidence shows it: its first cell, the cells the question
+    names and the compared column (named in the answer line); else the whole row."""
+    kept = [
+        (h, v)
+        for i, (h, v) in enumerate(unit.cells)
+        if v and (i == 0 or (len(v) >= 3 and v in question) or (h and f"{h}: " in stated))
+    ]
+    return "; ".join(f"{h}: {v}" if h else v for h, v in kept) if len(kept) > 1 else unit.shown()
 
 
 def _readable(part: str) -> str:

@@ -402,12 +402,15 @@ _ZH_CLAUSE_SPLIT_RE = re.compile(
 )
 _ZH_QUESTION_RE = re.compile(r"什么|如何|哪些|哪|多少|几|何|吗|是否|怎样|怎么|谁|为什么|为何|呢")
 _ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
+# 'A 和 B 哪台更多？各多少次？': the second asks the first's items each, not a question of its own
+_ZH_EACH_RE = re.compile(r"^(?:那|那么)?(?:各|分别|各自)")
 _ZH_LEAD_RE = re.compile(r"^(?:谁是|请问|问：)")
 
 
 def _zh(q: str, params: OfflineParams) -> list[Part]:
     clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
     clauses = [c for c in clauses if tx.tokenize(MASK_RE.sub(" ", c)) or MASK_RE.search(c)]
+    clauses = _each_joined(clauses)
     if len(clauses) > 1:
         subject = _zh_subject(clauses[0]) if not _ZH_QUESTION_RE.search(clauses[0]) else ""
         asking = [bool(_ZH_QUESTION_RE.search(c)) for c in clauses]
@@ -431,6 +434,19 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
     for piece in _zh_conjunction(q):
         parts += _shift(_zh_chain(piece) or [(piece, None)], len(parts))
     return parts
+
+
+def _each_joined(clauses: list[str]) -> list[str]:
+    """A clause that asks 'each' of the items the question before it named ('各多少次',
+    '分别是多少') stays with that question: read apart it has nothing to ask about."""
+    out: list[str] = []
+    for clause in clauses:
+        leans = _ZH_EACH_RE.search(clause) and not MASK_RE.search(clause)
+        if out and leans and _ZH_QUESTION_RE.search(out[-1]):
+            out[-1] = f"{out[-1]}，{clause}"
+        else:
+            out.append(clause)
+    return out
 
 
 def _ends_in_verb(text: str) -> bool:

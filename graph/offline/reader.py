@@ -85,6 +85,7 @@ class Reading:
     span: str = ""  # the answer inside it, '' when none of the expected type
     confident: bool = False
     stated: str = ""  # the answer line's text when it is more than the span (a comparison)
+    others: tuple[Unit, ...] = ()  # the other units the stated line quotes (compared rows)
 
 
 def table_cells(line: str) -> list[str]:
@@ -464,7 +465,8 @@ def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading
     value, key, shown, row = (min if direction < 0 else max)(values, key=lambda x: x[0])
     others = "; ".join(f"{k}: {c}" for _, k, c, _ in values if k != key)
     line = f"{key} ({column}: {shown}; {others})"
-    return Reading(row, 1.0, key, True, stated=line)
+    others = tuple(r for _, _, _, r in values if r is not row)
+    return Reading(row, 1.0, key, True, stated=line, others=others)
 
 
 def _names(kind: str, text: str) -> list[str]:

@@ -148,6 +148,14 @@ def test_chinese_coordination_splits_per_item() -> None:
     assert subs == ["《长河》的导演是谁？", "《远山》的导演是谁？"]
 
 
+def test_an_each_clause_stays_with_the_comparison_it_follows() -> None:
+    """'各多少次' asks the compared items each: read alone it names nothing to look up."""
+    subs = _subs("KX-100 和 KX-300 哪台的故障更多？各多少次？")
+    assert len(subs) == 1 and "各多少次" in subs[0] and "KX-300" in subs[0]
+    # a clause with a name of its own is still a question of its own
+    assert len(_subs("KX-100 和 KX-300 哪台的故障更多？KX-200 有几次？")) == 2
+
+
 def test_a_plain_question_stays_whole() -> None:
     for question in (
         "What is the notice period?",

@@ -223,6 +223,21 @@ def test_two_named_rows_are_compared_on_the_asked_column_with_every_value_shown(
     assert last.startswith("Answer: KX-300 (Warranty ends: 2032-01-21; KX-100: 2031-04-02)")
 
 
+def test_a_comparison_of_rows_in_two_passages_cites_both_and_shows_each_row() -> None:
+    first, second = (
+        REGISTER.split("\nKX-200")[0],
+        REGISTER.replace("KX-100 | North | 2031-04-02\n", ""),
+    )
+    text = _answer(
+        "Of KX-100 and KX-300, whose warranty ends earlier?", _item(1, first), _item(2, second)
+    )
+    assert text.splitlines()[0] == (
+        "Answer: KX-100 (Warranty ends: 2031-04-02; KX-300: 2032-01-21) [1][2]"
+    )
+    assert "- Unit: KX-100; Warranty ends: 2031-04-02 [1]" in text
+    assert "- Unit: KX-300; Warranty ends: 2032-01-21 [2]" in text
+
+
 def test_a_row_named_by_a_date_in_another_format_is_the_one_read() -> None:
     text = _answer("Which unit's warranty ends on 21 January 2032?", _item(1, REGISTER))
     assert "KX-300" in text.splitlines()[0] and "KX-100" not in text.splitlines()[0]
