@@ -465,8 +465,8 @@ def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading
     value, key, shown, row = (min if direction < 0 else max)(values, key=lambda x: x[0])
     others = "; ".join(f"{k}: {c}" for _, k, c, _ in values if k != key)
     line = f"{key} ({column}: {shown}; {others})"
-    others = tuple(r for _, _, _, r in values if r is not row)
-    return Reading(row, 1.0, key, True, stated=line, others=others)
+    compared = tuple(r for _, _, _, r in values if r is not row)
+    return Reading(row, 1.0, key, True, stated=line, others=compared)
 
 
 def _names(kind: str, text: str) -> list[str]:
