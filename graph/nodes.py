@@ -406,7 +406,7 @@ def run_hop(
     round_no: int,
 ) -> dict[str, Any]:
     """One sub-question: bridge if dependent, search unless the query repeats, extract."""
-    query, bridged, explained = sq["question"], False, {}
+    query, bridged, explained, alternative = sq["question"], False, {}, ""
     earlier = [h for h in hops if h["sub_question_id"] == sq.get("depends_on")] or hops[-1:]
     if sq.get("depends_on") and earlier:
         ids = [x["chunk_id"] for h in earlier for x in h["hits"]]
@@ -416,10 +416,25 @@ def run_hop(
         step.add(usage)
         explained = usage.details
         query, bridged = (query.strip() or sq["question"]), True
+        if usage.mode == "llm" and ctx.code is not None:  # the code's reading, searched too
+            alternative, code_usage = ctx.code.bridge(
+                sq["question"], hop_views(earlier, pool), found
+            )
+            step.add(code_usage, by_code=True)
     query = " ".join(tx.PLACEHOLDER_RE.sub(" ", query).split()) or sq["question"]  # unfilled "#1"
     repeated = _norm(query) in {_norm(h["query"]) for h in hops}
     hits = [] if repeated else ctx.retriever.search(query, list(ctx.groups), k=ctx.config.top_k)
     found_by: dict[str, str] = {}
+    alternative = " ".join(tx.PLACEHOLDER_RE.sub(" ", alternative).split())
+    if alternative and _norm(alternative) not in {_norm(query), *(_norm(h["query"]) for h in hops)}:
+        # A model's bridge may pick another entity of the earlier passages than the code's
+        # reading does: both are searched, so the evidence holds the right one either way
+        # (the claim check then keeps only what the cited passages say).
+        extra = ctx.retriever.search(alternative, list(ctx.groups), k=ctx.config.top_k)
+        hits = interleave([hits, extra])[: ctx.config.top_k * 2]
+        for hit in extra:
+            found_by.setdefault(hit.chunk_id, alternative)
+        explained = {**explained, "also_searched": alternative}
     if explained.get("beam") and not repeated:
         query, hits, explained, found_by = search_beam(ctx, query, hits, explained)
     translated = "" if repeated else documents_query(sq, query, explained)

@@ -210,3 +210,27 @@ def test_a_bridge_entity_the_evidence_does_not_hold_is_read_offline(
     result = make_app(stub).ask(QUESTION)
     hop = result.hops[1]
     assert "Jane Doe" not in hop.query and "Christopher Nolan" in hop.query
+
+
+def test_a_model_bridge_to_another_entity_of_the_evidence_is_searched_beside_the_codes(
+    stub: StubOpenAIServer,
+) -> None:
+    """The model may pick a name the earlier passages do hold but the question does not lead
+    to: the code's reading of the bridge is searched too, so its passage is evidence."""
+    other = {"entity": "Leonardo DiCaprio", "query": "Leonardo DiCaprio hometown"}
+    answers = {**STRUCTURED, "BridgeQuery": other}
+    stub.responder = lambda request: answers.get(requested_schema(request) or "", ANSWER)
+    result = make_app(stub).ask(QUESTION)
+    hop = result.hops[1]
+    assert hop.query == "Leonardo DiCaprio hometown"
+    assert "Christopher Nolan" in hop.bridge["also_searched"]
+    assert "nolan" in {h.chunk_id for h in hop.hits}  # the model's query alone finds only inception
+
+
+def test_without_economy_the_models_bridge_is_searched_alone(stub: StubOpenAIServer) -> None:
+    """HOPWISE_LLM_ECONOMY=off: every step is the model's, the bridge too."""
+    other = {"entity": "Leonardo DiCaprio", "query": "Leonardo DiCaprio hometown"}
+    answers = {**STRUCTURED, "BridgeQuery": other}
+    stub.responder = lambda request: answers.get(requested_schema(request) or "", ANSWER)
+    hop = make_app(stub, economy=False).ask(QUESTION).hops[1]
+    assert "also_searched" not in hop.bridge and "nolan" not in {h.chunk_id for h in hop.hits}

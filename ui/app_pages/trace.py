@@ -185,6 +185,11 @@ for number, hop in enumerate(hops, start=1):
             st.markdown(
                 f"Also searched, in the documents' language: “{safe.escape_inline(hop.search_query)}”"
             )
+        also = str((hop.bridge or {}).get("also_searched") or "")
+        if also:  # the model's bridge and the code's reading differed: both were searched
+            st.markdown(
+                f"Also searched, the bridge as read without the model: “{safe.escape_inline(also)}”"
+            )
         winner, candidates = bridge_rows(hop)
         if candidates:
             st.markdown(f"Bridge entity: **{safe.escape_inline(winner or '—')}** — candidates:")
