@@ -1,4 +1,4 @@
-"""The only place nodes and edges are wired (DESIGN.md, "The state machine")."""
+"""The only place nodes and edges are wired (docs/architecture.md, "The state machine")."""
 
 from __future__ import annotations
 

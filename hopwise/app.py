@@ -460,7 +460,7 @@ class Hopwise:
         """Every saved result of a thread, oldest first; ThreadAccessError when the thread does
         not exist or belongs to someone other than `owner`. With the reader's `groups`, what a
         result shows of a document deleted since, or one the reader may no longer read, is
-        removed (retention: see README)."""
+        removed (retention: see docs/security.md)."""
         self.threads.check(thread_id, owner)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         saved = self.checkpointer.list(config, filter={"source": "update"})

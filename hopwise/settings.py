@@ -40,7 +40,7 @@ class Settings(BaseSettings):
         10, description="Connect timeout and per-call deadline for a Milvus server."
     )
 
-    # Dense embeddings: the built-in model unless an endpoint is configured (README)
+    # Dense embeddings: the built-in model unless an endpoint is configured (docs/search.md)
     embeddings: Literal["builtin", "off", "endpoint"] | None = Field(
         None,
         description="builtin: packaged model, vectors filled in the background; endpoint: the "

@@ -47,7 +47,7 @@ class FusionConfig:
     A question in one language scores keywords against a chunk in the other only through
     shared names and numbers, so the lexical channel's vote for such a chunk is weighted by
     `cross_language_lexical_weight`; measured on the dev sets and the cross-lingual probe
-    (README, "Semantic search")."""
+    (docs/search.md)."""
 
     rrf_k: int = 60
     lexical_weight: float = 1.0

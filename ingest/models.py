@@ -53,7 +53,7 @@ class ParsedDocument(BaseModel):
 
 
 class Chunk(BaseModel):
-    """One retrievable passage with the full record from DESIGN.md."""
+    """One retrievable passage: its text, where it sits in its document, and who may read it."""
 
     chunk_id: str
     doc_id: str

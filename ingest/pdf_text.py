@@ -1,6 +1,6 @@
 """PDF pages as positioned lines, read with PDFium (pypdf2ium2), minus the text nobody sees.
 
-Why PDFium: measured against pypdf and pdfminer.six on real PDFs (README "Parsing"), it
+Why PDFium: measured against pypdf and pdfminer.six on real PDFs (docs/documents.md, "Parsing real documents"), it
 matches poppler's pdftotext word for word most closely, puts spaces between words that TeX
 positions without a space character, and is an order of magnitude faster than pypdf.
 

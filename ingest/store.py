@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-FAST_ENGINE = "2.5.2rc1"  # the last build of milvus-lite's C++ engine (see README)
+FAST_ENGINE = "2.5.2rc1"  # the last build of milvus-lite's C++ engine (see docs/store.md)
 ENGINE_SERVER = "milvus server"
 RRF_K = 60
 INSERT_BATCH = 500

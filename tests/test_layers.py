@@ -1,4 +1,4 @@
-"""Layers point down: the libraries never import the application (STYLE.md)."""
+"""Layers point down: the libraries never import the application (docs/architecture.md)."""
 
 from __future__ import annotations
 

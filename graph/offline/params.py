@@ -1,7 +1,7 @@
 """Every threshold and weight of offline reasoning, in one typed object.
 
 Chosen on half A of the dev sets (hopwise.evaluation.halves) and reported on both halves in
-the README; nothing else in graph/offline holds a tuned number.
+docs/evaluation.md; nothing else in graph/offline holds a tuned number.
 """
 
 from __future__ import annotations

@@ -211,7 +211,7 @@ def run(args: Any) -> dict[str, Any]:
 
 
 def overall(sets: dict[str, Any]) -> dict[str, Any]:
-    """Question-weighted averages across sets, for the README table."""
+    """Question-weighted averages across sets, for the table in docs/benchmarks.md."""
     out: dict[str, Any] = {}
     for mode in ("economy", "every_step_to_model"):
         rows = [s[mode] for s in sets.values() if s[mode]["llm_calls_per_complex_question"]]

@@ -1,7 +1,7 @@
 """`hopwise ingest`, `hopwise docs list|delete`, `hopwise search` and `hopwise reindex`: the
 knowledge base CLI.
 
-Output lines and JSON keys are a contract (see README "Documents and the knowledge base").
+Output lines and JSON keys are a contract (see docs/usage.md, "Command line").
 """
 
 from __future__ import annotations
