@@ -58,6 +58,10 @@ class FusionConfig:
     # channel: BM25 cuts it into common pieces ('lq', '2024') and dense vectors blur it.
     exact_weight: float = 1.0
     max_codes: int = 3  # codes of one query looked up
+    # The built-in embedder ranks a chunk in the question's own language above a better one in
+    # the other: the dense channel reads `cross_language_depth` candidates, and when no chunk
+    # of the other language made the top k, the best one takes its last place.
+    cross_language_depth: int = 60
 
 
 @dataclass(frozen=True)

@@ -1382,17 +1382,20 @@ class MilvusStore:
         weights = self._lexical_weights(query)
         try:
             vector = self._query_vector(embedder, query)
+            wide = max(depth, self.fusion.cross_language_depth)
             if self.vectors is None:
-                dense, has_vector = self._channel(vector, "dense", expr, depth), None
+                dense, has_vector = self._channel(vector, "dense", expr, wide), None
             else:
-                dense, has_vector = self._side_dense(vector, expr, depth, pending.result())
+                dense, has_vector = self._side_dense(vector, expr, wide, pending.result())
+            dense, other = dense[:depth], _other_language(dense, language_of(query))
         except Exception as exc:  # noqa: BLE001 - BM25 results stand while the dense side is down
             log.warning("dense channel skipped: %s", exc)
             sparse = pending.result()
             exact = self._exact(typed, expr, depth)
             return _fuse(sparse, [], k, self._hit, self.fusion, weights, lambda _cid: False, exact)
         exact = self._exact(typed, expr, depth)
-        return _fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector, exact)
+        hits = _fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector, exact)
+        return _with_other_language(hits, other, k, self._hit)
 
     def _exact(self, query: str, expr: str, limit: int) -> list[tuple[float, dict]] | None:
         """Chunks that hold a code the query names letter for letter ('LQ-FW-2024-017'), most
@@ -1761,6 +1764,32 @@ class MilvusStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _other_language(dense: list[tuple[float, dict]], asked: str) -> tuple[float, dict] | None:
+    """The best dense candidate in another language than the question's, if any."""
+    for score, entity in dense:
+        if _chunk_language(str(entity.get("text", ""))[:2000]) != asked:
+            return score, entity
+    return None
+
+
+def _with_other_language(
+    hits: list[Hit], other: tuple[float, dict] | None, k: int, make: Any
+) -> list[Hit]:
+    """The fused top k, its last place given to the best chunk in the other language when
+    none made it: the built-in embedder ranks a chunk in the question's own language above a
+    better one in the other (a Chinese question about an English manual: the right chunk
+    ranked 42nd by vectors, nowhere by keywords), and both channels agree on that bias."""
+    if other is None or len(hits) < k or k < 2:
+        return hits
+    entity = other[1]
+    language = _chunk_language(str(entity.get("text", ""))[:2000])
+    if any(h.chunk_id == entity["chunk_id"] or _chunk_language(h.text[:2000]) == language
+           for h in hits):  # fmt: skip
+        return hits
+    last = hits[-1]
+    return [*hits[:-1], make(entity, last.rank, fused=last.score, dense=other[0])]
 
 
 def _fuse(

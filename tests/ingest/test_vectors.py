@@ -247,6 +247,43 @@ def test_a_paraphrase_without_shared_words_is_found(builtin_store: MilvusStore) 
     assert hits[0].source == "保修条款.md", [h.source for h in hits]
 
 
+MIXED = {  # a Chinese knowledge base with one English manual, the English one for "ops" only
+    "报修.md": "# 报修\n\n报修请求每天最多处理二十次，超出的请求次日处理。\n",
+    "热线.md": "# 热线\n\n服务热线每分钟最多接入五个来电请求。\n",
+    "巡检.md": "# 巡检\n\n巡检每月最多安排四次，每次处理不超过十台设备。\n",
+    "备件.md": "# 备件\n\n备件申请每周最多处理三次，紧急请求另行处理。\n",
+    "培训.md": "# 培训\n\n培训请求每季度最多受理两次，每次不超过二十分钟。\n",
+    "gateway.md": "# Gateway\n\nThe service gateway accepts at most 120 requests per minute.\n",
+}
+
+
+@pytest.fixture
+def mixed_store(tmp_path: Path):
+    with MilvusStore(str(tmp_path / "milvus.db")) as opened:
+        opened.attach_vectors(HashEmbedder(dim=32))
+        for name, text in MIXED.items():
+            groups = ["ops"] if name == "gateway.md" else ["all"]
+            ingest_bytes(text.encode(), name, opened, groups=groups, config=CONFIG)
+        assert wait_until_complete(EmbeddingWorker(opened.vectors), timeout_s=60)
+        yield opened
+
+
+def test_the_other_languages_best_chunk_takes_the_last_place(mixed_store: MilvusStore) -> None:
+    """An embedder ranks the question's own language first (this one cannot cross languages
+    at all): when none of the top k is in the other language, its best dense candidate takes
+    the last place, so a Chinese question can reach the English manual."""
+    hits = mixed_store.search("网关每分钟最多能处理多少次请求？", ["all", "ops"], k=3)
+    assert [h.source for h in hits][-1] == "gateway.md", [h.source for h in hits]
+    assert all(h.source != "gateway.md" for h in hits[:-1])
+    # never past the reader's groups: the English chunk is not theirs to read
+    assert "gateway.md" not in {h.source for h in mixed_store.search(
+        "网关每分钟最多能处理多少次请求？", ["all"], k=3)}  # fmt: skip
+    # a list that already holds the other language is left as fused
+    plain = mixed_store.search("gateway 每分钟 requests", ["all", "ops"], k=3)
+    assert plain[0].source == "gateway.md" and len(plain) == 3
+    assert [h.rank for h in hits] == [1, 2, 3]
+
+
 # --------------------------------------------------------------------------- while it runs
 
 
