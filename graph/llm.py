@@ -313,6 +313,7 @@ class LLMReasoner:
         entities: list[str] = []
 
         said = " ".join(f"{e.title} {e.text}" for e in evidence).casefold()
+        asked = tx.PLACEHOLDER_RE.sub(" ", sub_question)
 
         def check(result: BridgeQuery) -> str | None:
             query = result.query.strip()
@@ -321,6 +322,11 @@ class LLMReasoner:
                 return None  # not found by the earlier step: the offline bridge reads it
             if entity and P.has_placeholder(query):
                 query = tx.PLACEHOLDER_RE.sub(lambda _: entity, query)
+            kept = query.casefold()
+            if query and any(a.casefold() not in kept for a in _anchors(asked)):
+                # the rewrite lost a code, number or name the sub-question gives: the search
+                # is the sub-question itself with the entity in place
+                query = _filled(sub_question, entity)
             if query and entity:
                 entities.append(entity)
             return query or None
@@ -771,6 +777,15 @@ def _check_decomposition(result: Decomposition, question: str = "") -> Decomposi
     if any(anchor.casefold() not in said for anchor in _anchors(question)):
         return None  # a code, number or name the question gives was lost on the way
     return Decomposition(sub_questions=subs) if subs else None
+
+
+def _filled(sub_question: str, entity: str) -> str:
+    """The sub-question with its placeholder written as the entity (or the entity after it)."""
+    if not entity:
+        return sub_question
+    if tx.PLACEHOLDER_RE.search(sub_question):
+        return tx.PLACEHOLDER_RE.sub(lambda _: entity, sub_question)
+    return f"{sub_question} {entity}"
 
 
 _ANCHOR_NUMBER_RE = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?![\w-])")

@@ -404,6 +404,8 @@ _ZH_QUESTION_RE = re.compile(r"什么|如何|哪些|哪|多少|几|何|吗|是�
 _ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
 # 'A 和 B 哪台更多？各多少次？': the second asks the first's items each, not a question of its own
 _ZH_EACH_RE = re.compile(r"^(?:那|那么)?(?:各|分别|各自)")
+# a leading clause that is one short possessive noun phrase ('⟨A⟩的 v1 版服务接口'): a topic
+_ZH_TOPIC_RE = re.compile(rf"⟨\d+⟩\s*的\s*(?:[A-Za-z0-9.\-]+\s*)?[{tx.CJK}]{{1,8}}")
 _ZH_LEAD_RE = re.compile(r"^(?:谁是|请问|问：)")
 
 
@@ -459,6 +461,8 @@ def _ends_in_verb(text: str) -> bool:
 def _zh_subject(clause: str) -> str:
     """What a leading statement clause is about, for later clauses that name no subject."""
     spans = MASK_RE.findall(clause)
+    if spans and _ZH_TOPIC_RE.fullmatch(clause):  # '⟨A⟩的 v1 版接口，…': the thing, not A
+        return "".join(clause.split())
     if spans:
         return "".join(f"⟨{k}⟩" for k in spans)
     return "".join(tx.cjk_terms(clause)[:3])

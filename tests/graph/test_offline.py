@@ -156,6 +156,15 @@ def test_an_each_clause_stays_with_the_comparison_it_follows() -> None:
     assert len(_subs("KX-100 和 KX-300 哪台的故障更多？KX-200 有几次？")) == 2
 
 
+def test_a_leading_possessive_topic_is_kept_whole_by_the_question_after_it() -> None:
+    """'⟨A⟩的 v2 版接口，每小时最多调用多少次': the limit of A's v2 interface, not of A."""
+    subs = _subs("Nimbus Relay 的 v2 版接口，每小时最多能调用多少次？")
+    assert len(subs) == 1 and "v2版接口" in subs[0] and "Nimbus Relay" in subs[0]
+    # a leading statement about the name still lends only the name
+    said = _subs("Nimbus Relay 不同意延期，给出的理由是什么？")
+    assert len(said) == 1 and "同意" not in said[0] and "Nimbus Relay" in said[0]
+
+
 def test_a_plain_question_stays_whole() -> None:
     for question in (
         "What is the notice period?",

@@ -227,6 +227,24 @@ def test_a_model_bridge_to_another_entity_of_the_evidence_is_searched_beside_the
     assert "nolan" in {h.chunk_id for h in hop.hits}  # the model's query alone finds only inception
 
 
+def test_a_bridge_query_that_drops_what_the_sub_question_gives_is_written_from_it(
+    stub: StubOpenAIServer,
+) -> None:
+    """A small model may fill the placeholder and lose the rest ('<entity> <entity>'): the
+    search becomes the sub-question with the entity in place, so its number stays."""
+    sub = {"id": 2, "question": "Where was #1 born in 1970?", "depends_on": 1}
+    plan = {"sub_questions": [STRUCTURED["Decomposition"]["sub_questions"][0], sub]}
+    bare = {"entity": "Christopher Nolan", "query": "Christopher Nolan Christopher Nolan"}
+    answers = {**STRUCTURED, "Decomposition": plan, "BridgeQuery": bare}
+    stub.responder = lambda request: answers.get(requested_schema(request) or "", ANSWER)
+    hop = make_app(stub, economy=False).ask(QUESTION).hops[1]
+    assert hop.query == "Where was Christopher Nolan born in 1970?"
+    kept = {**bare, "query": "Christopher Nolan birthplace 1970"}  # keeps it: searched as written
+    answers["BridgeQuery"] = kept
+    hop = make_app(stub, economy=False).ask(QUESTION).hops[1]
+    assert hop.query == "Christopher Nolan birthplace 1970"
+
+
 def test_without_economy_the_models_bridge_is_searched_alone(stub: StubOpenAIServer) -> None:
     """HOPWISE_LLM_ECONOMY=off: every step is the model's, the bridge too."""
     other = {"entity": "Leonardo DiCaprio", "query": "Leonardo DiCaprio hometown"}
