@@ -81,18 +81,41 @@ def _shift(parts: list[Part], offset: int) -> list[Part]:
 
 
 # ---------------------------------------------------------------------------- English
+_ASKED_NOUN_RE = re.compile(r"\b(?:which|what)\s+([a-z][\w-]*)", re.IGNORECASE)
+_REQUEST_RE = re.compile(
+    r"(?<=[?.])\s+(?:please\s+)?(?:"
+    + "|".join(sorted(lexicon.words("en_request_verbs"), key=len, reverse=True))
+    + r")\b[^?]*$",
+    re.IGNORECASE,
+)
 _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
 
 
 def _en(q: str, params: OfflineParams) -> list[Part]:
     """Two questions joined by 'and' are decomposed one by one; a pronoun in the second
-    stands for the first one's entity ('What is ⟨0⟩ and when was it published?')."""
+    stands for the first one's entity ('What is ⟨0⟩ and when was it published?'). A request
+    after the question ('… ? Give the staff ID.') says what the answer should hold: it stays
+    with the question's last step, never a step of its own."""
+    request = _REQUEST_RE.search(q)
+    if request and request.start() > 0:
+        parts = _en(q[: request.start()], params)
+        text, dep = parts[-1]
+        return [*parts[:-1], (f"{text} {request.group(0).strip()}", dep)]
     pieces = re.split(rf",?\s+and\s+(?={_WH}\b|{_AUX}\b)", q.strip(), flags=re.IGNORECASE)
     if len(pieces) > 1 and all(tx.tokenize(MASK_RE.sub(" x ", p)) for p in pieces):
         parts: list[Part] = []
         subject = ""
-        for piece in pieces:
+        asked = _ASKED_NOUN_RE.search(pieces[0])
+        for i, piece in enumerate(pieces):
             names = MASK_RE.findall(piece)
+            that = re.search(rf"\b(?:that|this|the same)\s+{asked.group(1)}\b", piece, re.I) \
+                if asked and i else None  # fmt: skip
+            if that:  # 'which engineer …, and what is that engineer's grade?': the answer's
+                piece = f"{piece[: that.start()]}#0{piece[that.end():]}"  # '#0': shifted below
+                sub = _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
+                last = len(parts)
+                parts += [(t, last if d is None and f"#{last}" in t else d) for t, d in sub]
+                continue
             if names and not subject:
                 subject = f"⟨{names[0]}⟩"
             elif not names and subject:

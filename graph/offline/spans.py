@@ -78,6 +78,8 @@ def _names(question: str) -> list[Span]:
     for name in names:
         if name.split()[0].lower() in _EDGE_STOP and question.startswith(name):
             continue  # 'Who' opening the question
+        if all(w.lower().rstrip(".,") in tx.MONTHS or w.isdigit() for w in name.split()):
+            continue  # 'September 2025' is a date: no name to chain on or keep whole
         for m in re.finditer(re.escape(name), question):
             out.append(Span(m.start(), m.end(), name, "name"))
     return out

@@ -165,6 +165,33 @@ def test_a_leading_possessive_topic_is_kept_whole_by_the_question_after_it() -> 
     assert len(said) == 1 and "同意" not in said[0] and "Nimbus Relay" in said[0]
 
 
+def test_a_request_after_the_question_stays_with_its_last_step() -> None:
+    """'… ? Give the staff ID.' says what the answer should hold: no step of its own."""
+    subs = decompose_question("Whose forklift licence expires on 3 March 2026? Give the ID.", None)
+    assert [s.question for s in subs] == [
+        "Whose forklift licence expires on 3 March 2026? Give the ID."
+    ]
+    chained = decompose_question("When was the director of Quorra Nights born? Give the year.")
+    assert [s.depends_on for s in chained] == [None, 1]
+    assert chained[1].question.endswith("Give the year.")
+
+
+def test_a_date_is_no_name_to_chain_on() -> None:
+    """'the September audit' is an audit in September, not the audit of someone named so."""
+    subs = decompose_question("For the September audit of plant KX-7, who signed the waiver?")
+    assert len(subs) == 1 and subs[0].depends_on is None
+
+
+def test_that_noun_in_a_second_question_is_the_first_ones_answer() -> None:
+    """'which engineer …, and what is that engineer's grade?': the grade of whoever the first
+    part finds, a chain, not a question about an engineer named nowhere."""
+    subs = decompose_question(
+        "Which engineer repaired pump KX-7 in May, and what is that engineer's grade?"
+    )
+    assert [s.depends_on for s in subs] == [None, 1]
+    assert "#1" in subs[1].question and "that engineer" not in subs[1].question
+
+
 def test_a_plain_question_stays_whole() -> None:
     for question in (
         "What is the notice period?",
