@@ -288,7 +288,25 @@ def rank_units(
     scored.sort(key=lambda x: (-x[0], x[1]))
     if similarity is not None and len(scored) > 1:
         scored = _with_meaning(part, scored, similarity, params)
+    scored = sorted(_named_by_date(part, scored, params), key=lambda x: (-x[0], x[1]))
     return [(s, u) for s, _, u in scored]
+
+
+def _named_by_date(
+    part: str, scored: list[tuple[float, int, Unit]], params: OfflineParams
+) -> list[tuple[float, int, Unit]]:
+    """The one unit holding the full date the part gives ('valid until 30 September 2025', a
+    row that says 2025-09-30) is worth reading whatever its words: a date reads the same in
+    both languages, words do not. Read, not stated: it only reaches the reader's threshold."""
+    days = date_keys(part)
+    if not days:
+        return scored
+    holders = [i for i, (_, _, unit) in enumerate(scored) if days <= date_keys(unit.shown())]
+    if len(holders) != 1:
+        return scored
+    score, order, unit = scored[holders[0]]
+    scored[holders[0]] = (max(score, params.reader_min_score), order, unit)
+    return scored
 
 
 def _with_meaning(
@@ -328,7 +346,12 @@ def _given(question: str) -> str:
 
 
 def _in_question(span: str, question: str) -> bool:
-    return tx.fold(span).casefold().replace(" ", "") in _given(question)
+    """Whether the question gives this value itself (a date in another format too): what it
+    names a row or sentence by is never its answer."""
+    if tx.fold(span).casefold().replace(" ", "") in _given(question):
+        return True
+    days = date_keys(span)
+    return bool(days) and days <= date_keys(question)
 
 
 def codes_in(text: str) -> list[str]:

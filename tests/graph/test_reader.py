@@ -357,3 +357,31 @@ def test_a_count_over_a_log_read_whole_counts_its_matching_entries() -> None:
                                          "CA-2 | 复核库存 | 章若\n\n完。")]  # fmt: skip
     other = _answer("Norrow 一共有多少个订单行没有按时发货？", *measures).splitlines()[0]
     assert "答案" not in other  # a table of something else that names the supplier
+
+
+ROSTER = (  # a roster in Chinese; the questions below ask in English too
+    "工号 | 姓名 | 常驻站点 | 职级 | 上岗证有效期至\n"
+    "E-2001 | 王一 | 北区 | L3 | 2026-03-31\n"
+    "E-2002 | 李二 | 南区 | L2 | 2025-09-30\n"
+    "E-2003 | 张三 | 东区 | L4 | 2027-01-15"
+)
+
+
+def test_a_date_the_question_gives_is_never_its_answer() -> None:
+    """The question names the row by its date, written another way: the answer is the row's
+    engineer, never that date back ('答案：2025-09-30' was a confident wrong first line)."""
+    first = _answer("上岗证有效期至 2025 年 9 月 30 日的是哪位工程师？", _item(1, ROSTER, "工程师名单"))
+    first = first.splitlines()[0]
+    assert not first.startswith("答案：2025-09-30") and "E-2002" in first
+
+
+def test_the_one_row_holding_the_date_asked_is_read_in_either_language() -> None:
+    """An English question about a Chinese roster shares no word with it, only the date:
+    the one row that holds it is quoted, its key in bold (read, not stated)."""
+    first = _answer(
+        "Whose work permit is valid until 30 September 2025? Give the staff ID.",
+        _item(1, ROSTER, "工程师名单"),
+    ).splitlines()[0]
+    assert first.startswith("The documents say:") and "**E-2002**" in first
+    two = ROSTER + "\nE-2004 | 赵四 | 西区 | L1 | 2025-09-30"  # two rows hold it: none is named
+    assert "E-2002" not in _answer("Whose permit is valid until 30 September 2025?", _item(1, two))
