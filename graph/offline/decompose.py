@@ -92,7 +92,8 @@ _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", r
 
 
 def _en(q: str, params: OfflineParams) -> list[Part]:
-    """Two questions joined by 'and' are decomposed one by one; a pronoun in the second
+    """Two questions joined by 'and', or asked one after the other ('…? Until when …?'), are
+    decomposed one by one; a pronoun in the second
     stands for the first one's entity ('What is ⟨0⟩ and when was it published?'). A request
     after the question ('… ? Give the staff ID.') says what the answer should hold: it stays
     with the question's last step, never a step of its own."""
@@ -101,7 +102,11 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
         parts = _en(q[: request.start()], params)
         text, dep = parts[-1]
         return [*parts[:-1], (f"{text} {request.group(0).strip()}", dep)]
-    pieces = re.split(rf",?\s+and\s+(?={_WH}\b|{_AUX}\b)", q.strip(), flags=re.IGNORECASE)
+    pieces = [
+        piece
+        for sentence in re.split(r"(?<=\?)\s+(?=\S)", q.strip())  # 'Who …? When …?': two
+        for piece in re.split(rf",?\s+and\s+(?={_WH}\b|{_AUX}\b)", sentence, flags=re.I)
+    ]
     if len(pieces) > 1 and all(tx.tokenize(MASK_RE.sub(" x ", p)) for p in pieces):
         parts: list[Part] = []
         subject = ""

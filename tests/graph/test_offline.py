@@ -176,6 +176,17 @@ def test_a_request_after_the_question_stays_with_its_last_step() -> None:
     assert chained[1].question.endswith("Give the year.")
 
 
+def test_two_questions_asked_one_after_the_other_are_two_parts() -> None:
+    subs = decompose_question("Should visitors still call Orrin Labs, or has the office closed? "
+                              "When does lease KX-77 end?")  # fmt: skip
+    assert [s.question for s in subs] == [
+        "Should visitors still call Orrin Labs, or has the office closed?",
+        "When does lease KX-77 end?",
+    ]
+    assert [s.question for s in decompose_question("Who founded Orrin Labs? When was it founded?")
+            ] == ["Who founded Orrin Labs?", "When was Orrin Labs founded?"]  # fmt: skip
+
+
 def test_a_date_is_no_name_to_chain_on() -> None:
     """'the September audit' is an audit in September, not the audit of someone named so."""
     subs = decompose_question("For the September audit of plant KX-7, who signed the waiver?")
