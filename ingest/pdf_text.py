@@ -1,8 +1,9 @@
 """PDF pages as positioned lines, read with PDFium (pypdf2ium2), minus the text nobody sees.
 
-Why PDFium: measured against pypdf and pdfminer.six on real PDFs (docs/documents.md, "Parsing real documents"), it
-matches poppler's pdftotext word for word most closely, puts spaces between words that TeX
-positions without a space character, and is an order of magnitude faster than pypdf.
+Why PDFium: measured against pypdf and pdfminer.six on real PDFs (docs/documents.md, "Parsing
+real documents"), it matches poppler's pdftotext word for word most closely, puts spaces between
+words that TeX positions without a space character, and is an order of magnitude faster than
+pypdf.
 
 `read_page` returns a page's lines top to bottom in PDFium's reading order, each with its
 vertical position and its cells (runs of text separated by a gap much wider than a word

@@ -1394,8 +1394,10 @@ class MilvusStore:
             exact = self._exact(typed, expr, depth)
             return _fuse(sparse, [], k, self._hit, self.fusion, weights, lambda _cid: False, exact)
         exact = self._exact(typed, expr, depth)
-        hits = _fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector, exact)
-        return _with_other_language(hits, other, k, self._hit)
+        fused = _fuse(
+            pending.result(), dense, k, self._hit, self.fusion, weights, has_vector, exact
+        )
+        return _with_other_language(fused, other, k, self._hit)
 
     def _exact(self, query: str, expr: str, limit: int) -> list[tuple[float, dict]] | None:
         """Chunks that hold a code the query names letter for letter ('LQ-FW-2024-017'), most

@@ -93,15 +93,15 @@ _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", r
 
 def _en(q: str, params: OfflineParams) -> list[Part]:
     """Two questions joined by 'and', or asked one after the other ('…? Until when …?'), are
-    decomposed one by one; a pronoun in the second
-    stands for the first one's entity ('What is ⟨0⟩ and when was it published?'). A request
-    after the question ('… ? Give the staff ID.') says what the answer should hold: it stays
-    with the question's last step, never a step of its own."""
+    decomposed one by one; a pronoun in the second stands for the first one's entity ('What
+    is ⟨0⟩ and when was it published?'), 'that engineer' for what the first one asks. A
+    request after the question ('… ? Give the staff ID.') says what the answer should hold: it
+    stays with the question's last step, never a step of its own."""
     request = _REQUEST_RE.search(q)
     if request and request.start() > 0:
-        parts = _en(q[: request.start()], params)
-        text, dep = parts[-1]
-        return [*parts[:-1], (f"{text} {request.group(0).strip()}", dep)]
+        asked_parts = _en(q[: request.start()], params)
+        text, dep = asked_parts[-1]
+        return [*asked_parts[:-1], (f"{text} {request.group(0).strip()}", dep)]
     pieces = [
         piece
         for sentence in re.split(r"(?<=\?)\s+(?=\S)", q.strip())  # 'Who …? When …?': two
@@ -116,7 +116,7 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
             that = re.search(rf"\b(?:that|this|the same)\s+{asked.group(1)}\b", piece, re.I) \
                 if asked and i else None  # fmt: skip
             if that:  # 'which engineer …, and what is that engineer's grade?': the answer's
-                piece = f"{piece[: that.start()]}#0{piece[that.end():]}"  # '#0': shifted below
+                piece = f"{piece[: that.start()]}#0{piece[that.end() :]}"  # '#0': shifted below
                 sub = _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
                 last = len(parts)
                 parts += [(t, last if d is None and f"#{last}" in t else d) for t, d in sub]

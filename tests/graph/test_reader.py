@@ -370,7 +370,9 @@ ROSTER = (  # a roster in Chinese; the questions below ask in English too
 def test_a_date_the_question_gives_is_never_its_answer() -> None:
     """The question names the row by its date, written another way: the answer is the row's
     engineer, never that date back ('答案：2025-09-30' was a confident wrong first line)."""
-    first = _answer("上岗证有效期至 2025 年 9 月 30 日的是哪位工程师？", _item(1, ROSTER, "工程师名单"))
+    first = _answer(
+        "上岗证有效期至 2025 年 9 月 30 日的是哪位工程师？", _item(1, ROSTER, "工程师名单")
+    )
     first = first.splitlines()[0]
     assert not first.startswith("答案：2025-09-30") and "E-2002" in first
 
