@@ -496,4 +496,6 @@ def _claims_said(result: QuestionResult) -> str:
     failed = [c for c in details.get("claims") or [] if c.get("verdict") != "supported"]
     if failed:
         return f"{len(failed)} of {claims} could not be matched to their sources."
+    if checked == 1:
+        return "Its one claim was found in its source."
     return f"All {claims} were found in their sources."

@@ -285,6 +285,17 @@ def test_the_plain_summary_tells_the_path_in_words() -> None:
     assert plain_summary(simple) == "Answered directly: this question did not need the documents."
 
 
+def test_the_plain_summary_says_what_the_claim_check_found_in_plain_words() -> None:
+    from ui.formatting import plain_summary
+
+    def checked(n: int) -> QuestionResult:
+        details = {"checked": n, "removed": 0, "fell_back": False, "claims": []}
+        return chain_result(trace=[{"node": "check_claims", "details": details}])
+
+    assert plain_summary(checked(1)).endswith("Its one claim was found in its source.")
+    assert plain_summary(checked(3)).endswith("All 3 claims were found in their sources.")
+
+
 def test_the_plain_summary_shows_document_text_as_text() -> None:
     from tests.ui.markdown_tokens import live_parts
     from ui.formatting import plain_summary
