@@ -81,9 +81,18 @@ def _shift(parts: list[Part], offset: int) -> list[Part]:
 
 
 # ---------------------------------------------------------------------------- English
-_ASKED_NOUN_RE = re.compile(r"\b(?:which|what)\s+([a-z][\w-]*)", re.IGNORECASE)
+_ASKED_NOUN_RE = re.compile(
+    rf"\b(?:which|what)\s+(?!(?:{_AUX}|of|the|a|an)\b)([a-z][\w-]*)", re.IGNORECASE
+)
+# a second question after the first's '?', opening like one ('… ? Until when does …?'); a
+# sentence that is no question ('Thanks!', 'I need it for the audit.') is not split off
+_NEXT_QUESTION_RE = re.compile(
+    rf"(?<=\?)\s+(?=(?:(?:until|since|from|by|in|for|at|and)\s+)?(?:{_WH}|{_AUX})\b)",
+    re.IGNORECASE,
+)
+_AND_RE = re.compile(r"^and\s+", re.IGNORECASE)
 _REQUEST_RE = re.compile(
-    r"(?<=[?.])\s+(?:please\s+)?(?:"
+    r"(?<=[?.])\s+(?:(?:please|also|and)\s+)*(?:"
     + "|".join(sorted(lexicon.words("en_request_verbs"), key=len, reverse=True))
     + r")\b[^?]*$",
     re.IGNORECASE,
@@ -104,22 +113,30 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
         return [*asked_parts[:-1], (f"{text} {request.group(0).strip()}", dep)]
     pieces = [
         piece
-        for sentence in re.split(r"(?<=\?)\s+(?=\S)", q.strip())  # 'Who …? When …?': two
-        for piece in re.split(rf",?\s+and\s+(?={_WH}\b|{_AUX}\b)", sentence, flags=re.I)
+        for sentence in _NEXT_QUESTION_RE.split(q.strip())  # 'Who …? When …?': two
+        for piece in re.split(
+            rf",?\s+and\s+(?={_WH}\b|{_AUX}\b)", _AND_RE.sub("", sentence), flags=re.I
+        )  # fmt: skip
     ]
     if len(pieces) > 1 and all(tx.tokenize(MASK_RE.sub(" x ", p)) for p in pieces):
         parts: list[Part] = []
         subject = ""
         asked = _ASKED_NOUN_RE.search(pieces[0])
+        first = 0  # the first question's last step: what 'that engineer' stands for
         for i, piece in enumerate(pieces):
+            if i == 1:
+                first = len(parts)
             names = MASK_RE.findall(piece)
             that = re.search(rf"\b(?:that|this|the same)\s+{asked.group(1)}\b", piece, re.I) \
                 if asked and i else None  # fmt: skip
             if that:  # 'which engineer …, and what is that engineer's grade?': the answer's
-                piece = f"{piece[: that.start()]}#0{piece[that.end() :]}"  # '#0': shifted below
+                piece = f"{piece[: that.start()]}#0{piece[that.end() :]}"  # '#0': see below
                 sub = _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
-                last = len(parts)
-                parts += [(t, last if d is None and f"#{last}" in t else d) for t, d in sub]
+                own = re.compile(rf"#{len(parts)}(?!\d)")  # the shifted '#0': the first answer
+                parts += [
+                    (own.sub(f"#{first}", t), first if d is None and own.search(t) else d)
+                    for t, d in sub
+                ]
                 continue
             if names and not subject:
                 subject = f"⟨{names[0]}⟩"

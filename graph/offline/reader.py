@@ -295,13 +295,17 @@ def rank_units(
 def _named_by_date(
     part: str, scored: list[tuple[float, int, Unit]], params: OfflineParams
 ) -> list[tuple[float, int, Unit]]:
-    """The one unit holding the full date the part gives ('valid until 30 September 2025', a
-    row that says 2025-09-30) is worth reading whatever its words: a date reads the same in
-    both languages, words do not. Read, not stated: it only reaches the reader's threshold."""
+    """The one table row holding the full date the part gives ('valid until 30 September
+    2025', a row that says 2025-09-30) is worth reading whatever its words: a date reads the
+    same in both languages, words do not. Read, not stated: it only reaches the reader's
+    threshold. Only a row: a sentence that merely happens on that day is about something
+    else."""
     days = date_keys(part)
     if not days:
         return scored
-    holders = [i for i, (_, _, unit) in enumerate(scored) if days <= date_keys(unit.shown())]
+    holders = [
+        i for i, (_, _, unit) in enumerate(scored) if unit.cells and days <= date_keys(unit.shown())
+    ]  # fmt: skip
     if len(holders) != 1:
         return scored
     score, order, unit = scored[holders[0]]

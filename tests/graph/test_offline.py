@@ -187,6 +187,34 @@ def test_two_questions_asked_one_after_the_other_are_two_parts() -> None:
             ] == ["Who founded Orrin Labs?", "When was Orrin Labs founded?"]  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who repaired pump KX-7? Thanks!",
+        "Who repaired pump KX-7? I need it for the audit.",
+        "Who repaired pump KX-7? Also give the staff ID.",
+        "Which pump failed more often? KX-7 or KX-9?",
+    ],
+)
+def test_a_sentence_after_the_question_that_asks_nothing_is_no_step(question: str) -> None:
+    subs = decompose_question(question)
+    assert len(subs) == 1 and "#" not in subs[0].question
+
+
+def test_that_noun_is_the_first_questions_answer_even_after_a_second() -> None:
+    """'…, and when was it repaired, and what is that engineer's grade?': the engineer is
+    what the first question finds, not the second's date; 'what is … that is' names no noun."""
+    subs = decompose_question(
+        "Which engineer repaired pump KX-7, and when was it repaired, and what is that "
+        "engineer's grade?"
+    )
+    assert subs[-1].depends_on == 1 and "#1" in subs[-1].question
+    period = decompose_question(
+        "What is the notice period of KX-77, and what happens if that is missed?"
+    )
+    assert all("#" not in s.question and s.depends_on is None for s in period)
+
+
 def test_a_date_is_no_name_to_chain_on() -> None:
     """'the September audit' is an audit in September, not the audit of someone named so."""
     subs = decompose_question("For the September audit of plant KX-7, who signed the waiver?")

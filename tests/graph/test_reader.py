@@ -387,3 +387,11 @@ def test_the_one_row_holding_the_date_asked_is_read_in_either_language() -> None
     assert first.startswith("The documents say:") and "**E-2002**" in first
     two = ROSTER + "\nE-2004 | 赵四 | 西区 | L1 | 2025-09-30"  # two rows hold it: none is named
     assert "E-2002" not in _answer("Whose permit is valid until 30 September 2025?", _item(1, two))
+
+
+def test_a_sentence_that_merely_holds_the_date_asked_is_not_read_as_the_answer() -> None:
+    """Only a row is named by its date: 'paid on 2025-09-30' says nothing of a review held
+    that day, so the documents do not say who chaired it."""
+    paid = _item(1, "Invoice 4471 was paid on 2025-09-30 by the finance office.")
+    text = _answer("Who chaired the safety review held on 30 September 2025?", paid)
+    assert text.startswith("The documents do not say"), text
