@@ -131,18 +131,16 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
                 if asked and i else None  # fmt: skip
             if that:  # 'which engineer …, and what is that engineer's grade?': the answer's
                 piece = f"{piece[: that.start()]}#0{piece[that.end() :]}"  # '#0': see below
-                sub = _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
-                own = re.compile(rf"#{len(parts)}(?!\d)")  # the shifted '#0': the first answer
-                parts += [
-                    (own.sub(f"#{first}", t), first if d is None and own.search(t) else d)
-                    for t, d in sub
-                ]
-                continue
-            if names and not subject:
+            elif names and not subject:
                 subject = f"⟨{names[0]}⟩"
             elif not names and subject:
                 piece = _PRONOUN_RE.sub(subject, piece, count=1)
-            parts += _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
+            sub = _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
+            if that:  # the shifted '#0' is the first question's answer
+                own = re.compile(rf"#{len(parts)}(?!\d)")
+                sub = [(own.sub(f"#{first}", t), first if d is None and own.search(t) else d)
+                       for t, d in sub]  # fmt: skip
+            parts += sub
         return parts
     return _en_one(q, params)
 

@@ -12,6 +12,7 @@ navigation and table-of-contents lines are never units.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -446,8 +447,10 @@ _MONTH_NUMBERS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}  # fmt: skip
 
 
-def date_keys(text: str) -> set[tuple[int, int, int]]:
-    """The full dates of a text as (year, month, day), whatever their format."""
+@functools.lru_cache(maxsize=4096)
+def date_keys(text: str) -> frozenset[tuple[int, int, int]]:
+    """The full dates of a text as (year, month, day), whatever their format (remembered: the
+    same question and cells are read again for every unit and row)."""
     keys: set[tuple[int, int, int]] = set()
     for m in DATE_RE.finditer(text):
         found = m.group(0)
@@ -458,7 +461,7 @@ def date_keys(text: str) -> set[tuple[int, int, int]]:
             keys.add((year, month, day))
         elif len(digits) == 3:
             keys.add((digits[0], digits[1], digits[2]))
-    return keys
+    return frozenset(keys)
 
 
 def _value(text: str) -> float | None:
