@@ -166,6 +166,23 @@ def no_sideways_overflow(page) -> bool:
     )
 
 
+def top_comes_into_view(page, message) -> bool:
+    """The page brings a finished answer's top on screen once it is idle (the chat page's
+    script): poll for it, up to 15 s on a busy machine, and it stays there a second later."""
+
+    def on_screen() -> bool:
+        box = message.bounding_box()
+        return box is not None and -5 < box["y"] < 400
+
+    for _ in range(60):
+        if on_screen():
+            page.wait_for_timeout(1000)
+            return on_screen()
+        page.wait_for_timeout(250)
+    print("answer top never came into view:", message.bounding_box())
+    return False
+
+
 def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: Path) -> None:
     url, data = app
     pdf = tmp_path / "lab-manual.pdf"
@@ -299,9 +316,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         wait_idle(phone.page)
         phone.page.set_viewport_size({"width": 420, "height": 800})
         first = ask(phone.page, QUESTION)
-        phone.page.wait_for_timeout(2500)
-        box = first.bounding_box()
-        assert box is not None and -5 < box["y"] < 400, box  # its top on screen
+        assert top_comes_into_view(phone.page, first)
         phone.page.set_viewport_size({"width": 420, "height": 1000})
         phone.page.goto(chat_link)
         phone.page.get_by_text("eighteen months").first.wait_for()
@@ -312,9 +327,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         # the next answer of a chat at phone width: its first line is on screen, too
         phone.page.set_viewport_size({"width": 420, "height": 800})
         reply = ask(phone.page, QUESTION)
-        phone.page.wait_for_timeout(2500)
-        box = reply.bounding_box()
-        assert box is not None and -5 < box["y"] < 400, box  # its top on screen
+        assert top_comes_into_view(phone.page, reply)
         phone.page.goto(f"{url}/trace?thread={thread.group(1)}&answer=1")
         phone.page.get_by_text("Query sent:").first.wait_for()
         phone.page.locator("[data-testid='stGraphVizChart'] svg").wait_for()
