@@ -18,6 +18,9 @@ DOMINANT_LANGUAGE_SHARE = 0.6
 Similarity = Callable[[str, Sequence[str]], list[float]]
 EventCallback = Callable[[dict[str, Any]], None]
 TokenCallback = Callable[[str], None]
+# A whole run of one question (and its history) by offline reasoning alone, its final state:
+# what a model's answer that fails the claim check is replaced by (hopwise.app provides it).
+OfflineRun = Callable[[str, Sequence[Mapping[str, str]]], Mapping[str, Any]]
 
 
 @dataclass
@@ -31,6 +34,7 @@ class GraphContext:
     code: Reasoner | None = None  # settles steps without the model (config.llm_economy)
     offline: Reasoner | None = None  # writes the evidence-first answer a failed check falls to
     similarity: Similarity | None = None  # meaning by the built-in embedder, for the claim check
+    offline_run: OfflineRun | None = None  # the whole question again, offline (a failed check)
     groups: tuple[str, ...] = ("all",)
     on_event: EventCallback | None = None
     on_token: TokenCallback | None = None

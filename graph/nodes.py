@@ -814,8 +814,9 @@ def answer_inputs(
 def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str, Any]:
     """Every claim of the answer against the passages it cites (graph/claims.py). A model's
     claim that fails is cut, with its citation; when its stated answer (the first claim) fails,
-    or nothing cited is left, the evidence-first answer of offline reasoning replaces it and the
-    answer is marked degraded. Offline answers are checked and their failures only reported."""
+    or nothing cited is left, or the model wrote no answer, offline reasoning's answer to the
+    whole question replaces it (_offline_answer) and the answer is marked degraded. Offline
+    answers are checked and their failures only reported."""
     ctx = runtime.context
     step = Step(ctx, "check_claims")
     answer = state.get("answer", "")
@@ -825,9 +826,12 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
     items = [EvidenceItem.model_validate(e) for e in state.get("answer_evidence", [])]
     claims = cl.check(cl.split_claims(answer), items, question, ctx.similarity)
     failed = [c for c in claims if c.failed]
-    by_model = _answer_mode(state) == "llm"
+    written_by = _answer_mode(state)
+    by_model = written_by == "llm"
     update: dict[str, Any] = {}
     fell_back_why = ""
+    if written_by == "fallback" and ctx.offline_run is not None:  # the model wrote no answer
+        fell_back_why = "the model could not write it"
     first = cl.stated(claims)
     lead_fails = first is not None and first.verdict != "supported"
     if by_model and (failed or lead_fails):
@@ -844,15 +848,19 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> dict[str,
                 "answer_evidence": [i.model_dump() for i in renumbered],
                 "citations": citations,
             }
+    rerun: dict[str, Any] = {}
     if fell_back_why:
-        update = _offline_answer(state, ctx, step)
         step.add(Usage(mode="fallback", error=f"the model's answer was replaced: {fell_back_why}"))
+        update = _offline_answer(state, ctx, step)
+        rerun = update.pop("offline_rerun", {})
     ctx.emit_token(update.get("answer", answer))
     event = step.finish(
         checked=len([c for c in claims if c.verdict != "no_claim"]),
         removed=len(failed) if by_model and not fell_back_why else 0,
         fell_back=bool(fell_back_why),
+        **({"unwritten": True} if fell_back_why and written_by == "fallback" else {}),
         claims=[c.record() for c in claims if c.verdict != "no_claim"][:MAX_TRACED_CLAIMS],
+        **({"offline_rerun": rerun} if rerun else {}),
     )
     return {**update, "trace": [event]}
 
@@ -869,8 +877,30 @@ def _answer_mode(state: GraphState) -> str:
 
 
 def _offline_answer(state: GraphState, ctx: GraphContext, step: Step) -> dict[str, Any]:
-    """The offline reader's evidence-first answer over the same evidence, with its citations."""
+    """What a model's answer that failed the check is replaced by: the whole question asked
+    again by offline reasoning (its own sub-questions, hops and evidence: the model's may have
+    led elsewhere), or, without that or when it fails, the offline reader's evidence-first
+    answer over the evidence this run found. Either way with its own citations."""
     question = state["standalone_question"]
+    if ctx.offline_run is not None:
+        try:
+            final = ctx.offline_run(state["question"], state.get("history", []))
+            text = str(final.get("answer", ""))
+            if text.strip():
+                return {
+                    "answer": degraded_note(question) + text,
+                    "answer_evidence": list(final.get("answer_evidence", [])),
+                    "citations": list(final.get("citations", [])),
+                    "offline_rerun": {
+                        "sub_questions": [
+                            str(s.get("question", "")) for s in final.get("sub_questions", [])
+                        ],
+                        "hops": len(final.get("hops", [])),
+                        "stop_reason": str(final.get("stop_reason", "")),
+                    },
+                }
+        except Exception as exc:  # noqa: BLE001 - the evidence found here is still answerable
+            step.add(Usage(mode="fallback", error=f"the offline run failed: {exc}"))
     items, missing, views = answer_inputs(state, ctx)
     reasoner = ctx.offline or ctx.reasoner
     text = "".join(

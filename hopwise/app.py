@@ -13,14 +13,14 @@ import logging
 import sqlite3
 import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import compile_graph
-from graph.context import EventCallback, GraphContext, TokenCallback
+from graph.context import EventCallback, GraphContext, OfflineRun, TokenCallback
 from graph.conversations import (
     ConversationStoreError,
     FeedbackLog,
@@ -254,6 +254,7 @@ class Hopwise:
             code=self.code,
             offline=self.offline,
             similarity=self.similarity,
+            offline_run=self._offline_run(groups) if self.offline is not self.reasoner else None,
             groups=tuple(groups),
             on_event=stoppable(on_event, cancel),
             on_token=stoppable(on_token, cancel),
@@ -297,6 +298,30 @@ class Hopwise:
         if problem:
             result.notices.append(f"This answer was not saved: {problem}")
         return result
+
+    def _offline_run(self, groups: Sequence[str]) -> OfflineRun:
+        """A whole run of a question by offline reasoning, for the same reader, with no web and
+        nothing saved or shown while it runs: what a model's answer that fails the claim check
+        is replaced by."""
+
+        from graph.offline import OfflineReasoner
+
+        offline = self.offline if self.offline is not None else OfflineReasoner()
+
+        def run(question: str, history: Sequence[Mapping[str, str]]) -> Mapping[str, Any]:
+            ctx = GraphContext(
+                retriever=self.retriever,
+                reasoner=offline,
+                config=self.settings.graph,
+                similarity=self.similarity,
+                groups=tuple(groups),
+            )
+            final = self.runs.invoke(
+                question_input(question, [dict(m) for m in history], 0), context=ctx
+            )
+            return dict(final)
+
+        return run
 
     def try_offline(self, question: str, groups: Sequence[str]) -> QuestionResult:
         """One question answered by offline reasoning over the documents the groups may read,

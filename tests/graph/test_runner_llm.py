@@ -252,3 +252,37 @@ def test_without_economy_the_models_bridge_is_searched_alone(stub: StubOpenAISer
     stub.responder = lambda request: answers.get(requested_schema(request) or "", ANSWER)
     hop = make_app(stub, economy=False).ask(QUESTION).hops[1]
     assert "also_searched" not in hop.bridge and "nolan" not in {h.chunk_id for h in hop.hits}
+
+
+def test_a_failed_answer_is_replaced_by_offline_reasoning_asking_the_whole_question(
+    stub: StubOpenAIServer,
+) -> None:
+    # the model follows the wrong person from the first hop, so its answer is about him
+    astray = {"sub_questions": [
+        {"id": 1, "question": "Who stars in Inception?", "depends_on": None},
+        {"id": 2, "question": "Where was #1 born?", "depends_on": 1},
+    ]}  # fmt: skip
+    bridge = {"entity": "Leonardo DiCaprio", "query": "Where was Leonardo DiCaprio born?"}
+    answers = {**STRUCTURED, "Decomposition": astray, "BridgeQuery": bridge}
+    stub.responder = lambda request: answers.get(
+        requested_schema(request) or "", "Leonardo DiCaprio was born in Ohio [1]."
+    )
+    result = make_app(stub).ask(QUESTION)
+    assert result.mode == "degraded" and "Ohio" not in result.answer
+    assert "London" in result.answer.split("\n\n", 1)[1].split("\n")[0]  # its stated answer
+    assert "nolan" in {c.chunk_id for c in result.citations}
+    rerun = claim_event(result).details["offline_rerun"]
+    assert rerun["hops"] >= 2 and not any("stars" in q for q in rerun["sub_questions"])
+
+
+def test_an_answer_the_model_could_not_write_comes_from_the_whole_offline_run(
+    stub: StubOpenAIServer,
+) -> None:
+    stub.responder = lambda request: (
+        STRUCTURED[name] if (name := requested_schema(request)) else Reply(fault="http500")
+    )
+    result = make_app(stub).ask(QUESTION)
+    event = claim_event(result)
+    assert result.mode == "degraded" and event.details["fell_back"] is True
+    assert "could not write it" in event.details["errors"][0]
+    assert "offline_rerun" in event.details and "London" in result.answer

@@ -288,12 +288,23 @@ def test_the_plain_summary_tells_the_path_in_words() -> None:
 def test_the_plain_summary_says_what_the_claim_check_found_in_plain_words() -> None:
     from ui.formatting import plain_summary
 
-    def checked(n: int) -> QuestionResult:
-        details = {"checked": n, "removed": 0, "fell_back": False, "claims": []}
+    def checked(n: int, **more: object) -> QuestionResult:
+        details = {"checked": n, "removed": 0, "fell_back": False, "claims": [], **more}
         return chain_result(trace=[{"node": "check_claims", "details": details}])
 
     assert plain_summary(checked(1)).endswith("Its one claim was found in its source.")
     assert plain_summary(checked(3)).endswith("All 3 claims were found in their sources.")
+    rerun = {"offline_rerun": {"hops": 2, "sub_questions": [], "stop_reason": "enough"}}
+    replaced = plain_summary(checked(2, fell_back=True, **rerun))
+    assert replaced.endswith(
+        "The model's answer failed the check of its 2 claims against their sources, so offline "
+        "reasoning asked the whole question again (2 hops) and its answer is shown."
+    )
+    unwritten = plain_summary(checked(1, fell_back=True, unwritten=True))
+    assert unwritten.endswith(
+        "The model could not write the answer, so the answer shown is read from the evidence "
+        "instead."
+    )
 
 
 def test_the_plain_summary_shows_document_text_as_text() -> None:
