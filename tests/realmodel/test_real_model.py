@@ -168,8 +168,8 @@ def test_on_kb_dev_english_the_model_run_is_safe_and_both_scores_are_printed(
         f"{MODEL} {scores['llm']['total']['right']}/{scores['llm']['total']['n']}; "
         f"claims {scores['llm']['claims']}"
     )
-    # Not asserted yet (issue 23 stays open on it): the model's own decompositions and bridges
-    # still lead some questions to other passages, so it scores below offline (7 vs 10 of 20
-    # when measured). What holds whatever the model does:
+    # A model answer that fails the claim check, or that the model could not write, is replaced
+    # by offline reasoning asking the whole question again: the model can only add answers.
+    assert scores["llm"]["total"]["right"] >= scores["offline"]["total"]["right"]
     assert scores["llm"]["leaks"] == 0 and scores["llm"]["injected_claims"] == 0
     assert scores["llm"]["total"]["n"] == scores["offline"]["total"]["n"] == len(kb.questions)
