@@ -13,11 +13,11 @@ from collections.abc import Iterable
 from graph.schemas import SubQuestion
 from ingest import lexicon
 from ingest.lang import CJK, has_cjk, language_of  # the one rule, used through graph.text too
-from ingest.phrases import _jieba
 from ingest.phrases import capitalized_spans as capitalized_spans  # shared with the phrase table
 from ingest.phrases import cjk_names as cjk_names
 from ingest.phrases import cjk_org_names as cjk_org_names
 from ingest.phrases import fold as fold
+from ingest.phrases import jieba_tokenizer
 from ingest.phrases import phrase_key as phrase_key
 from ingest.phrases import quoted_titles as quoted_titles
 from ingest.phrases import with_parenthetical as with_parenthetical
@@ -132,7 +132,7 @@ def words(text: str) -> list[str]:
         if not segment:
             continue
         if _is_cjk_token(segment):
-            out.extend(t for t in _jieba().lcut(segment) if t.strip())
+            out.extend(t for t in jieba_tokenizer().lcut(segment) if t.strip())
         else:
             out.extend(m.group(0).lower().replace("’", "'") for m in _EN_WORD_RE.finditer(segment))
     return out
@@ -140,7 +140,7 @@ def words(text: str) -> list[str]:
 
 def raw_tokens(text: str) -> list[str]:
     """jieba's tokens with case, spaces and punctuation kept, so they join back to the text."""
-    return list(_jieba().lcut(text))
+    return list(jieba_tokenizer().lcut(text))
 
 
 def is_stopword(token: str) -> bool:
@@ -273,7 +273,7 @@ ZH_STOP_CHARS = frozenset(w for w in ZH_STOPWORDS if len(w) == 1)
 def _split_stop_tails(tokens: list[str]) -> Iterable[str]:
     """'方是' -> '方', '是'; '对嘉德鑫科' -> '对', '嘉德鑫科': jieba's HMM sometimes joins a
     stopword to its neighbour into a word its dictionary does not know ('首都' stays whole)."""
-    freq = _jieba().dt.FREQ
+    freq = jieba_tokenizer().dt.FREQ
     for tok in tokens:
         if len(tok) < 2 or not _is_cjk_token(tok) or freq.get(tok):
             yield tok

@@ -131,7 +131,7 @@ def chunk_windows(
     chunk_tokens: int = 500,
     overlap_tokens: int = 50,
 ) -> Iterator[Chunk]:
-    """Chunks of a document that arrives in windows (ingest.parsers.iter_text_windows), one
+    """Chunks of a document that arrives in windows (ingest.parse.iter_text_windows), one
     window in memory at a time: offsets are into the whole text, ids numbered throughout, the
     title and hidden-text count are the first window's. A window break is a section break."""
     record = _Record(doc_id, doc_version, groups, checksum, chunk_tokens, overlap_tokens)

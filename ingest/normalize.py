@@ -7,7 +7,7 @@ except the punctuation Chinese and Japanese text is written with (full-width "�
 and fractions, which NFKC would turn into other numbers ("2³" into "23");
 control characters (C0 and C1, except tab and line breaks) and Unicode non-characters, which
 broken fonts emit for symbols they cannot map, are dropped. The parsers apply it to every
-block (ingest/parsers `_Builder`) and the store to every query, so both sides agree.
+block (ingest/parse/builder.py `Builder`) and the store to every query, so both sides agree.
 Accent folding ("Tekezé" = "Tekeze") belongs to the BM25 analyzer (an index format change),
 not to the stored text.
 """

@@ -68,7 +68,7 @@ def phrase_key(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _jieba():  # noqa: ANN202 - jieba has no type hints
+def jieba_tokenizer():  # noqa: ANN202 - jieba has no type hints
     """Import jieba once, quietly (it logs and warns on first use)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -167,7 +167,7 @@ def cjk_names(text: str, *, hmm: bool = True) -> list[str]:
 @lru_cache(maxsize=1)
 def _tag_table() -> dict[str, str]:
     """jieba's dictionary tags, word -> POS tag (jieba.posseg's own table)."""
-    _jieba()  # quiet initialisation
+    jieba_tokenizer()  # quiet initialisation
     import jieba.posseg as posseg
 
     return posseg.dt.word_tag_tab  # the table itself (a copy would double ~350k entries)
@@ -203,7 +203,7 @@ def _tagged(segment: str, hmm: bool) -> tuple[tuple[str, str], ...]:
     finds unknown names too."""
     if not hmm:
         return tuple((word, _flag(word)) for word in _words(segment))
-    _jieba()  # quiet initialisation
+    jieba_tokenizer()  # quiet initialisation
     import jieba.posseg as posseg
 
     return tuple((p.word, p.flag) for p in posseg.cut(segment, HMM=True))
@@ -263,7 +263,7 @@ def cjk_org_names(text: str, *, hmm: bool = True) -> list[str]:
     jieba splits such names into a place and common nouns, so its name tags alone miss them;
     a type word ('有限公司', '仲裁院') plus the nouns right before it is the whole name.
     """
-    _jieba()
+    jieba_tokenizer()
 
     seen: dict[str, None] = {}
     for segment in re.findall(f"[{CJK}A-Za-z0-9]+", text):

@@ -21,7 +21,7 @@ from ingest.config import IngestConfig
 from ingest.errors import IngestError
 from ingest.models import Chunk, DocumentInfo, IngestResult, ParsedDocument
 from ingest.originals import OriginalStore, checksum_of
-from ingest.parsers import (
+from ingest.parse import (
     SUPPORTED_EXTENSIONS,
     PageProgress,
     check_size,
@@ -251,7 +251,7 @@ class _Seen:
     def windows(
         self, data: bytes, source: str, timeout_s: float | None
     ) -> Iterator[tuple[int, ParsedDocument]]:
-        """A text file's windows (ingest.parsers.iter_text_windows) under the parse deadline;
+        """A text file's windows (ingest.parse.iter_text_windows) under the parse deadline;
         a file over it is refused and the store rolls the partial write back."""
         spent = 0.0  # parsing only: chunking, embedding and writes of earlier windows not counted
         windows = iter_text_windows(data, source)

@@ -30,3 +30,60 @@ def test_package_never_imports_a_layer_above(package: str) -> None:
         if imported_packages(path) & FORBIDDEN[package]
     }
     assert offenders == {}
+
+
+def module_imports(path: Path) -> list[tuple[str, list[str]]]:
+    """(module, names) of every `from X import names` in the file, at any depth."""
+    return [
+        (node.module, [alias.name for alias in node.names])
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    ]
+
+
+def test_no_module_imports_a_private_name_of_another() -> None:
+    own = ("ingest", "graph", "hopwise", "ui")
+    offenders = [
+        f"{path.relative_to(ROOT)}: {module}.{name}"
+        for package in own
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for module, names in module_imports(path)
+        if module.split(".")[0] in own
+        for name in names
+        if name.startswith("_") and not name.startswith("__")
+    ]
+    assert offenders == []
+
+
+def top_level_imports(path: Path, package: str) -> set[str]:
+    """The modules of `package` this file imports when it is imported (not inside functions)."""
+    found: set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.startswith(f"{package}."):
+                found.add(node.module)
+            elif node.module == package:
+                found.update(f"{package}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_parse_package_has_no_import_cycle() -> None:
+    package = "ingest.parse"
+    folder = ROOT / "ingest" / "parse"
+    graph = {
+        f"{package}.{path.stem}": top_level_imports(path, package)
+        for path in folder.glob("*.py")
+        if path.stem != "__init__"
+    }
+    done: set[str] = set()
+
+    def visit(module: str, path: tuple[str, ...]) -> None:
+        assert module not in path, " -> ".join((*path, module))
+        if module in done:
+            return
+        for child in graph.get(module, ()):
+            visit(child, (*path, module))
+        done.add(module)
+
+    for module in graph:
+        visit(module, ())

@@ -4,7 +4,7 @@ An image on purpose: the uploaded PDF is untrusted, and as pixels it can run not
 browser (no pdf.js, no scripts, no fonts or links fetched from anywhere). The passage is found
 among the page's text characters by its words (ui.documents.find_passage), its characters'
 boxes merged into one rectangle per line and drawn as semi-transparent yellow. Pure functions,
-no Streamlit: the viewer runs them in the killable worker (ingest.parsers.call_in_worker), so a
+no Streamlit: the viewer runs them in the killable worker (ingest.parse.call_in_worker), so a
 PDF that makes PDFium spin costs one page view, and caches the PNG.
 """
 
@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ingest.parsers import worker_task
-from ingest.pdf_text import PDFIUM_LOCK
+from ingest.parse import worker_task
+from ingest.parse.pdf_text import PDFIUM_LOCK
 from ui.documents import Found, Token, find_in_tokens, tokens
 
 MAX_WIDTH_PX = 1400  # the widest rendering (a phone shows it scaled down)
@@ -35,7 +35,7 @@ Box = tuple[float, float, float, float]  # left, top, right, bottom in image pix
 
 
 def _pdfium(function: Callable[..., T]) -> Callable[..., T]:
-    """Hold ingest.pdf_text.PDFIUM_LOCK for the whole call: Streamlit runs every session's
+    """Hold ingest.parse.pdf_text.PDFIUM_LOCK for the whole call: Streamlit runs every session's
     script on its own thread, and PDFium crashes the process when two threads use it."""
 
     @functools.wraps(function)

@@ -46,14 +46,14 @@ def _text(message: str, status: int) -> Response:
 def request_reader(request: Request) -> Reader | None:
     """Who sent this request: the local user when no users are configured, else the user whose
     valid session the HttpOnly cookie carries (None: not signed in, expired, revoked)."""
-    from ui.services import _session_store, get_settings, read_secrets
+    from ui.services import cached_session_store, get_settings, read_secrets
 
     settings = get_settings()
     users = load_users(settings, read_secrets())
     if not users:
         return Reader(local_user(), admin=True, configured=False)  # the ticket says if unlocked
     token = request.cookies.get(SESSION_COOKIE) or ""
-    user = _session_store().verify(token, users) if token else None
+    user = cached_session_store().verify(token, users) if token else None
     if user is None:
         return None
     return Reader(user, admin=admin_by_password(users))
@@ -106,13 +106,13 @@ async def session(request: Request) -> Response:
     token = HANDOFFS.take(code) if isinstance(code, str) else None
     if token is None:
         return _text("This sign-in has expired; sign in again.", 403)
-    from ui.services import _session_store
+    from ui.services import cached_session_store
 
     response = Response(status_code=204, headers=NO_STORE)
     response.set_cookie(
         SESSION_COOKIE,
         token,
-        max_age=_session_store().max_age_s,
+        max_age=cached_session_store().max_age_s,
         **_cookie(request),
     )
     return response
@@ -123,9 +123,9 @@ async def signout(request: Request) -> Response:
         return _text("Sign out from the app's own page.", 403)
     token = request.cookies.get(SESSION_COOKIE)
     if token:
-        from ui.services import _session_store
+        from ui.services import cached_session_store
 
-        await asyncio.to_thread(_session_store().revoke, token)
+        await asyncio.to_thread(cached_session_store().revoke, token)
     response = Response(status_code=204, headers=NO_STORE)
     response.delete_cookie(SESSION_COOKIE, **_cookie(request))
     return response

@@ -122,7 +122,8 @@ def sign_in_guard() -> SignInGuard:
 
 
 @st.cache_resource(show_spinner=False)
-def _session_store() -> SessionStore:
+def cached_session_store() -> SessionStore:
+    """The one SessionStore of this process (raises AuthConfigError on a bad session key)."""
     settings = get_settings()
     path, secret = settings.data_dir / "sessions.sqlite", session_secret(settings)
     return SessionStore(path, secret, hours=settings.session_hours)
@@ -132,7 +133,7 @@ def session_store() -> SessionStore:
     """Signed sign-in sessions in the data dir, valid HOPWISE_SESSION_HOURS; a bad session key
     is shown as a configuration error and stops the page (never a stack trace)."""
     try:
-        return _session_store()
+        return cached_session_store()
     except AuthConfigError as exc:
         st.error(f"Sign-in is misconfigured: {exc}")
         st.stop()

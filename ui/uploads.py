@@ -10,7 +10,7 @@ from typing import Any
 
 from ingest.hidden import hidden_note
 from ingest.models import DEFAULT_GROUP, DocumentInfo, IngestResult, parse_notes
-from ingest.parsers import SUPPORTED_EXTENSIONS
+from ingest.parse import SUPPORTED_EXTENSIONS
 from ingest.protocols import KnowledgeBase
 from ui.documents import count_text
 
@@ -38,7 +38,7 @@ def access_changes(
     names: Sequence[str], store: KnowledgeBase, groups: Sequence[str] | None
 ) -> list[AccessChange]:
     """Per uploaded file name: its document's readers now and after the upload."""
-    from ingest.parsers import safe_source
+    from ingest.parse import safe_source
     from ingest.pipeline import doc_id_for
 
     changes = []

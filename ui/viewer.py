@@ -19,7 +19,7 @@ import streamlit as st
 
 from ingest.models import Chunk, DocumentInfo
 from ingest.originals import IMAGE_EXTENSIONS, OriginalStore, mime_type
-from ingest.parsers import call_in_worker
+from ingest.parse import call_in_worker
 from ingest.protocols import KnowledgeBase
 from ui import safe
 from ui.documents import (

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ingest.chunker import chunk_document
-from ingest.parsers import parse_file
+from ingest.parse import parse_file
 
 PAGES_PER_FILE = 20
 PARAGRAPHS_PER_PAGE = 6

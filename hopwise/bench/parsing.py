@@ -1,6 +1,6 @@
 """`hopwise bench parsing PATH... [--engines pypdf,pypdfium2,pdfplumber]`: parse real files.
 
-Each file (folders are walked for ingest.parsers.SUPPORTED_EXTENSIONS) goes through the
+Each file (folders are walked for ingest.parse.SUPPORTED_EXTENSIONS) goes through the
 product's parse_file, in-process and without a timeout, and is timed. When poppler's
 `pdftotext` is on PATH, the text of every PDF is compared with its output: words are NFKC,
 casefolded runs of word characters, each Han character a word of its own; recall = |ours ∩
@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 from ingest.errors import IngestError
 from ingest.lang import CJK
 from ingest.models import ParsedDocument
-from ingest.parsers import SUPPORTED_EXTENSIONS, parse_file
+from ingest.parse import SUPPORTED_EXTENSIONS, parse_file
 
 GLUED_LENGTH = 25  # a longer "word" is nearly always two or more words missing their space
 ORDER_WINDOW = 2  # words on each side of a reference line break

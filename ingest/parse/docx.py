@@ -27,9 +27,32 @@ from ingest.errors import IngestError
 from ingest.hidden import RGB, hex_color, named_color, visible_len
 from ingest.hidden.word import WordRuns, cell_background, page_size, shape_hidden
 from ingest.models import ParsedDocument
-from ingest.parsers import _HEADING_STYLE, _Builder, _check_zip, join_lines
+from ingest.parse.builder import Builder, join_lines
+from ingest.parse.limits import MAX_DOCX_RATIO, MAX_DOCX_UNCOMPRESSED, megabytes
 
 log = logging.getLogger(__name__)
+
+
+def check_zip(data: bytes, kind: str) -> None:
+    """Refuse zip bombs by reading the central directory before anything is inflated."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as exc:
+        if data.startswith(b"\xd0\xcf\x11\xe0"):
+            raise IngestError("old Word .doc format, not DOCX; save it as .docx first") from exc
+        raise IngestError(f"corrupt {kind} (not a valid zip archive)") from exc
+    total = sum(info.file_size for info in infos)
+    packed = max(1, sum(info.compress_size for info in infos))
+    if total > MAX_DOCX_UNCOMPRESSED or (
+        total > 10 * 1024 * 1024 and total / packed > MAX_DOCX_RATIO
+    ):
+        raise IngestError(
+            f"{kind} expands to {megabytes(total)} MB from {megabytes(len(data))} MB; refused as a zip bomb"
+        )
+
+
+HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 
 STRICT_REFUSAL = "Strict Open XML is not supported — save as Word Document (.docx)"
 
@@ -104,7 +127,7 @@ class _CellLines(_Lines):
 
 def parse_docx(data: bytes, source: str) -> ParsedDocument:
     """Parse a DOCX (transitional or strict) into ordered blocks."""
-    _check_zip(data, "DOCX")
+    check_zip(data, "DOCX")
     if not _is_strict(data):
         try:
             document = docx.Document(io.BytesIO(data))
@@ -120,7 +143,7 @@ def parse_docx(data: bytes, source: str) -> ParsedDocument:
 
 
 def _read(document: Any, source: str) -> ParsedDocument:
-    builder = _Builder()
+    builder = Builder()
     reader = _Reader(document, builder)
     reader.blocks(document.element.body, builder)
     reader.furniture()
@@ -156,7 +179,7 @@ def _transitional(data: bytes) -> bytes:
 class _Reader:
     """Walks one document's block containers (body, cells, text boxes, notes, headers)."""
 
-    def __init__(self, document: Any, builder: _Builder) -> None:
+    def __init__(self, document: Any, builder: Builder) -> None:
         self.document = document
         self.builder = builder
         self.runs = WordRuns(document, builder.hidden)
@@ -196,7 +219,7 @@ class _Reader:
         text = self.runs.paragraph_text(p, shade)
         style_id = p.style
         style = (self.styles.get(style_id, style_id) if style_id else "").strip()
-        match = _HEADING_STYLE.match(style)
+        match = HEADING_STYLE.match(style)
         if match:
             sink.heading(int(match.group(1)), text)
         elif style.lower() == "title" and text.strip():

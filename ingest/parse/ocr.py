@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ingest import parsers  # a module import: parsers imports this module too
 from ingest.errors import IngestError
+from ingest.parse.builder import join_lines
 
 try:
     _VERSION = importlib.metadata.version("rapidocr-onnxruntime")
@@ -304,7 +304,7 @@ def _row_text(row: list[OcrLine], line_height: float) -> str:
         if line.box[0] - before.box[2] > WORD_GAP * line_height:
             text += " " + line.text
         else:
-            text = parsers.join_lines(f"{text}\n{line.text}")
+            text = join_lines(f"{text}\n{line.text}")
     return text
 
 
@@ -321,14 +321,14 @@ def _paragraphs(lines: list[OcrLine], line_height: float) -> list[str]:
         if index == 0 or gaps[index - 1] > usual + PARAGRAPH_GAP * line_height:
             paragraphs.append([])
         paragraphs[-1].append(_row_text(row, line_height))
-    return [parsers.join_lines("\n".join(texts)) for texts in paragraphs]
+    return [join_lines("\n".join(texts)) for texts in paragraphs]
 
 
 def lines_to_paragraphs(lines: list[OcrLine], width: int, height: int) -> list[str]:
     """OCR lines of a `width` x `height` page as paragraphs in reading order: top to bottom;
     on a two-column page the left column before the right one, between any full-width lines
     (a title, a footer) that cross the gutter. Chinese and Japanese lines join without a
-    space, Latin ones with one (parsers.join_lines)."""
+    space, Latin ones with one (join_lines)."""
     lines = [line for line in lines if line.height > 0]
     if not lines:
         return []

@@ -8,7 +8,7 @@ from graph.offline import reader as rd
 from graph.offline.route import is_simple
 from graph.protocols import EvidenceItem
 from graph.result import answer_kind, short_answer_of
-from ingest.parsers import join_lines
+from ingest.parse import join_lines
 
 R = OfflineReasoner()
 
@@ -254,7 +254,7 @@ def test_a_how_many_question_takes_the_value_in_the_asked_unit() -> None:
 
 def test_a_table_cut_by_the_chunker_keeps_its_header_for_the_rows_after_it() -> None:
     from ingest.chunker import chunk_document
-    from ingest.parsers import parse_bytes
+    from ingest.parse import parse_bytes
 
     rows = "\n".join(f"| KX-{i:03d} | site {i} | 2031-01-{i % 28 + 1:02d} |" for i in range(120))
     md = f"# Register\n\n| Unit | Site | Warranty ends |\n|---|---|---|\n{rows}\n"

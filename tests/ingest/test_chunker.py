@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ingest.chunker import chunk_document, count_tokens
 from ingest.models import CHUNKER_VERSION, PARSER_VERSION, Chunk, ParsedDocument
-from ingest.parsers import parse_bytes, parse_file, parser_lineage
+from ingest.parse import parse_bytes, parse_file, parser_lineage
 from tests.fakes import docs
 
 ZH_SENTENCES = [

@@ -17,12 +17,12 @@ from docx.enum.section import WD_ORIENT
 from docx.oxml import parse_xml
 from docx.shared import Inches
 
-from ingest import docx_parse
-from ingest.docx_parse import STRICT_REFUSAL
 from ingest.errors import IngestError
 from ingest.hidden import HIDDEN_MARKUP, OFF_PAGE
 from ingest.models import ParsedDocument
-from ingest.parsers import parse_bytes
+from ingest.parse import docx as docx_parse
+from ingest.parse import parse_bytes
+from ingest.parse.docx import STRICT_REFUSAL
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "realfiles"
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

@@ -28,7 +28,7 @@ from ingest.hidden import (
     strip_invisible,
 )
 from ingest.models import DocumentInfo, IngestResult
-from ingest.parsers import parse_bytes
+from ingest.parse import parse_bytes
 from ingest.pipeline import ingest_bytes
 from tests.fakes import docs
 from tests.fakes.memory_store import MemoryStore

@@ -11,7 +11,7 @@ from graph import text as tx
 from hopwise.evaluation.scoring import answer_tokens
 from ingest import lang
 from ingest.chunker import count_tokens
-from ingest.parsers import join_lines
+from ingest.parse import join_lines
 
 ROOT = Path(__file__).resolve().parents[2]
 

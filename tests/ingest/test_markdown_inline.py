@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from graph.offline import OfflineReasoner
 from graph.protocols import EvidenceItem
-from ingest.parsers import md_inline, parse_bytes
+from ingest.parse import md_inline, parse_bytes
 
 
 def test_inline_marks_become_text_and_identifiers_stay() -> None:

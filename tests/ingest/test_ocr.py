@@ -1,4 +1,4 @@
-"""ingest.ocr: the real engine on small rendered fixtures, reading order on synthetic layouts,
+"""ingest.parse.ocr: the real engine on small rendered fixtures, reading order on synthetic layouts,
 and image decoding limits. Nothing here touches the network (the models are in the wheel)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from ingest import ocr
 from ingest.errors import IngestError
-from ingest.ocr import OcrLine
+from ingest.parse import ocr
+from ingest.parse.ocr import OcrLine
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ocr"
 # The text rendered into the fixtures (tests/fixtures/ocr/README.md), one string a paragraph.

@@ -15,7 +15,7 @@ import pytest
 
 from ingest.errors import IngestError
 from ingest.models import parse_notes
-from ingest.parsers import parse_bytes
+from ingest.parse import parse_bytes
 
 PAGES = [
     ["Delivery Terms", "The supplier ships every order within ten working days.",

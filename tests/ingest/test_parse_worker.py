@@ -10,8 +10,8 @@ import signal
 import pytest
 from PIL import Image
 
-from ingest import parsers
 from ingest.errors import IngestError
+from ingest.parse import worker as parsers
 from tests.ingest.worker_tasks import abort_saying, double
 
 
@@ -28,7 +28,7 @@ def test_exit_statuses_are_named() -> None:
 
 
 def test_a_worker_that_aborts_is_named_with_its_last_words_and_replaced() -> None:
-    worker = parsers._Worker()
+    worker = parsers.Worker()
     try:
         with pytest.raises(RuntimeError) as died:
             worker.call(abort_saying, ("terminate called after std::bad_alloc",), timeout_s=60)
@@ -46,7 +46,7 @@ def png() -> bytes:
 
 
 def test_a_parse_whose_worker_is_killed_names_the_signal() -> None:
-    worker = parsers._Worker()
+    worker = parsers.Worker()
 
     def kill_worker(stage: str, done: int, total: int) -> None:
         assert worker._proc is not None

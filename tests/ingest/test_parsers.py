@@ -9,7 +9,7 @@ import pytest
 
 from ingest.errors import IngestError
 from ingest.models import ParsedDocument
-from ingest.parsers import SUPPORTED_EXTENSIONS, decode_text, parse_bytes, parse_file, safe_source
+from ingest.parse import SUPPORTED_EXTENSIONS, decode_text, parse_bytes, parse_file, safe_source
 from tests.fakes import docs
 
 
@@ -266,9 +266,9 @@ def test_old_doc_renamed_to_docx_gets_a_helpful_reason() -> None:
 
 
 def test_pdf_page_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ingest.parsers
+    import ingest.parse.pdf
 
-    monkeypatch.setattr(ingest.parsers, "MAX_PDF_PAGES", 2)  # a 2,001-page file is slow to make
+    monkeypatch.setattr(ingest.parse.pdf, "MAX_PDF_PAGES", 2)  # a 2,001-page file is slow to make
     with pytest.raises(IngestError, match="PDF has 3 pages, over the 2-page limit"):
         parse_file(docs.make_pdf(tmp_path))
 
@@ -278,9 +278,9 @@ def test_worker_that_cannot_start_falls_back_to_in_process(
 ) -> None:
     import sys
 
-    from ingest.parsers import _Worker
+    from ingest.parse.worker import Worker
 
-    worker = _Worker()
+    worker = Worker()
     monkeypatch.setattr(sys, "executable", "/bin/false")  # e.g. a frozen or embedded Python
     data = docs.make_markdown(tmp_path).read_bytes()
     doc = worker.parse(data, "runbook.md", ".md", timeout_s=5)
@@ -308,12 +308,12 @@ def test_a_worker_reply_may_hold_only_the_tasks_declared_classes() -> None:
     import os
     import pickle
 
-    from ingest.parsers import _PlainData
+    from ingest.parse.worker import PlainData
 
     hostile = pickle.dumps(os.system)
     with pytest.raises(pickle.UnpicklingError, match="may not send"):
-        _PlainData(hostile, {}).load()
-    assert _PlainData(pickle.dumps({"png": b"x", "boxes": [(1.0, 2.0)]}), {}).load() == {
+        PlainData(hostile, {}).load()
+    assert PlainData(pickle.dumps({"png": b"x", "boxes": [(1.0, 2.0)]}), {}).load() == {
         "png": b"x",
         "boxes": [(1.0, 2.0)],
     }

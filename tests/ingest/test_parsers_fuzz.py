@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ingest.errors import IngestError
-from ingest.parsers import SUPPORTED_EXTENSIONS, parse_bytes
+from ingest.parse import SUPPORTED_EXTENSIONS, parse_bytes
 from tests.fakes import docs
 
 

@@ -14,7 +14,7 @@ import pytest
 from ingest.chunker import chunk_document
 from ingest.models import PARSER_VERSION
 from ingest.normalize import normalize_text
-from ingest.parsers import decode_text, join_lines, parse_bytes, parse_file, parser_lineage
+from ingest.parse import decode_text, join_lines, parse_bytes, parse_file, parser_lineage
 from tests.fakes import docs
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "realfiles"

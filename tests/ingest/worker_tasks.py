@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ingest.parsers import worker_task
+from ingest.parse import worker_task
 
 
 @worker_task()

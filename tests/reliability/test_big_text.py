@@ -17,7 +17,7 @@ import pytest
 from ingest.chunker import chunk_document, chunk_windows
 from ingest.config import IngestConfig
 from ingest.errors import IngestError
-from ingest.parsers import iter_text_windows, parse_bytes
+from ingest.parse import iter_text_windows, parse_bytes
 from ingest.pipeline import ingest_bytes
 from ingest.store import MilvusStore
 from tests.reliability.conftest import ROOT

@@ -19,7 +19,7 @@ from hopwise.settings import load_settings
 from ingest.chunker import chunk_document, count_tokens
 from ingest.errors import IngestError
 from ingest.models import Block, ParsedDocument
-from ingest.parsers import MAX_PDF_PAGES, parse_bytes
+from ingest.parse import MAX_PDF_PAGES, parse_bytes
 from ingest.pipeline import ingest_bytes
 from tests.fakes import docs
 from tests.fakes.memory_store import MemoryStore

@@ -43,9 +43,9 @@ def users(app_data: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
 
 
 def session_for(name: str) -> str:
-    from ui.services import _session_store, configured_users
+    from ui.services import cached_session_store, configured_users
 
-    return _session_store().issue(configured_users()[name])
+    return cached_session_store().issue(configured_users()[name])
 
 
 def ledger_for_finance(reader: Reader) -> Download | None:
@@ -91,12 +91,12 @@ def test_a_sign_out_or_a_lost_group_refuses_a_link_already_drawn(
 ) -> None:
     import streamlit as st
 
-    from ui.services import _session_store
+    from ui.services import cached_session_store
 
     ticket = TICKETS.issue("ana", ledger_for_finance)
     first, second = session_for("ana"), session_for("ana")  # two devices
     assert get(client, ticket, first).status_code == 200
-    _session_store().revoke(first)  # signed out on the first
+    cached_session_store().revoke(first)  # signed out on the first
     assert get(client, ticket, first).status_code == 403
     assert get(client, ticket, second).status_code == 200
     monkeypatch.setenv(
@@ -110,13 +110,13 @@ def test_a_sign_out_or_a_lost_group_refuses_a_link_already_drawn(
 def test_signout_route_revokes_the_cookies_session(
     users: dict[str, object], client: TestClient
 ) -> None:
-    from ui.services import _session_store, configured_users
+    from ui.services import cached_session_store, configured_users
 
     token = session_for("ana")
     client.cookies.clear()
     refused = client.post("/hopwise/signout", cookies={SESSION_COOKIE: token})  # no Origin
     assert refused.status_code == 403
-    assert _session_store().verify(token, configured_users()) is not None
+    assert cached_session_store().verify(token, configured_users()) is not None
     reply = client.post(
         "/hopwise/signout",
         cookies={SESSION_COOKIE: token},
@@ -126,7 +126,7 @@ def test_signout_route_revokes_the_cookies_session(
     header = reply.headers["set-cookie"]
     assert header.startswith(f'{SESSION_COOKIE}="";') and "Max-Age=0" in header
     assert "HttpOnly" in header
-    assert _session_store().verify(token, configured_users()) is None
+    assert cached_session_store().verify(token, configured_users()) is None
 
 
 def test_a_ticket_expires() -> None:

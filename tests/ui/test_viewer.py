@@ -417,7 +417,7 @@ def test_a_citation_of_a_replaced_version_opens_the_current_one_and_says_so(
 
 
 def test_the_worker_draws_the_same_page_as_in_process() -> None:
-    from ingest.parsers import call_in_worker
+    from ingest.parse import call_in_worker
 
     data = two_page_pdf(passage_y_mm=100, width_mm=60)
     inline = render_page(data, 2, PASSAGE)
@@ -431,7 +431,7 @@ def test_the_worker_draws_the_same_page_as_in_process() -> None:
 
 
 def test_a_render_past_its_deadline_is_killed_and_the_next_one_works() -> None:
-    from ingest.parsers import call_in_worker
+    from ingest.parse import call_in_worker
 
     data = two_page_pdf()
     with pytest.raises(TimeoutError, match="longer than 0.001 s"):
@@ -446,16 +446,16 @@ def test_where_no_worker_starts_pages_are_drawn_in_process(
 ) -> None:
     import sys
 
-    from ingest.parsers import _Worker
+    from ingest.parse.worker import Worker
 
-    worker, data = _Worker(), two_page_pdf()
+    worker, data = Worker(), two_page_pdf()
     monkeypatch.setattr(sys, "executable", "/bin/false")  # e.g. a frozen or embedded Python
     assert worker.call(page_count, (data,), timeout_s=5) == 2
     assert worker.unavailable and worker.call(render_page, (data, 2, PASSAGE), 5).boxes
 
 
 def test_only_worker_tasks_run_in_the_worker() -> None:
-    from ingest.parsers import call_in_worker
+    from ingest.parse import call_in_worker
     from ui.pdf_page import scan_png
 
     with pytest.raises(ValueError, match="not a worker task"):
@@ -467,7 +467,7 @@ def test_page_rendering_waits_for_any_other_pdfium_user_in_the_process() -> None
     its own thread): a render must wait while the lock is held elsewhere (e.g. a parse)."""
     import threading
 
-    from ingest.pdf_text import PDFIUM_LOCK
+    from ingest.parse.pdf_text import PDFIUM_LOCK
 
     data, done = two_page_pdf(), threading.Event()
     worker = threading.Thread(target=lambda: (render_page(data, 1), done.set()))
