@@ -81,13 +81,13 @@ class VectorIndex:
         self.embedder = embedder  # queries
         self.document_embedder = document_embedder or embedder  # the worker (e.g. fewer threads)
         self.name = side_collection(store.collection, embedder)
-        client = store._client
+        client = store.client
         if self.name not in set(client.list_collections()):
             self._create()
         client.load_collection(self.name)
 
     def _create(self) -> None:
-        pm, client = self.store._pm, self.store._client
+        pm, client = self.store.pm, self.store.client
         dt = pm.DataType
         schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
@@ -110,7 +110,7 @@ class VectorIndex:
 
     def search(self, vector: Sequence[float], expr: str, limit: int) -> list[tuple[float, str]]:
         """(cosine, chunk id) of the nearest vectors the filter allows, best first."""
-        result = self.store._client.search(
+        result = self.store.client.search(
             self.name, [list(vector)], anns_field="dense", limit=limit, filter=expr,
             output_fields=["chunk_id"], search_params={"metric_type": "COSINE"},
         )  # fmt: skip
@@ -129,11 +129,11 @@ class VectorIndex:
             return set(chunk_ids)
         if not found:
             return set()
-        rows = self.store._client.query(self.name, filter=expr, output_fields=["chunk_id"])
+        rows = self.store.client.query(self.name, filter=expr, output_fields=["chunk_id"])
         return {str(r["chunk_id"]) for r in rows}
 
     def count(self, expr: str = "") -> int:
-        rows = self.store._client.query(self.name, filter=expr, output_fields=["count(*)"])
+        rows = self.store.client.query(self.name, filter=expr, output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
 
     def coverage(self, groups: Sequence[str] | None = None) -> Coverage:
@@ -144,12 +144,12 @@ class VectorIndex:
         expr = " and ".join(
             part
             for part in (
-                self.store._visibility_filter(),
+                self.store.visibility_filter(),
                 group_filter(groups) if groups is not None else "",
             )
             if part
         )
-        total = self.store._count(expr)
+        total = self.store.count_rows(expr)
         embedded = self.count(expr)
         return Coverage(min(embedded, total), total)
 
@@ -176,7 +176,7 @@ class VectorIndex:
     def _delete(self, expr: str) -> int:
         found = self.count(expr)
         if found:
-            self.store._client.delete(self.name, filter=expr or 'chunk_id != ""')
+            self.store.client.delete(self.name, filter=expr or 'chunk_id != ""')
         return found
 
     # ---- writes -----------------------------------------------------------------------------
@@ -200,7 +200,7 @@ class VectorIndex:
             batch = todo[start : start + EMBED_BATCH]
             quoted = ", ".join(quote_value(c) for c in batch)
             fields = ["chunk_id", "doc_id", "doc_version", "groups_json", "text", "checksum"]
-            rows = store._client.query(
+            rows = store.client.query(
                 store.collection, filter=f"chunk_id in [{quoted}]",
                 output_fields=[*fields, "start_char"],
             )  # fmt: skip
@@ -216,8 +216,8 @@ class VectorIndex:
                 current = store.get_document(doc_id)
                 if current is None or current.version != version or not rows:
                     return added  # replaced or deleted meanwhile: its vectors are not wanted
-                store._check_disk(len(rows) * (8 * self.embedder.dim + 512))
-                store._client.upsert(  # upsert: a retried batch never duplicates a vector
+                store.check_disk(len(rows) * (8 * self.embedder.dim + 512))
+                store.client.upsert(  # upsert: a retried batch never duplicates a vector
                     self.name,
                     [
                         {
@@ -241,17 +241,17 @@ class VectorIndex:
         if keep_version:
             expr += f" and doc_version != {int(keep_version)}"
         if self.count(expr):
-            self.store._client.delete(self.name, filter=expr)
+            self.store.client.delete(self.name, filter=expr)
 
     def _ids(self, collection: str, expr: str) -> list[str]:
         """Every chunk id matching `expr`, paged by character offset under Milvus's cap."""
         return self._ids_between(collection, expr, 0, 1 << 62)
 
     def _ids_between(self, collection: str, expr: str, low: int, high: int) -> list[str]:
-        client = self.store._client
+        client = self.store.client
         ranged = f"{expr} and start_char >= {low} and start_char < {high}"
         # Milvus Lite 2.5 cannot decode an empty result of a collection with an ARRAY field
-        counted = self.count(ranged) if collection == self.name else self.store._count(ranged)
+        counted = self.count(ranged) if collection == self.name else self.store.count_rows(ranged)
         if not counted:
             return []
         rows = client.query(collection, filter=ranged, output_fields=["chunk_id"], limit=ID_PAGE)

@@ -67,9 +67,9 @@ def top_level_imports(path: Path, package: str) -> set[str]:
     return found
 
 
-def test_the_parse_package_has_no_import_cycle() -> None:
-    package = "ingest.parse"
-    folder = ROOT / "ingest" / "parse"
+@pytest.mark.parametrize("package", ["ingest.parse", "ingest.store"])
+def test_a_package_split_into_modules_has_no_import_cycle(package: str) -> None:
+    folder = ROOT.joinpath(*package.split("."))
     graph = {
         f"{package}.{path.stem}": top_level_imports(path, package)
         for path in folder.glob("*.py")

@@ -189,7 +189,7 @@ def measure_side(store: MilvusStore, qs: Sequence[str]) -> dict[str, float]:
     fill_s = time.perf_counter() - start
     latency = search_latency(store, qs)
     store.vectors = None
-    store._client.drop_collection(index.name)
+    store.client.drop_collection(index.name)
     return {"fill_per_s": store.count_chunks() / fill_s, **latency}
 
 

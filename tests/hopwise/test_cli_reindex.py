@@ -46,7 +46,7 @@ def test_reindex_format_upgrades_an_older_knowledge_base(
     (docs / "rivers.md").write_text("# Rivers\n\nThe Tekezé River flows into Sudan.\n", "utf-8")
     (docs / "towns.md").write_text("# Towns\n\nZürich lies on a lake.\n", "utf-8")
     with monkeypatch.context() as m:  # ingested by a release that wrote index format 2
-        m.setattr(store_module, "INDEX_FORMAT", 2)
+        m.setattr(store_module.schema, "INDEX_FORMAT", 2)
         assert main(["ingest", str(docs), "--groups", "geo"]) == 0
     capsys.readouterr()
     assert main(["docs", "list"]) == 0

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from ingest.store import _EMBEDDED, MilvusStore
+from ingest.store import EMBEDDED, MilvusStore
 from tests.fakes.hash_embedder import HashEmbedder
 from tests.fakes.memory_store import MemoryBacking, MemoryStore
 
@@ -68,9 +68,9 @@ def milvus_lite_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One embedded database for the session; an extra reference keeps the engine running
     while a test closes and reopens its store (a restart costs ~0.5 s)."""
     path = str((tmp_path_factory.mktemp("lite") / "kb.db").resolve())
-    _EMBEDDED.acquire(path)
+    EMBEDDED.acquire(path)
     yield path
-    _EMBEDDED.release(path)
+    EMBEDDED.release(path)
 
 
 @pytest.fixture(scope="session")
@@ -110,7 +110,7 @@ class Backend:
             store.backing.vectors.clear()
             return
         for name in (store.collection, store.manifest):
-            store._client.delete(name, filter='doc_id != ""')
+            store.client.delete(name, filter='doc_id != ""')
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import ingest.store
+import ingest.store.client
 from hopwise.cli import main
 from ingest.store import FAST_ENGINE, embedded_engine_version, slow_engine_warning
 
@@ -28,7 +28,7 @@ def slow_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in ("HOPWISE_MILVUS_URI", "HOPWISE_DATA_DIR"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HOPWISE_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr(ingest.store, "embedded_engine_version", lambda: "3.2.2")
+    monkeypatch.setattr(ingest.store.client, "embedded_engine_version", lambda: "3.2.2")
 
 
 def test_cli_says_so_in_one_line(slow_engine: None, capsys: pytest.CaptureFixture[str]) -> None:

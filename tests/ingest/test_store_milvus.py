@@ -86,20 +86,20 @@ def test_searches_reuse_the_in_transition_list_until_the_store_writes(tmp_path: 
 
         assert ingest_bytes(text, "pumps.md", store, config=IngestConfig()).status == "ingested"
         manifest_queries = []
-        real_query = store._client.query
+        real_query = store.client.query
 
         def counting(name: str, *args: object, **kwargs: object) -> object:
             manifest_queries.append(name == store.manifest)
             return real_query(name, *args, **kwargs)
 
-        store._client.query = counting  # type: ignore[method-assign]
+        store.client.query = counting  # type: ignore[method-assign]
         for _ in range(5):
             assert store.search("coolant pump serviced", ["all"], k=3)
         assert sum(manifest_queries) <= 1
         row = store._manifest_row(doc_id_for("pumps.md"))
         assert row is not None
         store._put_manifest({**row, "in_transition": True})  # a write of this store
-        assert doc_id_for("pumps.md") in store._visibility_filter()  # at once, not in a second
+        assert doc_id_for("pumps.md") in store.visibility_filter()  # at once, not in a second
 
 
 def test_an_embedded_start_that_fails_once_is_tried_again(
@@ -117,7 +117,7 @@ def test_an_embedded_start_that_fails_once_is_tried_again(
             raise RuntimeError("Open local milvus failed")
         return real(self, token)
 
-    monkeypatch.setattr(store_module, "EMBEDDED_OPEN_BACKOFF_S", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(store_module.base, "EMBEDDED_OPEN_BACKOFF_S", (0.01, 0.01, 0.01))
     monkeypatch.setattr(MilvusStore, "_open_client", flaky)
     with MilvusStore(str(tmp_path / "kb.db")) as store:
         assert store.count_chunks() == 0 and len(calls) == 3
@@ -247,7 +247,7 @@ def legacy_store(
     """A store whose collection was created and written as a format-2 (or 1) release did (the
     schema code of every format is kept), holding LEGACY_DOCS and a pending version."""
     with monkeypatch.context() as m:
-        m.setattr(store_module, "INDEX_FORMAT", index_format)
+        m.setattr(store_module.schema, "INDEX_FORMAT", index_format)
         store = MilvusStore(db, collection=collection, embedder=embedder)  # type: ignore[arg-type]
         store.drop()
         store.close()
@@ -265,7 +265,7 @@ def legacy_store(
 def stored_rows(store: MilvusStore) -> dict[str, dict[str, object]]:
     """Every chunk row (all versions) with the fields a reindex must keep."""
     fields = [*store._fields, "groups", *(["dense"] if store.embedder else [])]
-    rows = store._client.query(store.collection, filter='chunk_id != ""', output_fields=fields)
+    rows = store.client.query(store.collection, filter='chunk_id != ""', output_fields=fields)
     return {
         r["chunk_id"]: {f: [round(float(x), 5) for x in r[f]] if f == "dense" else r[f]
                         for f in fields}
@@ -325,12 +325,12 @@ def test_a_crash_before_the_swap_leaves_the_old_collection(
         m.setattr(MilvusStore, "_swap_in", killed)
         with pytest.raises(SystemExit):
             store.reindex_format()
-    assert store._reindex_name in store._client.list_collections()  # the complete copy
+    assert store._reindex_name in store.client.list_collections()  # the complete copy
     store.close()
     reopened = MilvusStore(milvus_lite_db, collection="crash_copy")
     try:
         assert reopened.repairs == ["an interrupted index rebuild was undone; nothing changed"]
-        assert reopened._reindex_name not in reopened._client.list_collections()
+        assert reopened._reindex_name not in reopened.client.list_collections()
         assert reopened.index_format == 2 and reopened.count_chunks() == 4
         assert reopened.search("Zürich", ["all"])[0].doc_id == "city"
         # still written in its own format by this release
@@ -351,7 +351,7 @@ def test_a_crash_during_the_swap_is_finished_on_open(
 ) -> None:
     store = legacy_store(milvus_lite_db, "crash_swap", monkeypatch)
     before = stored_rows(store)
-    monkeypatch.setattr(store_module, "REINDEX_PAGE", 2)
+    monkeypatch.setattr(store_module.reindex, "REINDEX_PAGE", 2)
 
     def progress(step: str, rows: int, total: int) -> None:
         if step == "swap" and rows >= 2:  # the old collection is gone, the new one half full
@@ -359,12 +359,12 @@ def test_a_crash_during_the_swap_is_finished_on_open(
 
     with pytest.raises(SystemExit):
         store.reindex_format(progress)
-    assert store._count("") == 2
+    assert store.count_rows("") == 2
     store.close()
     reopened = MilvusStore(milvus_lite_db, collection="crash_swap")
     try:
         assert reopened.repairs[0] == "an interrupted index rebuild was finished (format 3)"
-        assert reopened._reindex_name not in reopened._client.list_collections()
+        assert reopened._reindex_name not in reopened.client.list_collections()
         assert reopened.index_current and reopened.count_chunks() == 4
         # the pending version of the crashed copy was there too; the repair on open removed it
         assert stored_rows(reopened) == {c: r for c, r in before.items() if "v2" not in c}

@@ -332,7 +332,7 @@ def test_vectors_of_a_deleted_namesake_are_not_reused(tmp_path: Path) -> None:
         index = store.attach_vectors(HashEmbedder(dim=32))
         ingest_bytes(DOCS["pumps.md"][0].encode(), "pumps.md", store, config=CONFIG)
         wait_until_complete(EmbeddingWorker(index), timeout_s=60)
-        old = index.store._client.query(
+        old = index.store.client.query(
             index.name, filter='chunk_id != ""', output_fields=["checksum"]
         )
     with MilvusStore(path) as store:  # BM25-only meanwhile: delete, upload new bytes (v1 again)
@@ -345,7 +345,7 @@ def test_vectors_of_a_deleted_namesake_are_not_reused(tmp_path: Path) -> None:
         assert index.count() == 1  # the stale vector is still there ...
         worker = EmbeddingWorker(index)
         worker.run_once()  # ... the first pass replaces it and embeds the new document
-        rows = index.store._client.query(
+        rows = index.store.client.query(
             index.name, filter='chunk_id != ""', output_fields=["checksum"]
         )
         checksums = {d.checksum for d in store.list_documents()}
@@ -359,7 +359,7 @@ def test_chunks_of_no_listed_document_are_removed_on_open(tmp_path: Path) -> Non
         ingest_bytes(DOCS["fans.md"][0].encode(), "fans.md", store, config=CONFIG)
         ingest_bytes(DOCS["pumps.md"][0].encode(), "pumps.md", store, config=CONFIG)
         pumps = doc_id_for("pumps.md")
-        store._client.delete(store.manifest, filter=f'doc_id == "{pumps}"')  # list lost it
+        store.client.delete(store.manifest, filter=f'doc_id == "{pumps}"')  # list lost it
         assert store.count_chunks() == 2 and len(store.list_documents()) == 1
     with MilvusStore(path) as store:
         assert any("no listed document" in note for note in store.repairs)

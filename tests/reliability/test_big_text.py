@@ -68,7 +68,7 @@ def test_a_stream_that_fails_half_way_changes_nothing(tmp_path: Path) -> None:
     with MilvusStore(str(tmp_path / "milvus.db")) as store:
         first = ingest_bytes(paragraphs(50), "log.txt", store, config=IngestConfig())
         assert first.status == "ingested"
-        client: Any = store._client
+        client: Any = store.client
         real, calls = client.insert_columns, []
 
         def second_batch_fails(*args: Any, **kwargs: Any) -> Any:
@@ -90,7 +90,7 @@ def test_an_insert_the_engine_refuses_after_it_was_sent_changes_nothing(tmp_path
     engine answers (not when the rows are sent) still rolls the whole write back."""
     with MilvusStore(str(tmp_path / "milvus.db")) as store:
         first = ingest_bytes(paragraphs(50), "log.txt", store, config=IngestConfig())
-        client: Any = store._client
+        client: Any = store.client
         real, answers = client.insert_columns, []
 
         def refused_on_answer(*args: Any, **kwargs: Any) -> Any:

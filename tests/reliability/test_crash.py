@@ -101,7 +101,7 @@ def finish_and_check(doc: Path, store: MilvusStore, settings: Settings) -> None:
     [result] = ingest_paths([doc], store, config=settings.ingest)
     assert result.status in {"ingested", "skipped"}, result.reason
     assert check_one_complete_version(store, doc_id_for(doc.name)) == 2
-    assert store._count("") == CHUNKS[2]  # raw count: not one orphan, visible or not
+    assert store.count_rows("") == CHUNKS[2]  # raw count: not one orphan, visible or not
 
 
 def kill_embedded_ingest(tmp_path: Path, delay_s: float) -> tuple[Path, Path, bool]:
@@ -141,7 +141,7 @@ def test_kill_9_of_an_embedded_ingest(tmp_path: Path, delay_s: float) -> None:
     settings = settings_for(data)
     with open_store(settings) as store:  # search, chunks, raw counts
         assert check_one_complete_version(store, doc_id) == version
-        assert store._count("") == CHUNKS[version]  # repaired: no orphan of the other version
+        assert store.count_rows("") == CHUNKS[version]  # repaired: no orphan of the other version
         finish_and_check(doc, store, settings)
     if delay_s < 1.0:
         assert died_midway, "the ingest finished before the kill; make the document bigger"

@@ -133,7 +133,7 @@ class Fault:
 
     def __init__(self, store: MilvusStore, method: str, nth: int = 1) -> None:
         self.calls = 0
-        client: Any = store._client
+        client: Any = store.client
         real = getattr(client, method)
 
         def failing(*args: Any, **kwargs: Any) -> Any:
@@ -187,7 +187,7 @@ def test_enospc_removing_the_old_version_after_the_switch(tmp_path: Path) -> Non
         assert store.count_chunks() == new.chunks
         assert old.chunks
     with MilvusStore(path) as store:  # the cleanup is retried on open
-        assert store._count(f'doc_id == "{doc_id_for("big.md")}" and doc_version == 1') == 0
+        assert store.count_rows(f'doc_id == "{doc_id_for("big.md")}" and doc_version == 1') == 0
         assert listing(store) == [("big.md", 2, new.chunks)]
 
 
@@ -202,7 +202,7 @@ def test_a_manifest_that_names_a_lost_version_is_repaired_on_open(tmp_path: Path
         old = ingest_bytes(document(40, "copper"), "big.md", store, config=CONFIG)
         Fault(store, "delete", AFTER_SWITCH_DELETE)
         assert ingest_bytes(v2, "big.md", store, config=CONFIG).status == "ingested"
-        store._client.delete(store.collection, filter=f'doc_id == "{doc_id}" and doc_version == 2')
+        store.client.delete(store.collection, filter=f'doc_id == "{doc_id}" and doc_version == 2')
     with MilvusStore(path) as store:
         assert store.repairs and "version 1 restored" in store.repairs[0]
         assert listing(store) == [("big.md", 1, old.chunks)] and visible(store, "copper")
@@ -219,7 +219,7 @@ def test_a_listed_document_with_missing_chunks_is_corrected_on_open(tmp_path: Pa
         full = ingest_bytes(data, "big.md", store, config=CONFIG)
         assert ingest_bytes(document(5, "zinc"), "small.md", store, config=CONFIG).chunks
         lost = f'doc_id == "{doc_id}" and start_char > 2000'
-        store._client.delete(store.collection, filter=lost)  # rows gone behind its back
+        store.client.delete(store.collection, filter=lost)  # rows gone behind its back
     with MilvusStore(path) as store:
         [note] = store.repairs
         assert "big.md" in note and f"of {full.chunks} chunks" in note

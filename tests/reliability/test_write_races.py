@@ -38,11 +38,11 @@ def document(parts: int, word: str) -> bytes:
 def assert_consistent(store: MilvusStore) -> None:
     """Every listed document is stored exactly as listed; nothing else is stored."""
     docs = store.list_documents()
-    rows = store._count("")
+    rows = store.count_rows("")
     assert rows == sum(d.chunks for d in docs), (rows, [(d.source, d.chunks) for d in docs])
     for doc in docs:
         expr = f'doc_id == "{doc.doc_id}" and doc_version == {doc.version}'
-        assert store._count(expr) == doc.chunks
+        assert store.count_rows(expr) == doc.chunks
 
 
 def words_found(store: MilvusStore, word: str, groups: list[str]) -> int:
@@ -52,7 +52,7 @@ def words_found(store: MilvusStore, word: str, groups: list[str]) -> int:
 def when_inserting(store: MilvusStore) -> threading.Event:
     """An event set once the store starts inserting chunk rows (a write is under way)."""
     started = threading.Event()
-    client: Any = store._client
+    client: Any = store.client
     real = client.insert_columns
 
     def insert_columns(*args: Any, **kwargs: Any) -> Any:
@@ -86,7 +86,7 @@ def test_a_delete_during_a_reingest_waits_and_deletes_what_it_left(store: Milvus
     ingest: IngestResult = results["ingest"]
     assert ingest.status == "ingested" and ingest.version == 2
     assert results["deleted"] == ingest.chunks  # deleted exactly what the upload wrote
-    assert store.list_documents() == [] and store._count("") == 0
+    assert store.list_documents() == [] and store.count_rows("") == 0
     assert_consistent(store)
 
 
@@ -191,6 +191,6 @@ def test_two_processes_delete_and_reingest_against_a_server(tmp_path: Path) -> N
         chunks = int(re.search(r"\((\d+) chunks", ingested[0]).group(1))  # type: ignore[union-attr]
         assert f"({chunks} chunks)" in del_out, (up_out, del_out)  # deleted all the upload wrote
         with MilvusStore(server.uri) as store:
-            assert store.list_documents() == [] and store._count("") == 0
+            assert store.list_documents() == [] and store.count_rows("") == 0
     finally:
         server.stop()
