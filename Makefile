@@ -30,6 +30,7 @@ lint: $(PY)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
+	$(PY) -m mypy --strict graph ingest  # the libraries: strict (issue 25)
 
 run: $(PY)
 	$(VENV)/bin/streamlit run ui/app.py

@@ -65,7 +65,8 @@ class GraphContext:
         if lookup is None or not keys:
             return {}
         try:
-            return lookup(list(keys), list(self.groups))
+            counts: Mapping[str, int] = lookup(list(keys), list(self.groups))
+            return counts
         except Exception:  # noqa: BLE001 - no phrase table only costs whole names
             return {}
 

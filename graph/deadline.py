@@ -67,7 +67,8 @@ def run_bounded(fn: Callable[[], T], until: float, name: str = "hopwise-call") -
         raise WallClockTimeout("no reply before the deadline")
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    value: T = box["value"]
+    return value
 
 
 def iterate_bounded(items: Callable[[], Iterable[T]], until: float) -> Iterator[T]:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar
 
 import openai
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -229,7 +229,7 @@ class LLMReasoner:
         self._main = build_chat_model(config, "main")
         self._router = build_chat_model(config, "router") if config.router_model else self._main
         configured = config.structured_method
-        self._method: Method | None = None if configured == "auto" else cast(Method, configured)
+        self._method: Method | None = None if configured == "auto" else configured
         self._backoff_s = backoff_s
         self._max_wait_s = max_wait_s
         self._sleep = sleep
@@ -634,7 +634,7 @@ class LLMReasoner:
         if retry_after is not None:
             return min(retry_after, self._max_wait_s)
         base = self._backoff_s * (2 ** (attempt - 1))
-        return min(self._max_wait_s, base * (0.5 + random.random() / 2))
+        return float(min(self._max_wait_s, base * (0.5 + random.random() / 2)))
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text

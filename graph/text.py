@@ -12,7 +12,9 @@ from collections.abc import Iterable
 
 from graph.schemas import SubQuestion
 from ingest import lexicon
-from ingest.lang import CJK, has_cjk, language_of  # the one rule, used through graph.text too
+from ingest.lang import CJK as CJK  # the one rule, used through graph.text too
+from ingest.lang import has_cjk as has_cjk
+from ingest.lang import language_of as language_of
 from ingest.phrases import capitalized_spans as capitalized_spans  # shared with the phrase table
 from ingest.phrases import cjk_names as cjk_names
 from ingest.phrases import cjk_org_names as cjk_org_names

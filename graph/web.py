@@ -30,7 +30,10 @@ class DdgsWebSearch:
 
     def search(self, query: str, max_results: int | None = None) -> list[WebResult]:
         limit = max_results or self.max_results
-        return call_with_timeout(lambda: self._search(query, limit), self.timeout_s)
+        found: list[WebResult] = call_with_timeout(
+            lambda: self._search(query, limit), self.timeout_s
+        )
+        return found
 
     def _search(self, query: str, limit: int) -> list[WebResult]:
         from ddgs import DDGS  # imported lazily: the package is slow to import

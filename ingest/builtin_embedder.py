@@ -52,7 +52,8 @@ class _Engine:
         # the binding ignores the engine's status code, so a failed call shows up here
         if not np.isfinite(vectors).all() or (norms < 0.5).any():
             raise EmbeddingError("the built-in embedder returned an invalid vector")
-        return vectors / norms
+        unit: np.ndarray = vectors / norms
+        return unit
 
 
 class BuiltinEmbedder:

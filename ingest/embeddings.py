@@ -58,7 +58,7 @@ class OpenAICompatibleEmbedder:
             request_timeout=timeout_s,
             max_retries=max_retries,
             chunk_size=batch_size,
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         self.dim = dim or len(self.embed_query("dimension probe"))
 

@@ -57,7 +57,7 @@ class KnowledgeBaseVectorStore(VectorStore):
     def add_texts(
         self,
         texts: Iterable[str],
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         *,
         ids: list[str] | None = None,
         **kwargs: Any,
@@ -188,7 +188,7 @@ class KnowledgeBaseVectorStore(VectorStore):
         cls,
         texts: list[str],
         embedding: Embeddings,
-        metadatas: list[dict] | None = None,
+        metadatas: list[dict[str, Any]] | None = None,
         **kwargs: Any,
     ) -> KnowledgeBaseVectorStore:
         raise NotImplementedError(
@@ -226,7 +226,9 @@ class AsLangChainEmbeddings(Embeddings):
         self._embedder = embedder
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self._embedder.embed_documents(texts)
+        vectors: list[list[float]] = self._embedder.embed_documents(texts)
+        return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        return self._embedder.embed_query(text)
+        vector: list[float] = self._embedder.embed_query(text)
+        return vector

@@ -14,6 +14,7 @@ import re
 import unicodedata
 import warnings
 from functools import lru_cache
+from typing import Any
 
 from ingest import lexicon
 from ingest.lang import CJK
@@ -68,7 +69,7 @@ def phrase_key(text: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def jieba_tokenizer():  # noqa: ANN202 - jieba has no type hints
+def jieba_tokenizer() -> Any:  # jieba has no type hints
     """Import jieba once, quietly (it logs and warns on first use)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -170,7 +171,8 @@ def _tag_table() -> dict[str, str]:
     jieba_tokenizer()  # quiet initialisation
     import jieba.posseg as posseg
 
-    return posseg.dt.word_tag_tab  # the table itself (a copy would double ~350k entries)
+    table: dict[str, str] = posseg.dt.word_tag_tab
+    return table  # the table itself (a copy would double ~350k entries)
 
 
 @lru_cache(maxsize=1)

@@ -20,8 +20,8 @@ from graph.offline import records as recs
 from graph.offline import route as rt
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.spans import PhraseLookup, question_spans
-from graph.protocols import EvidenceItem, HopView, Usage
+from graph.offline.spans import question_spans
+from graph.protocols import EvidenceItem, HopView, PhraseLookup, Usage
 from graph.result import LOOKED_FOR_LEAD, NOT_SAID_LEAD, QUOTE_LEAD
 from graph.schemas import (
     Decomposition,

@@ -20,7 +20,8 @@ import re
 from graph import text as tx
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.records import aggregates
-from graph.offline.spans import MASK_RE, PhraseLookup, mask, question_spans, unmask
+from graph.offline.spans import MASK_RE, mask, question_spans, unmask
+from graph.protocols import PhraseLookup
 from graph.schemas import SubQuestion
 from ingest import lexicon
 from ingest.phrases import cjk_tags

@@ -575,7 +575,7 @@ def strip_hidden_html(soup: Any, tally: Tally, skip: set[str]) -> None:
     """Remove from a BeautifulSoup tree every element and text run a browser would not show,
     counting what was removed. Elements named in `skip` (script, style, head, ...) are left
     to the caller, which never reads their text."""
-    from bs4 import NavigableString, Tag
+    from bs4.element import NavigableString, Tag
 
     sheet = StyleSheet("\n".join(style.get_text() for style in soup.find_all("style")))
     stack: list[tuple[Any, Context, Node | None]] = [(soup, Context(), None)]
@@ -602,7 +602,7 @@ def strip_hidden_html(soup: Any, tally: Tally, skip: set[str]) -> None:
 
 
 def _subtree_len(tag: Any, skip: set[str]) -> int:
-    from bs4 import NavigableString
+    from bs4.element import NavigableString
 
     return sum(
         visible_len(str(s))

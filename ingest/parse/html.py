@@ -61,7 +61,7 @@ class _HtmlWalker:
             self.buffer.clear()
 
     def visible_text(self, node: Any) -> str:
-        from bs4 import NavigableString, Tag
+        from bs4.element import NavigableString, Tag
 
         out: list[str] = []
         for child in node.children:
@@ -73,7 +73,7 @@ class _HtmlWalker:
         return " ".join("".join(out).split())
 
     def walk(self, node: Any) -> None:
-        from bs4 import NavigableString, Tag
+        from bs4.element import NavigableString, Tag
 
         for child in node.children:
             if type(child) is NavigableString:

@@ -184,7 +184,7 @@ def _line_pitch(lines: list[Any]) -> float:
         if 0.5 * a.height < a.bottom - b.bottom < 3 * a.height
     ]
     if steps:
-        return statistics.median(steps)
+        return float(statistics.median(steps))
     heights = [line.height for line in lines if line.height > 0]
     return 1.2 * statistics.median(heights) if heights else 12.0
 

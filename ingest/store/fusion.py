@@ -19,7 +19,9 @@ log = logging.getLogger(__name__)
 RRF_K = 60
 
 
-def other_language(dense: list[tuple[float, dict]], asked: str) -> tuple[float, dict] | None:
+def other_language(
+    dense: list[tuple[float, dict[str, Any]]], asked: str
+) -> tuple[float, dict[str, Any]] | None:
     """The best dense candidate in another language than the question's, if any."""
     for score, entity in dense:
         if chunk_language(str(entity.get("text", ""))[:2000]) != asked:
@@ -28,7 +30,7 @@ def other_language(dense: list[tuple[float, dict]], asked: str) -> tuple[float, 
 
 
 def with_other_language(
-    hits: list[Hit], other: tuple[float, dict] | None, k: int, make: Any
+    hits: list[Hit], other: tuple[float, dict[str, Any]] | None, k: int, make: Any
 ) -> list[Hit]:
     """The fused top k, its last place given to the best chunk in the other language when
     none made it: the built-in embedder ranks a chunk in the question's own language above a
@@ -46,14 +48,14 @@ def with_other_language(
 
 
 def fuse(
-    sparse: list[tuple[float, dict]],
-    dense: list[tuple[float, dict]],
+    sparse: list[tuple[float, dict[str, Any]]],
+    dense: list[tuple[float, dict[str, Any]]],
     k: int,
     make: Any,
     fusion: FusionConfig | None = None,
     lexical_weight: Callable[[dict[str, Any]], float] | None = None,
     has_vector: Callable[[str], bool] | None = None,
-    exact: list[tuple[float, dict]] | None = None,
+    exact: list[tuple[float, dict[str, Any]]] | None = None,
 ) -> list[Hit]:
     """Weighted reciprocal-rank fusion of the channels, keeping BM25's and dense's own scores.
     `exact` (None: the query names no code) is the channel of chunks holding a code the query
@@ -66,7 +68,7 @@ def fuse(
     still on its way."""
     fusion = fusion or FusionConfig()
     fused: dict[str, float] = {}
-    entities: dict[str, dict] = {}
+    entities: dict[str, dict[str, Any]] = {}
     scores: dict[str, dict[str, float]] = {}
     for channel, results in (("bm25", sparse), ("dense", dense), ("exact", exact or [])):
         for rank, (score, entity) in enumerate(results, 1):

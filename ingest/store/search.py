@@ -79,13 +79,15 @@ class SearchPart(StoreBase):
         fused = fuse(pending.result(), dense, k, self._hit, self.fusion, weights, has_vector, exact)
         return with_other_language(fused, other, k, self._hit)
 
-    def _exact(self, query: str, expr: str, limit: int) -> list[tuple[float, dict]] | None:
+    def _exact(
+        self, query: str, expr: str, limit: int
+    ) -> list[tuple[float, dict[str, Any]]] | None:
         """Chunks that hold a code the query names letter for letter ('LQ-FW-2024-017'), most
         codes first; None when the query names none (the channel then takes no part)."""
         codes = list(dict.fromkeys(CODE_RE.findall(query)))[: self.fusion.max_codes]
         if not codes or self.index_format < 3:
             return None
-        found: dict[str, tuple[int, dict]] = {}
+        found: dict[str, tuple[int, dict[str, Any]]] = {}
         try:
             for code in codes:  # capitals, digits and hyphens only: nothing to escape
                 like = f'search_text like "%{fold(code)}%"'
@@ -140,8 +142,8 @@ class SearchPart(StoreBase):
         return weight
 
     def _side_dense(
-        self, vector: list[float], expr: str, depth: int, sparse: list[tuple[float, dict]]
-    ) -> tuple[list[tuple[float, dict]], Callable[[str], bool]]:
+        self, vector: list[float], expr: str, depth: int, sparse: list[tuple[float, dict[str, Any]]]
+    ) -> tuple[list[tuple[float, dict[str, Any]]], Callable[[str], bool]]:
         """The dense channel from the side collection, with each hit's chunk row (fetched in
         one query for the ones BM25 did not return; vectors of rows gone are dropped), and
         which BM25 hits have a vector at all (the others compete on BM25 alone)."""
@@ -210,7 +212,9 @@ class SearchPart(StoreBase):
         self._language_cache[key] = (time.monotonic(), mix)
         return mix
 
-    def _channel(self, data: Any, field: str, expr: str, limit: int) -> list[tuple[float, dict]]:
+    def _channel(
+        self, data: Any, field: str, expr: str, limit: int
+    ) -> list[tuple[float, dict[str, Any]]]:
         """One filtered search request; scores normalised so higher is better."""
         metric = "BM25" if field == "sparse" else "COSINE"
         try:
