@@ -16,7 +16,7 @@ from graph.protocols import Reasoner, Retriever, WebSearch
 
 DOMINANT_LANGUAGE_SHARE = 0.6
 Similarity = Callable[[str, Sequence[str]], list[float]]
-EventCallback = Callable[[dict[str, Any]], None]
+EventCallback = Callable[[Mapping[str, Any]], None]  # a trace event (graph.state.Event)
 TokenCallback = Callable[[str], None]
 # A whole run of one question (and its history) by offline reasoning alone, its final state:
 # what a model's answer that fails the claim check is replaced by (hopwise.app provides it).
@@ -83,7 +83,7 @@ class GraphContext:
         lang, share = max(mix.items(), key=lambda kv: kv[1], default=(None, 0.0))
         return lang if share >= DOMINANT_LANGUAGE_SHARE else None
 
-    def emit_event(self, event: dict[str, Any]) -> None:
+    def emit_event(self, event: Mapping[str, Any]) -> None:
         if self.on_event is not None:
             self.on_event(event)
 

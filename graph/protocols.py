@@ -6,7 +6,7 @@ Production builds them once (LLM or offline reasoner, Milvus store, ddgs); tests
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -17,6 +17,7 @@ from graph.schemas import (
     PlanDecision,
     RouteDecision,
 )
+from graph.state import JsonObject
 from ingest.models import Hit
 from ingest.protocols import Searcher
 
@@ -85,7 +86,7 @@ class Usage(BaseModel):
     mode: str = Field("offline", description="llm | offline | fallback (offline stood in)")
     method: str | None = Field(None, description="Structured-output method that worked.")
     error: str | None = Field(None, description="Why the model step fell back, if it did.")
-    details: dict[str, Any] = Field(
+    details: JsonObject = Field(
         default_factory=dict, description="What the step decided and why, for the trace."
     )
 

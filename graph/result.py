@@ -8,11 +8,12 @@ Saved results are validated back into these models, so a field added later needs
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from graph.protocols import EvidenceItem
+from graph.state import JsonObject
 
 Mode = Literal["llm", "offline", "degraded"]
 
@@ -116,7 +117,7 @@ class HopRecord(_Record):
     sub_question: str
     query: str = Field(description="What was actually sent to the search.")
     bridged: bool = False
-    bridge: dict[str, Any] = Field(
+    bridge: JsonObject = Field(
         default_factory=dict, description="The bridge candidates, their scores, the winner."
     )
     follow_up: bool = False
@@ -172,7 +173,7 @@ class TraceEvent(_Record):
     llm_calls: int = 0
     tokens: int = 0
     mode: str = Field("code", description="llm | offline | fallback | code")
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: JsonObject = Field(default_factory=dict)
 
 
 class QuestionResult(_Record):
@@ -208,7 +209,7 @@ class QuestionResult(_Record):
         default_factory=list, description="What the reader should know beyond the mode."
     )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """The `hopwise ask --json` object."""
         return self.model_dump(mode="json")
 

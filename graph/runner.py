@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from graph.context import GraphContext
-from graph.nodes import fell_back
 from graph.result import QuestionResult, TraceEvent, short_answer_of
+from graph.state import GraphState
+from graph.step import fell_back
 
 
-def answer_mode(reasoner_name: str, trace: Sequence[dict[str, Any]]) -> str:
+def answer_mode(reasoner_name: str, trace: Sequence[Mapping[str, Any]]) -> str:
     """offline: no model configured; degraded: offline stood in somewhere; llm otherwise."""
     if reasoner_name == "offline":
         return "offline"
@@ -22,7 +23,7 @@ def answer_mode(reasoner_name: str, trace: Sequence[dict[str, Any]]) -> str:
 
 
 def build_result(
-    state: dict[str, Any],
+    state: GraphState,
     reasoner_name: str,
     thread_id: str,
     ctx: GraphContext,

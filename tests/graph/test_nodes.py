@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from graph import nodes
+from graph import citations, evidence, nodes, planning
 from graph.context import GraphContext
 from graph.protocols import EvidenceItem
 from graph.schemas import PlanDecision
@@ -88,7 +88,7 @@ def test_independent_sub_questions_are_retrieved_together() -> None:
 
 def test_batch_respects_the_hop_cap() -> None:
     subs = [{"id": i, "question": f"q{i}", "depends_on": None} for i in range(1, 6)]
-    assert len(nodes.next_batch({"sub_questions": subs, "hops": []}, 3)) == 3
+    assert len(planning.next_batch({"sub_questions": subs, "hops": []}, 3)) == 3
 
 
 def test_plan_code_decisions() -> None:
@@ -152,41 +152,41 @@ def test_evidence_is_capped_and_keeps_each_hops_best() -> None:
         for h in (1, 2)
         for r in (1, 2, 3)
     }
-    items = nodes.evidence_items(pool, [{"url": "https://x.org", "snippet": "s"}], 2)
+    items = evidence.evidence_items(pool, [{"url": "https://x.org", "snippet": "s"}], 2)
     assert [i.chunk_id for i in items[:2]] == ["c21", "c11"]
     assert items[2].url == "https://x.org" and [i.n for i in items] == [1, 2, 3]
 
 
 def test_citations_are_the_numbers_the_answer_uses() -> None:
     items = [EvidenceItem(n=i, chunk_id=f"c{i}", text=f"text {i}") for i in (1, 2, 3)]
-    cites = nodes.find_citations("A [3]. B [1, 3]. C [7]. D [2，1]", items)
+    cites = citations.find_citations("A [3]. B [1, 3]. C [7]. D [2，1]", items)
     assert [c["n"] for c in cites] == [1, 2, 3] and cites[2]["chunk_id"] == "c3"
-    assert nodes.find_citations("no markers", items) == []
+    assert citations.find_citations("no markers", items) == []
 
 
 def test_sources_are_renumbered_in_order_of_first_use_without_gaps() -> None:
     items = [EvidenceItem(n=i, chunk_id=f"c{i}", text=f"text {i}") for i in range(1, 7)]
-    text, renumbered, cites = nodes.renumber_citations("A [5]. B [2, 5]. C [9]. D [4，2]", items)
+    text, renumbered, cites = citations.renumber_citations("A [5]. B [2, 5]. C [9]. D [4，2]", items)
     assert text == "A [1]. B [2, 1]. C [9]. D [3，2]"  # [9] names no source: left as written
     assert [c["n"] for c in cites] == [1, 2, 3]
     assert [c["chunk_id"] for c in cites] == ["c5", "c2", "c4"]
     assert [(i.n, i.chunk_id) for i in renumbered] == [
         (4, "c1"), (2, "c2"), (5, "c3"), (3, "c4"), (1, "c5"), (6, "c6")
     ]  # fmt: skip  # ranked order kept: recall is measured on it
-    assert nodes.renumber_citations("none", items)[0] == "none"
+    assert citations.renumber_citations("none", items)[0] == "none"
 
 
 def test_follow_up_is_added_once_and_never_twice_the_same() -> None:
     subs = [{"id": 1, "question": "Who directed Inception?", "depends_on": None}]
-    added = nodes.add_follow_up({"sub_questions": subs}, "Nolan birthplace")
+    added = planning.add_follow_up({"sub_questions": subs}, "Nolan birthplace")
     assert added["sub_questions"][-1] == {
         "id": 2,
         "question": "Nolan birthplace",
         "depends_on": None,
         "follow_up": True,
     }
-    assert nodes.add_follow_up({"sub_questions": subs, "follow_up_added": True}, "x") == {}
-    assert nodes.add_follow_up({"sub_questions": subs}, "who directed  INCEPTION?") == {}
+    assert planning.add_follow_up({"sub_questions": subs, "follow_up_added": True}, "x") == {}
+    assert planning.add_follow_up({"sub_questions": subs}, "who directed  INCEPTION?") == {}
 
 
 def test_chain_continuation_is_decided_by_code() -> None:

@@ -170,7 +170,7 @@ def test_renumbering_caps_the_count_and_is_idempotent() -> None:
 
 def test_the_llm_check_and_the_node_renumber_the_same_way() -> None:
     from graph.llm import _check_decomposition
-    from graph.nodes import sub_question_records
+    from graph.planning import sub_question_records
 
     subs = [_sq(7, "Which studio made Paper Moons?"), _sq(8, ""), _sq(9, "Who runs #7?")]
     expected = tx.renumber_sub_questions(subs)
@@ -195,7 +195,7 @@ MIXED = [
 
 
 def test_prompt_rule_degraded_note_and_offline_notes_follow_one_detector() -> None:
-    from graph.nodes import degraded_note
+    from graph.step import degraded_note
     from graph.offline import direct_reply
 
     for question, lang in MIXED:
