@@ -9,26 +9,49 @@ offline reasoner and marked `fallback`. No exception, stack trace or API key lea
 
 from __future__ import annotations
 
-import json
 import logging
-import random
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import Any
 
-import openai
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableSequence
-from langchain_openai import ChatOpenAI
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import BaseModel
 
 from graph import prompts as P
 from graph import text as tx
 from graph.config import LLMConfig
-from graph.deadline import WallClockTimeout, deadline_passed, iterate_bounded, run_bounded, stop_at
+from graph.deadline import (
+    T,
+    WallClockTimeout,
+    deadline_passed,
+    iterate_bounded,
+    run_bounded,
+    stop_at,
+)
+from graph.llm_checks import anchors_of, check_decomposition, filled_in
+from graph.llm_wire import (
+    METHODS,
+    OUTAGE_KINDS,
+    RETRY_KINDS,
+    RUNAWAY_CHECK_CHARS,
+    WALL_CLOCK_MARGIN_S,
+    M,
+    Method,
+    Role,
+    RunawayReply,
+    StepFailure,
+    ThinkFilter,
+    add_tokens,
+    backoff,
+    build_chat_model,
+    classify_error,
+    lenient_parse,
+    runaway,
+    squashed,
+)
 from graph.protocols import EvidenceItem, HopView, PhraseLookup, Reasoner, Usage
 from graph.schemas import (
     BridgeQuery,
@@ -40,167 +63,9 @@ from graph.schemas import (
     RouteDecision,
     SubQuestion,
 )
-from ingest.lang import CODE_RE
 from ingest.models import Hit
 
 logger = logging.getLogger(__name__)
-
-Role = Literal["main", "router"]
-Method = Literal["json_schema", "function_calling", "json_mode"]
-METHODS: tuple[Method, ...] = ("json_schema", "function_calling", "json_mode")
-M = TypeVar("M", bound=BaseModel)
-T = TypeVar("T")
-
-DUMMY_API_KEY = "not-needed"  # local servers (Ollama, llama.cpp, vLLM) accept any key
-_SWITCH_STATUSES = {400, 415, 422}  # a request shape the endpoint refuses: try the next method
-WALL_CLOCK_MARGIN_S = 1.0
-_RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again after a wait
-_OUTAGE_KINDS = _RETRY_KINDS | {"auth", "refused", "deadline"}  # the endpoint failed
-_THINK = re.compile(r"<think>.*?</think>", re.S)
-_MARKUP_RE = re.compile(r"<<<|>>>")  # the prompt's data delimiters: a reply never has them
-_LOOP_RE = re.compile(r"(.{8,200}?)(?:\s*\1){3,}\s*$", re.S)  # a phrase four times at the end
-RUNAWAY_CHECK_CHARS = 64  # a stream is checked for a loop whenever this much more arrived
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
-
-
-def build_chat_model(config: LLMConfig, role: Role = "main") -> ChatOpenAI:
-    """A ChatOpenAI for the configured endpoint; the router role may use a cheaper model.
-
-    max_retries=0: retries, backoff and fallback are done by LLMReasoner, where they are visible.
-    """
-    model = config.router_model if role == "router" and config.router_model else None
-    model = model or config.model
-    if not config.base_url or not model:
-        raise ValueError(
-            "no language model configured: set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL"
-        )
-    return ChatOpenAI(
-        model=model,
-        base_url=config.base_url,
-        api_key=SecretStr(config.api_key or DUMMY_API_KEY),
-        timeout=config.timeout_s,
-        max_retries=0,
-        temperature=config.temperature,
-        max_tokens=config.max_tokens or None,  # 0: the server's own limit
-        stream_usage=True,
-        use_responses_api=False,  # chat completions is what every compatible server speaks
-        disabled_params={"parallel_tool_calls": None},  # one forced tool; some servers reject it
-    )
-
-
-class RunawayReply(Exception):
-    """A streamed reply that loops or imitates the evidence markup: stopped, never shown."""
-
-
-class StepFailure(Exception):
-    """A model step that cannot succeed; `reason` is short and holds no secrets."""
-
-    def __init__(self, kind: str, reason: str) -> None:
-        super().__init__(reason)
-        self.kind = kind
-        self.reason = reason
-
-
-def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
-    """(kind, short reason, retry-after seconds) for an exception from a model call.
-
-    kinds: transient (timeout, connection), server (5xx), rate (429), rejected (a request shape the
-    endpoint refuses: worth trying another method), auth, refused (other 4xx), malformed, error.
-    """
-    if isinstance(exc, WallClockTimeout):  # the reply trickled past the call's wall clock
-        return "transient", "timeout", None
-    if isinstance(exc, openai.APITimeoutError):
-        return "transient", "timeout", None
-    if isinstance(exc, openai.APIConnectionError):
-        return "transient", "connection failed", None
-    if isinstance(exc, openai.RateLimitError):
-        return "rate", "rate limited (HTTP 429)", _retry_after(exc.response)
-    if isinstance(exc, openai.APIStatusError):
-        code = exc.status_code
-        if code >= 500:
-            return "server", f"server error (HTTP {code})", None
-        if code in _SWITCH_STATUSES:
-            return "rejected", f"request rejected (HTTP {code})", None
-        if code in (401, 403):
-            return "auth", f"authentication failed (HTTP {code})", None
-        return "refused", f"request refused (HTTP {code})", None
-    if isinstance(exc, (ValidationError, json.JSONDecodeError, ValueError, openai.OpenAIError)):
-        return "malformed", "malformed reply", None
-    return "error", f"unexpected {type(exc).__name__}", None
-
-
-def _retry_after(response: Any) -> float | None:
-    try:
-        return max(0.0, float(response.headers.get("retry-after")))
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def lenient_parse(raw: Any, schema: type[M]) -> M | None:
-    """The schema object in a reply: tool-call arguments or JSON text, tolerating a <think>
-    block, a code fence, prose around the object, or a wrapper named after the schema."""
-    if not isinstance(raw, AIMessage):
-        return None
-    candidates: list[Any] = [call.get("args") for call in raw.tool_calls]
-    candidates += [call.get("args") for call in raw.invalid_tool_calls]
-    candidates.append(raw.text)
-    for candidate in candidates:
-        value = _json_object(candidate) if isinstance(candidate, str) else candidate
-        if isinstance(value, dict) and len(value) == 1 and schema.__name__ in value:
-            value = value[schema.__name__]
-        try:
-            return schema.model_validate(value)
-        except ValidationError:
-            continue
-    return None
-
-
-def _json_object(text: str) -> Any:
-    text = _FENCE.sub("", _THINK.sub("", text).strip())
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        return json.loads(text[start : end + 1])
-    except json.JSONDecodeError:
-        return None
-
-
-def _add_tokens(usage: Usage, message: Any) -> None:
-    meta = getattr(message, "usage_metadata", None) or {}
-    usage.prompt_tokens += int(meta.get("input_tokens") or 0)
-    usage.completion_tokens += int(meta.get("output_tokens") or 0)
-
-
-class _ThinkFilter:
-    """Drops a leading <think>...</think> block from streamed text (reasoning models)."""
-
-    def __init__(self) -> None:
-        self._buffer = ""
-        self._state = "start"  # start -> thinking -> open
-
-    def feed(self, piece: str) -> str:
-        if self._state == "open":
-            return piece
-        self._buffer += piece
-        if self._state == "start":
-            head = self._buffer.lstrip()
-            if "<think>".startswith(head) and len(head) < len("<think>"):
-                return ""
-            if not head.startswith("<think>"):
-                self._state, out, self._buffer = "open", self._buffer, ""
-                return out
-            self._state = "thinking"
-        end = self._buffer.find("</think>")
-        if end < 0:
-            return ""
-        self._state, out, self._buffer = "open", self._buffer[end + 8 :].lstrip(), ""
-        return out
-
-    def flush(self) -> str:
-        out = self._buffer if self._state == "start" else ""
-        self._buffer = ""
-        return out
 
 
 class LLMReasoner:
@@ -295,7 +160,7 @@ class LLMReasoner:
             Decomposition,
             P.DECOMPOSE_SYSTEM,
             user,
-            partial(_check_decomposition, question=question),
+            partial(check_decomposition, question=question),
             lambda: self._fallback.decompose(question, phrases, documents_language),
             lambda: Decomposition(sub_questions=[SubQuestion(id=1, question=question)]),
         )
@@ -323,10 +188,10 @@ class LLMReasoner:
             if entity and P.has_placeholder(query):
                 query = tx.PLACEHOLDER_RE.sub(lambda _: entity, query)
             kept = query.casefold()
-            if query and any(a.casefold() not in kept for a in _anchors(asked)):
+            if query and any(a.casefold() not in kept for a in anchors_of(asked)):
                 # the rewrite lost a code, number or name the sub-question gives: the search
                 # is the sub-question itself with the entity in place
-                query = _filled(sub_question, entity)
+                query = filled_in(sub_question, entity)
             if query and entity:
                 entities.append(entity)
             return query or None
@@ -354,13 +219,15 @@ class LLMReasoner:
             sub_question=P.render_text("Sub-question", "SUBQUESTION", sub_question),
             chunks=P.render_chunks(hits),
         )
-        texts = {h.chunk_id: _squash(h.text) for h in hits}
+        texts = {h.chunk_id: squashed(h.text) for h in hits}
 
         def check(result: ExtractedEvidence) -> list[EvidenceSentence] | None:
             kept = [
                 s
                 for s in result.sentences
-                if s.chunk_id in texts and _squash(s.text) and _squash(s.text) in texts[s.chunk_id]
+                if s.chunk_id in texts
+                and squashed(s.text)
+                and squashed(s.text) in texts[s.chunk_id]
             ]
             return kept if kept or not result.sentences else None  # paraphrases only: refuse
 
@@ -508,7 +375,7 @@ class LLMReasoner:
 
     def _record_outcome(self, kind: str | None, reason: str) -> None:
         with self._lock:
-            if kind in _OUTAGE_KINDS:
+            if kind in OUTAGE_KINDS:
                 self._open_until = time.monotonic() + self._cooldown_s
                 self._open_reason = reason
             elif kind is None:
@@ -595,15 +462,15 @@ class LLMReasoner:
                     kind, reason = "deadline", "no reply before the question's deadline"
                 if kind == "server" and may_switch:
                     raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
-                if kind in _RETRY_KINDS and retries_left > 0:
+                if kind in RETRY_KINDS and retries_left > 0:
                     retries_left -= 1
-                    self._sleep(self._wait(attempt, retry_after))
+                    self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
                     continue
                 if kind != "malformed":
                     raise StepFailure(kind, reason) from None
                 parsed = None
             else:
-                _add_tokens(usage, reply)
+                add_tokens(usage, reply)
                 parsed = lenient_parse(reply, schema)
             result = check(parsed) if parsed is not None else None
             if result is not None:
@@ -629,13 +496,6 @@ class LLMReasoner:
             self._bound[key] = structured.first
         return self._bound[key]
 
-    def _wait(self, attempt: int, retry_after: float | None) -> float:
-        """Retry-After when the server names it (capped), else exponential backoff with jitter."""
-        if retry_after is not None:
-            return min(retry_after, self._max_wait_s)
-        base = self._backoff_s * (2 ** (attempt - 1))
-        return float(min(self._max_wait_s, base * (0.5 + random.random() / 2)))
-
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
 
@@ -659,7 +519,7 @@ class LLMReasoner:
             attempt += 1
             usage.llm_calls += 1
             kind, retry_after = "", None
-            think = _ThinkFilter()
+            think = ThinkFilter()
             sent = 0
             so_far, checked_at = "", 0
             until = stop_at(self._max_stream_s)
@@ -669,7 +529,7 @@ class LLMReasoner:
             try:
                 stream = partial(self._main.stream, messages, stream_usage=True)
                 for chunk in iterate_bounded(stream, until):
-                    _add_tokens(usage, chunk)
+                    add_tokens(usage, chunk)
                     text = think.feed(chunk.text)[: self._max_answer_chars - sent]
                     so_far += text
                     if len(so_far) - checked_at >= RUNAWAY_CHECK_CHARS or "<" in text:
@@ -706,9 +566,9 @@ class LLMReasoner:
                 kind, reason, retry_after = classify_error(exc)
             if emitted:
                 break
-            if kind in _RETRY_KINDS and retries_left > 0:
+            if kind in RETRY_KINDS and retries_left > 0:
                 retries_left -= 1
-                self._sleep(self._wait(attempt, retry_after))
+                self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
                 continue
             if kind == "malformed" and empty_retry:
                 empty_retry = False
@@ -732,69 +592,3 @@ class LLMReasoner:
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
         usage.mode, usage.method, usage.error = "fallback", None, reason
         yield usage
-
-
-def runaway(text: str) -> str | None:
-    """Why a streamed reply must be stopped, or None: it reproduces the prompt's evidence
-    markup (untrusted output imitating our data), repeats a line three times, or ends in a
-    phrase said four times over."""
-    if _MARKUP_RE.search(text):
-        return "the reply imitated the evidence markup"
-    lines = [line.strip() for line in text.splitlines() if len(line.strip()) >= 4]
-    if lines and max(lines.count(line) for line in set(lines)) >= 3:
-        return "the reply repeated a line"
-    if _LOOP_RE.search(text[-1200:]):
-        return "the reply repeated itself"
-    return None
-
-
-def _squash(text: str) -> str:
-    """Whitespace-insensitive form, to check that an extracted sentence is really verbatim."""
-    return "".join(text.split())
-
-
-def _check_decomposition(result: Decomposition, question: str = "") -> Decomposition | None:
-    """1-8 non-empty sub-questions, each once, ids renumbered 1..n, dependencies only on earlier
-    ones; None when one of them is about none of the question's terms and leans on no earlier
-    step (a small model's '3' or a question of its own is no decomposition of this one)."""
-    seen: set[str] = set()
-    unique = []
-    for sub in result.sub_questions:
-        key = " ".join(sub.question.casefold().split())
-        if key not in seen:
-            seen.add(key)
-            unique.append(sub)
-    subs = tx.renumber_sub_questions(unique)
-    asked = tx.term_set(question)
-    for sub in subs:
-        if (
-            asked
-            and not tx.term_set(sub.question) & asked
-            and not tx.PLACEHOLDER_RE.search(sub.question)
-        ):
-            return None
-    said = " ".join(f"{s.question} {s.search_query or ''}" for s in subs).casefold()
-    if any(anchor.casefold() not in said for anchor in _anchors(question)):
-        return None  # a code, number or name the question gives was lost on the way
-    return Decomposition(sub_questions=subs) if subs else None
-
-
-def _filled(sub_question: str, entity: str) -> str:
-    """The sub-question with its placeholder written as the entity (or the entity after it)."""
-    if not entity:
-        return sub_question
-    if tx.PLACEHOLDER_RE.search(sub_question):
-        return tx.PLACEHOLDER_RE.sub(lambda _: entity, sub_question)
-    return f"{sub_question} {entity}"
-
-
-_ANCHOR_NUMBER_RE = re.compile(r"(?<![\w.-])\d+(?:[.,]\d+)*(?![\w-])")
-_ANCHOR_NAME_RE = re.compile(r"(?<=[a-z,] )[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*")
-
-
-def _anchors(question: str) -> list[str]:
-    """What a decomposition must keep of the question: its codes, numbers and the names inside
-    it (capitalised words after its first)."""
-    codes = CODE_RE.findall(question)
-    rest = CODE_RE.sub(" ", question)
-    return [*codes, *_ANCHOR_NUMBER_RE.findall(rest), *_ANCHOR_NAME_RE.findall(rest)]

@@ -569,7 +569,7 @@ def test_a_looping_or_markup_imitating_answer_is_withdrawn_and_offline_stands_in
 
 
 def test_runaway_check_spares_ordinary_answers():
-    from graph.llm import runaway
+    from graph.llm_wire import runaway
 
     assert (
         runaway("Acme Corp makes the X100 [1].\n- founded by Jane Roe [1]\n- in Lyon [2]") is None

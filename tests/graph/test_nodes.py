@@ -166,7 +166,9 @@ def test_citations_are_the_numbers_the_answer_uses() -> None:
 
 def test_sources_are_renumbered_in_order_of_first_use_without_gaps() -> None:
     items = [EvidenceItem(n=i, chunk_id=f"c{i}", text=f"text {i}") for i in range(1, 7)]
-    text, renumbered, cites = citations.renumber_citations("A [5]. B [2, 5]. C [9]. D [4，2]", items)
+    text, renumbered, cites = citations.renumber_citations(
+        "A [5]. B [2, 5]. C [9]. D [4，2]", items
+    )
     assert text == "A [1]. B [2, 1]. C [9]. D [3，2]"  # [9] names no source: left as written
     assert [c["n"] for c in cites] == [1, 2, 3]
     assert [c["chunk_id"] for c in cites] == ["c5", "c2", "c4"]

@@ -169,12 +169,12 @@ def test_renumbering_caps_the_count_and_is_idempotent() -> None:
 
 
 def test_the_llm_check_and_the_node_renumber_the_same_way() -> None:
-    from graph.llm import _check_decomposition
+    from graph.llm_checks import check_decomposition
     from graph.planning import sub_question_records
 
     subs = [_sq(7, "Which studio made Paper Moons?"), _sq(8, ""), _sq(9, "Who runs #7?")]
     expected = tx.renumber_sub_questions(subs)
-    checked = _check_decomposition(Decomposition(sub_questions=subs))
+    checked = check_decomposition(Decomposition(sub_questions=subs))
     assert checked is not None and checked.sub_questions == expected
     records = sub_question_records(subs, "Who runs the studio that made Paper Moons?")
     assert [(r["id"], r["question"], r["depends_on"]) for r in records] == _pairs(expected)
@@ -195,8 +195,8 @@ MIXED = [
 
 
 def test_prompt_rule_degraded_note_and_offline_notes_follow_one_detector() -> None:
-    from graph.step import degraded_note
     from graph.offline import direct_reply
+    from graph.step import degraded_note
 
     for question, lang in MIXED:
         zh = lang == "zh"
