@@ -18,6 +18,7 @@ from graph.offline import evidence as ev
 from graph.offline import reader as rd
 from graph.offline import records as recs
 from graph.offline import route as rt
+from graph.offline import values as vl
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
@@ -182,11 +183,11 @@ def _described_code(question: str, hop: HopView, evidence: Sequence[EvidenceItem
     ('石屿县人民医院那台DR…' is the register row holding both: LQ-DR-002), from the hop's best
     passages: what other documents file it under, so the next search looks for that. '' when
     the question names a code itself or no single record is described."""
-    if rd.codes_in(question):
+    if vl.codes_in(question):
         return ""
     best = {hit.chunk_id for hit in hop.top_hits[:3]}
     rows = recs.described(question, recs.records([e for e in evidence if e.chunk_id in best]))
-    codes = {found[0] for r in rows if r.fields and (found := rd.codes_in(r.fields[0][1]))}
+    codes = {found[0] for r in rows if r.fields and (found := vl.codes_in(r.fields[0][1]))}
     return codes.pop() if len(codes) == 1 else ""
 
 

@@ -12,7 +12,6 @@ navigation and table-of-contents lines are never units.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +20,16 @@ from typing import Protocol
 from graph import text as tx
 from graph.offline.evidence import heading_like, nearness, relevance
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.values import (
+    DATE_RE,
+    asked_unit,
+    codes_in,
+    date_keys,
+    names_of_kind,
+    numeric_value,
+    spans_of,
+    unit_fits,
+)
 from graph.protocols import EvidenceItem
 from ingest.lang import CODE_RE, FIELD_LABEL
 from ingest.phrases import text_phrases
@@ -28,29 +37,6 @@ from ingest.phrases import text_phrases
 _CELL_SEP = " | "
 _LIST_RE = re.compile(r"^(?:[-*•]|\d{1,2}[.)、]|[（(]?\d{1,2}[）)])\s*")
 _TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
-_ISO_DATE = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
-_ZH_DATE = r"\d{4}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?"
-_EN_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
-_EN_DATE = (
-    rf"\d{{1,2}}\s+{_EN_MONTH},?\s+\d{{4}}|{_EN_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
-)
-DATE_RE = re.compile(
-    rf"(?<![A-Za-z0-9\-])(?:{_ISO_DATE}|{_ZH_DATE})(?![\d\-])|\b(?:{_EN_DATE})\b"
-)  # never the tail of a code ('IR-2024-09-01')
-_YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d.\-])")
-_TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])")
-_UNIT = (
-    r"(?:\s?(?:%|％|℃|°C|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?|[个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页万亿千百]{1,3}(?:/["
-    + tx.CJK
-    + "a-zA-Z]{1,2})?))?"
-)
-NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9_.\-/:])\d[\d,]*(?:\.\d+)?(?![\d.]*-\d){_UNIT}")
-_ZH_NUMBER_RE = re.compile(
-    r"百分之[零一二三四五六七八九十百点]+|[零一二三四五六七八九十两百千万]+(?:个|台|次|张|件|元|升|天|小时|分钟|秒|年|个月|周|晚|班|人|项|份|倍)"
-)
-_CLAUSE_NUMBER_RE = re.compile(
-    r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
-)  # '7.2 ...', '第七条 7.1'
 # A 'Label: value' line (ingest.lang.FIELD_LABEL); records.py reads its fields with it too.
 FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
 
@@ -359,46 +345,6 @@ def _in_question(span: str, question: str) -> bool:
     return bool(days) and days <= date_keys(question)
 
 
-def codes_in(text: str) -> list[str]:
-    """Identifiers in a text, in order ('KX-200', 'PO-77-0117')."""
-    return [m.group(0) for m in CODE_RE.finditer(text)]
-
-
-def spans_of(kind: str, text: str) -> list[str]:
-    """Candidate answers of a kind in a text, in order."""
-    if kind == "date":  # full dates; a bare year only where there is none
-        return [m.group(0) for m in DATE_RE.finditer(text)] or [
-            m.group(0) for m in _YEAR_RE.finditer(text)
-        ]
-    if kind == "number":
-        taken = [m.span() for m in DATE_RE.finditer(text)] + [
-            m.span() for m in _TIME_RE.finditer(text)
-        ] + [m.span() for m in CODE_RE.finditer(text)]  # fmt: skip
-        clause = _CLAUSE_NUMBER_RE.match(text)
-        if clause:
-            taken.append(clause.span())
-        from graph.offline.answer import NUMBER_WORD_RE
-
-        return [
-            _trim(m.group(0))
-            for m in NUMBER_RE.finditer(text)
-            if not any(a <= m.start() < b for a, b in taken)
-        ] + [m.group(0) for m in (*NUMBER_WORD_RE.finditer(text), *_ZH_NUMBER_RE.finditer(text))]
-    if kind == "code":
-        return [m.group(0) for m in CODE_RE.finditer(text)]
-    return []
-
-
-def _trim(span: str) -> str:
-    """'3,200 USD and' loses the function word; '120 升' stays."""
-    words = span.strip().rstrip(",.;").split()
-    while len(words) > 1 and words[-1].lower() in tx.EN_STOPWORDS:
-        words.pop()
-    if len(words) > 1 and words[1].lower() in tx.EN_STOPWORDS:  # '3,200 to cover'
-        words = words[:1]
-    return " ".join(words)
-
-
 def header_match(question: str, header: str) -> float:
     """How much a column header is what the question asks about."""
     if not header:
@@ -443,37 +389,6 @@ def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool
     return value, best >= 0.99 and second < 0.5 and anchored, header
 
 
-_MONTH_NUMBERS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}  # fmt: skip
-
-
-@functools.lru_cache(maxsize=4096)
-def date_keys(text: str) -> frozenset[tuple[int, int, int]]:
-    """The full dates of a text as (year, month, day), whatever their format (remembered: the
-    same question and cells are read again for every unit and row)."""
-    keys: set[tuple[int, int, int]] = set()
-    for m in DATE_RE.finditer(text):
-        found = m.group(0)
-        digits = [int(x) for x in re.findall(r"\d+", found)]
-        month = next((v for k, v in _MONTH_NUMBERS.items() if k in found.lower()), 0)
-        if month and len(digits) == 2:
-            year, day = (digits[1], digits[0]) if digits[1] > 31 else (digits[0], digits[1])
-            keys.add((year, month, day))
-        elif len(digits) == 3:
-            keys.add((digits[0], digits[1], digits[2]))
-    return frozenset(keys)
-
-
-def _value(text: str) -> float | None:
-    """A cell's value for comparing: a date as a day count, else its first number."""
-    dates = sorted(date_keys(text))
-    if dates:
-        y, m, d = dates[0]
-        return y * 372 + m * 31 + d
-    n = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
-    return float(n.group(0).replace(",", "")) if n else None
-
-
 def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading | None:
     """'A and B, which expires first?': the column the question asks about, each named row's
     value in it, and the row the comparison word picks, with every value shown."""
@@ -488,7 +403,7 @@ def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading
     for row in rows:
         cells = dict(row.cells)
         key = next((v for _, v in row.cells if _in_question(v, question)), "")
-        value = _value(cells.get(column, ""))
+        value = numeric_value(cells.get(column, ""))
         if value is None or not key:
             return None
         values.append((value, key, cells[column], row))
@@ -497,35 +412,6 @@ def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading
     line = f"{key} ({column}: {shown}; {others})"
     compared = tuple(r for _, _, _, r in values if r is not row)
     return Reading(row, 1.0, key, True, stated=line, others=compared)
-
-
-def _names(kind: str, text: str) -> list[str]:
-    from graph.offline.answer import name_spans
-
-    return name_spans(kind, text)
-
-
-_ZH_UNITS = "个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页"
-_ASKED_UNIT_RE = re.compile(
-    rf"\bhow (?:many|much)\s+(?P<en>[a-z]+)|(?:几|多少)\s*(?P<zh>小时|分钟|[{_ZH_UNITS}])", re.I
-)
-
-
-def asked_unit(question: str) -> str:
-    """The unit a 'how many X' / '几天' question counts in ('day', '天'), '' if it names none."""
-    m = _ASKED_UNIT_RE.search(question)
-    if not m:
-        return ""
-    if m.group("zh"):
-        return m.group("zh")
-    word = tx.stem(m.group("en").lower())
-    return "" if word in tx.EN_STOPWORDS else word
-
-
-def _unit_fits(span: str, unit: str) -> bool:
-    if tx.has_cjk(unit):
-        return unit in span
-    return any(tx.stem(w.lower()) == unit for w in re.findall(r"[A-Za-z]+", span))
 
 
 def read_sentence(
@@ -538,7 +424,7 @@ def read_sentence(
     if kind in ("number", "date"):
         found = [s for s in spans_of(kind, unit.text) if not _in_question(s, given)]
     elif kind in ("person", "place", "entity"):
-        found = [s for s in _names(kind, unit.text) if not _in_question(s, given)]
+        found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
     else:
         found = []
@@ -550,7 +436,7 @@ def read_sentence(
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
     wanted = asked_unit(question) if kind == "number" else ""
     if wanted:  # 'how many days': a value in days, not the percentage beside it
-        fitting = [s for s in found if _unit_fits(s, wanted)]
+        fitting = [s for s in found if unit_fits(s, wanted)]
         if not fitting:
             near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
             return near[0][1], False

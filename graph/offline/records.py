@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from graph import text as tx
 from graph.offline import evidence as ev
 from graph.offline import reader as rd
+from graph.offline import values as vl
 from graph.offline.answer import answer_type
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
@@ -219,7 +220,7 @@ class Led:
 def _ids(record: Record) -> set[str]:
     """What names a record from elsewhere: its tag ('#05', 'WO-7') and the codes it holds."""
     tags = {v for label, v in record.fields[:1] if not label}
-    return tags | set(rd.codes_in(" ".join(record.values())))
+    return tags | set(vl.codes_in(" ".join(record.values())))
 
 
 def lead(
@@ -234,7 +235,7 @@ def lead(
     if kind != "date":
         return None
     found = records(items)
-    given = set(rd.codes_in(question))
+    given = set(vl.codes_in(question))
     starts = [r for r in found if any(_names_in(v, question) for v in r.values())]
     relation = rd.relation_of(asked_clause(question), rd.names_in(items, params))
     if not starts or not tx.term_set(relation):
@@ -275,11 +276,11 @@ def _asked_date(record: Record, relation: str) -> str:
     """The record's date for what is asked: in the field that holds most of it ('the repair
     deadline was moved to …'), else the first (a log entry's own date)."""
     dated = [(ev.relevance(relation, label, value), value) for label, value in record.fields
-             if rd.spans_of("date", value)]  # fmt: skip
+             if vl.spans_of("date", value)]  # fmt: skip
     if not dated:
         return ""
     best = max(dated, key=lambda x: x[0])
-    return rd.spans_of("date", best[1] if best[0] > 0 else dated[0][1])[0]
+    return vl.spans_of("date", best[1] if best[0] > 0 else dated[0][1])[0]
 
 
 def _quoted(record: Record, links: set[str], question: str, answer: str) -> str:
@@ -523,7 +524,7 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
             amount = sum(v for v in values if v is not None)
             answer = f"{amount:g} = {' + '.join(parts)}" if len(parts) > 1 else parts[0]
         elif _COUNT_RE.search(question) and named:
-            answer = f"{len(named)}{rd.asked_unit(question) if tx.has_cjk(question) else ''}"
+            answer = f"{len(named)}{vl.asked_unit(question) if tx.has_cjk(question) else ''}"
         else:
             continue
         if best is not None:
@@ -579,7 +580,7 @@ def _log_count(question: str, documents: Sequence[EvidenceItem], counted: str) -
     if len(found) != 1:
         return None
     named = found[0]
-    unit = rd.asked_unit(question) if tx.has_cjk(question) else ""
+    unit = vl.asked_unit(question) if tx.has_cjk(question) else ""
     return Total(f"{len(named)}{unit}", tuple(named), named[0].n)
 
 

@@ -170,7 +170,7 @@ _ORDINAL_RE = re.compile(
 
 def _listed(text: str) -> list[str]:
     """The things a reply lists, in order: codes ('KX-200') if it has two or more, else names."""
-    from graph.offline.reader import codes_in
+    from graph.offline.values import codes_in
     from ingest.phrases import text_phrases
 
     codes = list(dict.fromkeys(codes_in(text)))

@@ -597,7 +597,7 @@ def test_a_chain_after_a_statement_clause_still_splits_when_its_link_is_a_noun()
 
 
 def test_a_code_written_against_chinese_text_is_a_code() -> None:
-    from graph.offline.reader import codes_in
+    from graph.offline.values import codes_in
 
     assert codes_in("工单WO-240803-05的处理人是谁？合同KX-77何时到期？") == [
         "WO-240803-05",

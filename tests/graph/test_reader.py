@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from graph.offline import OfflineReasoner
 from graph.offline import reader as rd
+from graph.offline import values as vl
 from graph.offline.route import is_simple
 from graph.protocols import EvidenceItem
 from graph.result import answer_kind, short_answer_of
@@ -48,9 +49,9 @@ def test_a_field_line_is_read_with_the_tag_of_its_block() -> None:
 
 
 def test_a_clause_number_a_phone_number_and_a_time_are_not_amounts() -> None:
-    assert rd.spans_of("number", "7.2 The fee is capped at 3% of the annual charge.") == ["3%"]
-    assert rd.spans_of("number", "Call 400-820-6617 before 17:30.") == []
-    assert rd.spans_of("number", "补充液氦 120 升") == ["120 升"]
+    assert vl.spans_of("number", "7.2 The fee is capped at 3% of the annual charge.") == ["3%"]
+    assert vl.spans_of("number", "Call 400-820-6617 before 17:30.") == []
+    assert vl.spans_of("number", "补充液氦 120 升") == ["120 升"]
 
 
 def test_an_uncertain_reading_quotes_the_sentence_with_its_key_span_in_bold() -> None:
@@ -248,7 +249,7 @@ def test_a_how_many_question_takes_the_value_in_the_asked_unit() -> None:
     assert rd.read_sentence("How many days of notice?", "How many days of notice?",
                             rd.units(_item(1, sentence))[0], "number")[0] == "78 days"  # fmt: skip
     assert (
-        rd.asked_unit("最晚几天内到货？") == "天" and rd.asked_unit("How many laptops?") == "laptop"
+        vl.asked_unit("最晚几天内到货？") == "天" and vl.asked_unit("How many laptops?") == "laptop"
     )
 
 

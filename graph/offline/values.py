@@ -1,0 +1,158 @@
+"""What a value looks like in text: dates (three formats, one key), numbers with their units,
+codes and clause numbers; the spans of one kind a passage holds, and the unit a question asks
+in.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from graph import text as tx
+from ingest.lang import CODE_RE
+
+_ISO_DATE = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
+
+
+_ZH_DATE = r"\d{4}\s*年\s*\d{1,2}\s*月(?:\s*\d{1,2}\s*[日号])?"
+
+
+_EN_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+
+
+_EN_DATE = (
+    rf"\d{{1,2}}\s+{_EN_MONTH},?\s+\d{{4}}|{_EN_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}"
+)
+
+
+DATE_RE = re.compile(
+    rf"(?<![A-Za-z0-9\-])(?:{_ISO_DATE}|{_ZH_DATE})(?![\d\-])|\b(?:{_EN_DATE})\b"
+)  # never the tail of a code ('IR-2024-09-01')
+
+
+_YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d.\-])")
+
+
+_TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])")
+
+
+_UNIT = (
+    r"(?:\s?(?:%|％|℃|°C|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?|[个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页万亿千百]{1,3}(?:/["
+    + tx.CJK
+    + "a-zA-Z]{1,2})?))?"
+)
+
+
+NUMBER_RE = re.compile(rf"(?<![A-Za-z0-9_.\-/:])\d[\d,]*(?:\.\d+)?(?![\d.]*-\d){_UNIT}")
+
+
+_ZH_NUMBER_RE = re.compile(
+    r"百分之[零一二三四五六七八九十百点]+|[零一二三四五六七八九十两百千万]+(?:个|台|次|张|件|元|升|天|小时|分钟|秒|年|个月|周|晚|班|人|项|份|倍)"
+)
+
+
+_CLAUSE_NUMBER_RE = re.compile(
+    r"^(?:第.{1,4}[条章节款]\s*)?\d+(?:\.\d+)+\s*"
+)  # '7.2 ...', '第七条 7.1'
+
+
+def codes_in(text: str) -> list[str]:
+    """Identifiers in a text, in order ('KX-200', 'PO-77-0117')."""
+    return [m.group(0) for m in CODE_RE.finditer(text)]
+
+
+def spans_of(kind: str, text: str) -> list[str]:
+    """Candidate answers of a kind in a text, in order."""
+    if kind == "date":  # full dates; a bare year only where there is none
+        return [m.group(0) for m in DATE_RE.finditer(text)] or [
+            m.group(0) for m in _YEAR_RE.finditer(text)
+        ]
+    if kind == "number":
+        taken = [m.span() for m in DATE_RE.finditer(text)] + [
+            m.span() for m in _TIME_RE.finditer(text)
+        ] + [m.span() for m in CODE_RE.finditer(text)]  # fmt: skip
+        clause = _CLAUSE_NUMBER_RE.match(text)
+        if clause:
+            taken.append(clause.span())
+        from graph.offline.answer import NUMBER_WORD_RE
+
+        return [
+            _trim(m.group(0))
+            for m in NUMBER_RE.finditer(text)
+            if not any(a <= m.start() < b for a, b in taken)
+        ] + [m.group(0) for m in (*NUMBER_WORD_RE.finditer(text), *_ZH_NUMBER_RE.finditer(text))]
+    if kind == "code":
+        return [m.group(0) for m in CODE_RE.finditer(text)]
+    return []
+
+
+def _trim(span: str) -> str:
+    """'3,200 USD and' loses the function word; '120 升' stays."""
+    words = span.strip().rstrip(",.;").split()
+    while len(words) > 1 and words[-1].lower() in tx.EN_STOPWORDS:
+        words.pop()
+    if len(words) > 1 and words[1].lower() in tx.EN_STOPWORDS:  # '3,200 to cover'
+        words = words[:1]
+    return " ".join(words)
+
+
+_MONTH_NUMBERS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def date_keys(text: str) -> frozenset[tuple[int, int, int]]:
+    """The full dates of a text as (year, month, day), whatever their format (remembered: the
+    same question and cells are read again for every unit and row)."""
+    keys: set[tuple[int, int, int]] = set()
+    for m in DATE_RE.finditer(text):
+        found = m.group(0)
+        digits = [int(x) for x in re.findall(r"\d+", found)]
+        month = next((v for k, v in _MONTH_NUMBERS.items() if k in found.lower()), 0)
+        if month and len(digits) == 2:
+            year, day = (digits[1], digits[0]) if digits[1] > 31 else (digits[0], digits[1])
+            keys.add((year, month, day))
+        elif len(digits) == 3:
+            keys.add((digits[0], digits[1], digits[2]))
+    return frozenset(keys)
+
+
+def numeric_value(text: str) -> float | None:
+    """A cell's value for comparing: a date as a day count, else its first number."""
+    dates = sorted(date_keys(text))
+    if dates:
+        y, m, d = dates[0]
+        return y * 372 + m * 31 + d
+    n = re.search(r"-?\d[\d,]*(?:\.\d+)?", text)
+    return float(n.group(0).replace(",", "")) if n else None
+
+
+def names_of_kind(kind: str, text: str) -> list[str]:
+    from graph.offline.answer import name_spans
+
+    return name_spans(kind, text)
+
+
+_ZH_UNITS = "个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页"
+
+
+_ASKED_UNIT_RE = re.compile(
+    rf"\bhow (?:many|much)\s+(?P<en>[a-z]+)|(?:几|多少)\s*(?P<zh>小时|分钟|[{_ZH_UNITS}])", re.I
+)
+
+
+def asked_unit(question: str) -> str:
+    """The unit a 'how many X' / '几天' question counts in ('day', '天'), '' if it names none."""
+    m = _ASKED_UNIT_RE.search(question)
+    if not m:
+        return ""
+    if m.group("zh"):
+        return m.group("zh")
+    word = tx.stem(m.group("en").lower())
+    return "" if word in tx.EN_STOPWORDS else word
+
+
+def unit_fits(span: str, unit: str) -> bool:
+    if tx.has_cjk(unit):
+        return unit in span
+    return any(tx.stem(w.lower()) == unit for w in re.findall(r"[A-Za-z]+", span))
