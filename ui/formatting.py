@@ -486,19 +486,20 @@ def _claims_said(result: QuestionResult) -> str:
         return ""
     claims = f"{checked} claim{'s' * (checked != 1)}"
     if details.get("fell_back"):
-        why = (
-            "The model could not write the answer"
-            if details.get("unwritten")
-            else f"The model's answer failed the check of its {claims} against their sources"
-        )
         rerun = details.get("offline_rerun")
         if isinstance(rerun, dict):
             hops = int(rerun.get("hops") or 0)
-            return (
-                f"{why}, so offline reasoning asked the whole question again "
-                f"({hops} hop{'s' * (hops != 1)}) and its answer is shown."
+            then = (
+                "offline reasoning asked the whole question again "
+                f"({hops} hop{'s' * (hops != 1)}) and its answer is shown"
             )
-        return f"{why}, so the answer shown is read from the evidence instead."
+        else:
+            then = "the answer shown is read from the evidence instead"
+        if details.get("unwritten"):
+            return f"The model could not write the answer; the claim check stood in: {then}."
+        return (
+            f"The model's answer failed the check of its {claims} against their sources, so {then}."
+        )
     removed = int(details.get("removed") or 0)
     if removed:
         return f"Of {claims} checked against their sources, {removed} unsupported were removed."

@@ -300,10 +300,10 @@ def test_the_plain_summary_says_what_the_claim_check_found_in_plain_words() -> N
         "The model's answer failed the check of its 2 claims against their sources, so offline "
         "reasoning asked the whole question again (2 hops) and its answer is shown."
     )
-    unwritten = plain_summary(checked(1, fell_back=True, unwritten=True))
+    unwritten = plain_summary(checked(1, fell_back=True, unwritten=True, **rerun))
     assert unwritten.endswith(
-        "The model could not write the answer, so the answer shown is read from the evidence "
-        "instead."
+        "The model could not write the answer; the claim check stood in: offline reasoning asked "
+        "the whole question again (2 hops) and its answer is shown."
     )
 
 
