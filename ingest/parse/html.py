@@ -130,7 +130,7 @@ def _decode_html(data: bytes) -> str:
 def parse_html(data: bytes, source: str) -> ParsedDocument:
     from bs4 import BeautifulSoup
 
-    from ingest.hidden.css import strip_hidden_html
+    from ingest.hidden.markup import strip_hidden_html
 
     markup = _decode_html(data)
     try:

@@ -77,11 +77,11 @@ def _md_pieces(lines: list[str]) -> list[tuple[bool, str]]:
 
 def _md_visible(lines: list[str], tally: Tally) -> list[str]:
     """What a Markdown viewer shows: raw HTML comments, <script>/<style> bodies and elements
-    hidden by the HTML rules (ingest.hidden.css) are dropped; code stays as written."""
+    hidden by the HTML rules (ingest.hidden.markup, with css.py) are dropped; code stays as written."""
     pieces = _md_pieces(lines)
     if not any("<" in text for code, text in pieces if not code):
         return lines
-    from ingest.hidden.css import MarkupFilter
+    from ingest.hidden.markup import MarkupFilter
 
     markup = "".join(text for code, text in pieces if not code)
     shown = MarkupFilter("\n".join(_STYLE_BLOCK.findall(markup)), tally)
