@@ -11,10 +11,10 @@ import pytest
 from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 
 from graph.schemas import Decomposition, RouteDecision
+from tests.fakes.openai_replies import placeholder_instance
 from tests.fakes.openai_stub import (
     Reply,
     StubOpenAIServer,
-    placeholder_instance,
     requested_schema,
 )
 

@@ -1,0 +1,215 @@
+"""The offline decomposition on invented questions: metamorphic tests (renaming an entity,
+paraphrasing the wh-word or reordering compared items keeps the structure, only the names in
+it change), and the spans a question's names are read from."""
+
+from __future__ import annotations
+
+import pytest
+
+from graph.offline import OfflineReasoner, decompose_question
+from graph.offline.spans import mask, question_spans
+from tests.graph.decompositions import shape_of, subs_of
+
+R = OfflineReasoner()
+
+
+# ----------------------------------------------------------------- spans and decomposition
+
+
+def test_a_corpus_phrase_stays_whole_even_in_lower_case_or_with_and_in_it() -> None:
+    table = {"orvieto sul mare dei lupi": 3, "brant and fellows": 2}
+    spans = question_spans("Who composed orvieto sul mare dei lupi?", lambda k: table)
+    assert [s.text for s in spans] == ["orvieto sul mare dei lupi"]
+    subs = subs_of("Which opened first, Brant and Fellows or Kessler Mills?", table)
+    assert subs == ["Brant and Fellows opened?", "Kessler Mills opened?"]
+    assert "⟨0⟩" in mask(
+        "the Brant and Fellows office",
+        question_spans("the Brant and Fellows office", lambda k: table),
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which novel has the author who was born earlier, Quorra Nights or Velmar?",
+        "Which novel has the author who was born earlier, Velmar or Quorra Nights?",
+        "Which album has the author who died first, Ostrel Bay or The Iron Tamsin?",
+        "Which album whose author is younger, Ostrel Bay or The Iron Tamsin?",
+    ],
+)
+def test_a_comparison_of_roles_looks_up_each_role_then_compares(question: str) -> None:
+    assert shape_of(question) == [None, None, 1, 2]
+    subs = subs_of(question)
+    assert subs[0].startswith("author of ") and subs[2].startswith("#1")
+
+
+@pytest.mark.parametrize(
+    ("original", "renamed"),
+    [
+        (
+            "Who was born first, Ilse Varga or Tomas Brell?",
+            "Who was born first, Noor Akande or Pieter Vos?",
+        ),
+        (
+            "Are Ilse Varga and Tomas Brell of the same nationality?",
+            "Are Mina Soto and Ruben Kask of the same nationality?",
+        ),
+        (
+            "When was the director of Quorra Nights born?",
+            "When was the director of The Pale Orchard born?",
+        ),
+        (
+            "What county is Ilse Varga's birthplace in?",
+            "What county is Noor Akande's birthplace in?",
+        ),
+        (
+            "Who founded the company that makes the Zephyr 9?",
+            "Who founded the company that makes the Kestrel X?",
+        ),
+        (
+            "Who is the spouse of the Orlen performer?",
+            "Who is the spouse of the Tavi Sun performer?",
+        ),
+    ],
+)
+def test_renaming_an_entity_keeps_the_structure(original: str, renamed: str) -> None:
+    assert shape_of(original) == shape_of(renamed)
+    assert len(shape_of(original)) >= 2  # each of these needs more than one search
+
+
+def test_a_possessive_takes_the_whole_noun_phrase_after_it() -> None:
+    """'⟨E⟩'s rate limit' is one attribute of one entity, not 'rate of ⟨E⟩' then 'limit'."""
+    subs = decompose_question("And what is Quorra Nights's rate limit?", None)
+    assert [s.question for s in subs] == ["And what is Quorra Nights's rate limit?"]
+    chained = decompose_question("What county is Ilse Varga's home town in?", None)
+    assert chained[0].question == "home town of Ilse Varga?"
+
+
+def test_a_chinese_statement_clause_sets_the_scene_and_is_not_asked() -> None:
+    subs = decompose_question("夜里收到一个K9告警，远程处理不了，按规定要怎么逐级上报？", None)
+    assert len(subs) == 1 and "怎么逐级上报" in subs[0].question
+    both = decompose_question("仓库的电话是多少，地址在哪里？", None)
+    assert any("电话" in s.question for s in both) and any("地址" in s.question for s in both)
+
+
+def test_paraphrasing_the_wh_word_keeps_the_structure() -> None:
+    assert shape_of("When was the director of Quorra Nights born?") == shape_of(
+        "Where was the director of Quorra Nights born?"
+    ) == [None, 1]  # fmt: skip
+    assert (
+        subs_of("When was the director of Quorra Nights born?")[0] == "director of Quorra Nights?"
+    )
+
+
+def test_two_questions_joined_by_and_are_decomposed_apart_with_the_pronoun_filled() -> None:
+    subs = subs_of("What is the Halvard accord and when was it signed?", {"halvard accord": 2})
+    assert subs == ["What is the Halvard accord?", "when was Halvard accord signed?"]
+    assert shape_of("What is the Halvard accord and when was it signed?") == [None, None]
+
+
+def test_a_role_question_resolves_the_role_first() -> None:
+    assert subs_of("Who is the legal representative of the lessor?") == [
+        "Who is the lessor?",
+        "legal representative of #1?",
+    ]
+    assert subs_of("出租方的法定代表人是谁？") == ["出租方", "#1的法定代表人是谁？"]
+    # an attribute of a named thing is one question
+    assert subs_of("《长河》的作者是谁？") == ["《长河》的作者是谁？"]
+    assert subs_of("《长河》导演的父亲是谁？") == ["《长河》导演", "#1的父亲是谁？"]
+
+
+def test_chinese_coordination_splits_per_item() -> None:
+    subs = subs_of("《长河》和《远山》的导演分别是谁？")
+    assert subs == ["《长河》的导演是谁？", "《远山》的导演是谁？"]
+
+
+def test_an_each_clause_stays_with_the_comparison_it_follows() -> None:
+    """'各多少次' asks the compared items each: read alone it names nothing to look up."""
+    subs = subs_of("KX-100 和 KX-300 哪台的故障更多？各多少次？")
+    assert len(subs) == 1 and "各多少次" in subs[0] and "KX-300" in subs[0]
+    # a clause with a name of its own is still a question of its own
+    assert len(subs_of("KX-100 和 KX-300 哪台的故障更多？KX-200 有几次？")) == 2
+
+
+def test_a_leading_possessive_topic_is_kept_whole_by_the_question_after_it() -> None:
+    """'⟨A⟩的 v2 版接口，每小时最多调用多少次': the limit of A's v2 interface, not of A."""
+    subs = subs_of("Nimbus Relay 的 v2 版接口，每小时最多能调用多少次？")
+    assert len(subs) == 1 and "v2版接口" in subs[0] and "Nimbus Relay" in subs[0]
+    # a leading statement about the name still lends only the name
+    said = subs_of("Nimbus Relay 不同意延期，给出的理由是什么？")
+    assert len(said) == 1 and "同意" not in said[0] and "Nimbus Relay" in said[0]
+
+
+def test_a_request_after_the_question_stays_with_its_last_step() -> None:
+    """'… ? Give the staff ID.' says what the answer should hold: no step of its own."""
+    subs = decompose_question("Whose forklift licence expires on 3 March 2026? Give the ID.", None)
+    assert [s.question for s in subs] == [
+        "Whose forklift licence expires on 3 March 2026? Give the ID."
+    ]
+    chained = decompose_question("When was the director of Quorra Nights born? Give the year.")
+    assert [s.depends_on for s in chained] == [None, 1]
+    assert chained[1].question.endswith("Give the year.")
+
+
+def test_two_questions_asked_one_after_the_other_are_two_parts() -> None:
+    subs = decompose_question("Should visitors still call Orrin Labs, or has the office closed? "
+                              "When does lease KX-77 end?")  # fmt: skip
+    assert [s.question for s in subs] == [
+        "Should visitors still call Orrin Labs, or has the office closed?",
+        "When does lease KX-77 end?",
+    ]
+    assert [s.question for s in decompose_question("Who founded Orrin Labs? When was it founded?")
+            ] == ["Who founded Orrin Labs?", "When was Orrin Labs founded?"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who repaired pump KX-7? Thanks!",
+        "Who repaired pump KX-7? I need it for the audit.",
+        "Who repaired pump KX-7? Also give the staff ID.",
+        "Which pump failed more often? KX-7 or KX-9?",
+    ],
+)
+def test_a_sentence_after_the_question_that_asks_nothing_is_no_step(question: str) -> None:
+    subs = decompose_question(question)
+    assert len(subs) == 1 and "#" not in subs[0].question
+
+
+def test_that_noun_is_the_first_questions_answer_even_after_a_second() -> None:
+    """'…, and when was it repaired, and what is that engineer's grade?': the engineer is
+    what the first question finds, not the second's date; 'what is … that is' names no noun."""
+    subs = decompose_question(
+        "Which engineer repaired pump KX-7, and when was it repaired, and what is that "
+        "engineer's grade?"
+    )
+    assert subs[-1].depends_on == 1 and "#1" in subs[-1].question
+    period = decompose_question(
+        "What is the notice period of KX-77, and what happens if that is missed?"
+    )
+    assert all("#" not in s.question and s.depends_on is None for s in period)
+
+
+def test_a_date_is_no_name_to_chain_on() -> None:
+    """'the September audit' is an audit in September, not the audit of someone named so."""
+    subs = decompose_question("For the September audit of plant KX-7, who signed the waiver?")
+    assert len(subs) == 1 and subs[0].depends_on is None
+
+
+def test_that_noun_in_a_second_question_is_the_first_ones_answer() -> None:
+    """'which engineer …, and what is that engineer's grade?': the grade of whoever the first
+    part finds, a chain, not a question about an engineer named nowhere."""
+    subs = decompose_question(
+        "Which engineer repaired pump KX-7 in May, and what is that engineer's grade?"
+    )
+    assert [s.depends_on for s in subs] == [None, 1]
+    assert "#1" in subs[1].question and "that engineer" not in subs[1].question
+
+
+def test_a_plain_question_stays_whole() -> None:
+    for question in (
+        "What is the notice period?",
+        "What is the boiling point of water?",
+        "违约金是多少？",
+    ):
+        assert subs_of(question) == [question]
