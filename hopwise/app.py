@@ -45,7 +45,8 @@ from hopwise.options import OPTIONS_FILE, DeploymentOptions
 from hopwise.settings import Settings, load_settings
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
-from ingest.models import IngestResult
+from ingest.models import Chunk, DocumentInfo, IngestResult
+from ingest.originals import OriginalStore
 from ingest.protocols import KnowledgeBase
 from ingest.store import MilvusStore, slow_engine_warning, validate_groups
 
@@ -172,6 +173,7 @@ class Hopwise:
             reasoner if reasoner.name == "offline" else self.code
         )
         self.similarity = meaning_similarity(retriever)  # the claim check's sense of meaning
+        self.originals = OriginalStore(settings.originals_root)  # uploaded files, by checksum
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         self.graph = compile_graph(self.checkpointer)  # the saved conversations
         self.runs = compile_graph()  # one question's run, kept out of them until it is saved
@@ -393,6 +395,57 @@ class Hopwise:
     def delete_document(self, doc_id: str) -> int:
         """Delete a document and its original; the chunks removed (0: already gone)."""
         return documents.delete_document(self.knowledge_base(), doc_id, self.settings)
+
+    def kb_health(self) -> tuple[list[str], str, str]:
+        """What the Admin page warns about: repairs made when the knowledge base was opened,
+        a disk too full to write, and why there is no dense channel (each may be empty)."""
+        kb = self.knowledge_base()
+        low_disk = getattr(kb, "disk_problem", lambda: "")()
+        return (
+            list(getattr(kb, "repairs", [])),
+            str(low_disk),
+            str(getattr(kb, "embedding_problem", "")),
+        )
+
+    def count_chunks(self) -> int:
+        """Chunks searches can see (0: an empty knowledge base)."""
+        return self.knowledge_base().count_chunks()
+
+    def list_documents(self) -> list[DocumentInfo]:
+        """Every document of the knowledge base (the Admin page's list; no reader filter)."""
+        return self.knowledge_base().list_documents()
+
+    def kb_stats(self) -> dict[str, Any]:
+        """Documents, chunks, vectors and the index format, for the Admin page."""
+        return self.knowledge_base().stats()
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None:
+        """One document as stored (no reader filter: callers hold the reader's check)."""
+        return self.knowledge_base().get_document(doc_id)
+
+    def document_named(self, file_name: str) -> DocumentInfo | None:
+        """The document an upload of this file name replaces (None: a new document)."""
+        from ingest.parse import safe_source
+        from ingest.pipeline import doc_id_for
+
+        return self.get_document(doc_id_for(safe_source(file_name)))
+
+    def readable_document(
+        self, doc_id: str, groups: Sequence[str], *, admin: bool = False
+    ) -> DocumentInfo | None:
+        """The document if the reader's groups may read it (an unlocked admin reads all)."""
+        return documents.readable_document(self.knowledge_base(), doc_id, groups, admin=admin)
+
+    def document_chunks(self, doc: DocumentInfo) -> list[Chunk]:
+        """The chunks of a document the caller has already checked the reader may read."""
+        return self.knowledge_base().get_chunks(doc.doc_id)
+
+    def has_original(self, doc: DocumentInfo) -> bool:
+        return self.originals.has(doc.checksum)
+
+    def original(self, doc: DocumentInfo) -> bytes | None:
+        """The uploaded file of a document the caller has checked the reader may read."""
+        return self.originals.read(doc.checksum)
 
     # ---- conversations
 

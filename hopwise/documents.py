@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from hopwise.settings import Settings
-from ingest.models import IngestResult
+from ingest.models import DocumentInfo, IngestResult
 from ingest.protocols import KnowledgeBase
 
 # (index, filename, phase): "start"; a slow stage in progress such as "ocr 3/12"; then the
@@ -63,3 +63,23 @@ def delete_document(store: KnowledgeBase, doc_id: str, settings: Settings) -> in
     from ingest.originals import delete_document as delete_with_original
 
     return delete_with_original(store, doc_id, OriginalStore(settings.originals_root))
+
+
+def readable_document(
+    store: KnowledgeBase, doc_id: str, groups: Sequence[str], *, admin: bool = False
+) -> DocumentInfo | None:
+    """The document, or None unless the reader's groups (plus `all`) share one with it. An
+    unlocked admin (checked server side by the caller) reads every document. Every view and
+    download of an original goes through this."""
+    from ingest.store import validate_groups
+
+    if not doc_id:
+        return None
+    doc = store.get_document(doc_id)
+    if doc is None or admin:
+        return doc
+    try:
+        readers = set(validate_groups(groups))
+    except ValueError:
+        return None
+    return doc if readers & set(doc.groups) else None

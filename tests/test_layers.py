@@ -87,3 +87,20 @@ def test_a_package_split_into_modules_has_no_import_cycle(package: str) -> None:
 
     for module in graph:
         visit(module, ())
+
+
+UI_NEVER = {"ingest.pipeline", "ingest.vectors"}  # ingesting and embedding: the app does that
+UI_NEVER_NAMES = {"MilvusStore", "OriginalStore", "ingest_bytes", "ingest_file", "ingest_paths"}
+
+
+def test_the_ui_reads_and_changes_documents_only_through_the_app() -> None:
+    """Listing, reading, ingesting and deleting documents and their originals go through
+    hopwise.app.Hopwise (one facade, access checks included); ui/ imports no store or
+    pipeline to do them itself."""
+    offenders = [
+        f"{path.relative_to(ROOT)}: {module} {names}"
+        for path in sorted((ROOT / "ui").rglob("*.py"))
+        for module, names in module_imports(path)
+        if module in UI_NEVER or set(names) & UI_NEVER_NAMES
+    ]
+    assert offenders == []

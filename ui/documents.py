@@ -1,7 +1,8 @@
-"""What a reader may open of a document, and the text views of it. Pure functions, no Streamlit.
+"""The text views of a document. Pure functions, no Streamlit.
 
-Every view and download of an original goes through `readable_document`: the page that asks
-is never trusted, the store's groups are. A passage is found in a text by its words, not its
+Who may open a document is `Hopwise.readable_document` (hopwise/documents.py): every view and
+download of an original goes through it; the page that asks is never trusted, the store's
+groups are. A passage is found in a text by its words, not its
 characters (`find_passage`), so a different line break, a hyphenated word or punctuation the
 parser normalised still marks most of it.
 """
@@ -15,9 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ingest.lang import CJK
-from ingest.models import Chunk, DocumentInfo
-from ingest.protocols import KnowledgeBase
-from ingest.store import validate_groups
+from ingest.models import Chunk
 from ui import safe
 
 _HYPHENS = "\\-\u00ad\u2010\u2011\x02\ufffe"  # PDFium reports a line-end hyphen as \x02
@@ -29,23 +28,6 @@ MIN_RUN = 2  # matched words in a row that count (one word alone matches anywher
 MAX_GAP = 8  # unmatched words allowed inside one passage
 MARK = "yellow-background"  # with bold text: visible on white, like the PDF highlight
 MAX_SECTION_CHUNKS = 12
-
-
-def readable_document(
-    store: KnowledgeBase, doc_id: str, groups: Sequence[str], *, admin: bool = False
-) -> DocumentInfo | None:
-    """The document, or None unless the reader's groups (plus `all`) share one with it. An
-    unlocked admin (checked server side by the caller) reads every document."""
-    if not doc_id:
-        return None
-    doc = store.get_document(doc_id)
-    if doc is None or admin:
-        return doc
-    try:
-        readers = set(validate_groups(groups))
-    except ValueError:
-        return None
-    return doc if readers & set(doc.groups) else None
 
 
 # ---------------------------------------------------------------- finding a passage

@@ -314,8 +314,7 @@ def _until_open() -> None:
 def kb_is_empty(runner: Hopwise) -> bool:
     """True when the store has no chunks at all (a fresh install); False if it cannot tell."""
     try:
-        store = runner.retriever
-        return isinstance(store, KnowledgeBase) and store.count_chunks() == 0
+        return runner.count_chunks() == 0
     except Exception:  # noqa: BLE001 - a hint only; real store errors surface elsewhere
         return False
 
@@ -365,13 +364,10 @@ def readable_answers(
 def document_notes(runner: Hopwise, result: QuestionResult) -> dict[str, str]:
     """Doc id → what the trace should flag about a cited document ("hidden text removed (n)"),
     for the documents of a result the reader was already allowed to see; {} if unknown."""
-    store = runner.retriever
-    if not isinstance(store, KnowledgeBase):
-        return {}
     notes: dict[str, str] = {}
     try:
         for doc_id in result.doc_ids():
-            doc = store.get_document(doc_id)
+            doc = runner.get_document(doc_id)
             note = hidden_note(doc.hidden_removed) if doc is not None else ""
             if note:
                 notes[doc_id] = note

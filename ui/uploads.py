@@ -3,7 +3,7 @@ table, the document list's rows. The upload itself is hopwise.app.Hopwise.ingest
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -11,7 +11,6 @@ from typing import Any
 from ingest.hidden import hidden_note
 from ingest.models import DEFAULT_GROUP, DocumentInfo, IngestResult, parse_notes
 from ingest.parse import SUPPORTED_EXTENSIONS
-from ingest.protocols import KnowledgeBase
 from ui.documents import count_text
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
@@ -35,16 +34,16 @@ class AccessChange:
 
 
 def access_changes(
-    names: Sequence[str], store: KnowledgeBase, groups: Sequence[str] | None
+    names: Sequence[str],
+    current: Callable[[str], DocumentInfo | None],
+    groups: Sequence[str] | None,
 ) -> list[AccessChange]:
-    """Per uploaded file name: its document's readers now and after the upload."""
-    from ingest.parse import safe_source
-    from ingest.pipeline import doc_id_for
-
+    """Per uploaded file name: its document's readers now (`current`: the document an upload
+    of that name replaces, Hopwise.document_named) and after the upload."""
     changes = []
     for name in names:
         try:
-            old = store.get_document(doc_id_for(safe_source(name)))
+            old = current(name)
         except Exception:  # noqa: BLE001 - a bad name fails in the upload itself
             old = None
         before = tuple(old.groups) if old else ()

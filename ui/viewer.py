@@ -5,8 +5,8 @@ file to download.
 
 Who may see what is decided here, on the server, at every run: the open request in the session
 names a document, the reader's groups come from the signed-in user (an Admin preview from the
-admin unlock), and `ui.documents.readable_document` checks them against the store before a
-byte of the original is read. The dialog never raises: whatever fails is said in one line.
+admin unlock), and `Hopwise.readable_document` (hopwise/documents.py) checks them against the
+store before a byte of the original is read. The dialog never raises: whatever fails is said in one line.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from typing import Any
 
 import streamlit as st
 
+from hopwise.app import Hopwise
 from ingest.models import Chunk, DocumentInfo
-from ingest.originals import IMAGE_EXTENSIONS, OriginalStore, mime_type
+from ingest.originals import IMAGE_EXTENSIONS, mime_type
 from ingest.parse import call_in_worker
-from ingest.protocols import KnowledgeBase
 from ui import safe
 from ui.documents import (
     count_text,
-    readable_document,
     section_chunks,
     section_markdown,
     section_text,
@@ -34,8 +33,8 @@ from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_
 from ui.services import (
     current_user,
     error_text,
+    get_runner,
     get_settings,
-    get_store,
     is_admin,
     password_unlocked,
 )
@@ -107,8 +106,8 @@ def _draw(request: dict[str, Any]) -> None:
         st.warning("Sign in to open sources.")
         return
     groups, admin = reader
-    store = get_store()
-    doc = readable_document(store, str(request.get("doc_id") or ""), groups, admin=admin)
+    runner = get_runner()
+    doc = runner.readable_document(str(request.get("doc_id") or ""), groups, admin=admin)
     if doc is None:
         st.error(REFUSED)
         return
@@ -117,7 +116,7 @@ def _draw(request: dict[str, Any]) -> None:
         f"{safe.escape_inline(doc.source)} · version {doc.version} · "
         f"{count_text(doc.chunks, 'chunk')}"
     )
-    chunks = store.get_chunks(doc.doc_id)
+    chunks = runner.document_chunks(doc)
     chunk_id = str(request.get("chunk_id") or "")
     cited = next((c for c in chunks if c.chunk_id == chunk_id), None)
     if chunk_id and cited is None:
@@ -126,8 +125,7 @@ def _draw(request: dict[str, Any]) -> None:
             f"(version {doc.version})."
         )
     passage = str(request.get("quote") or "") or (cited.text if cited is not None else "")
-    originals = OriginalStore(get_settings().originals_root)
-    data = originals.read(doc.checksum)
+    data = runner.original(doc)
     extension = PurePath(doc.source).suffix.lower()
     if data is None:
         st.info(NOT_KEPT)
@@ -141,12 +139,10 @@ def _draw(request: dict[str, Any]) -> None:
     else:
         _section(chunks, cited, passage, str(request.get("section") or ""))
     if data is not None:
-        download_button(store, originals, doc, admin=admin)
+        download_button(runner, doc, admin=admin)
 
 
-def download_button(
-    store: KnowledgeBase, originals: OriginalStore, doc: DocumentInfo, *, admin: bool
-) -> None:
+def download_button(runner: Hopwise, doc: DocumentInfo, *, admin: bool) -> None:
     """The original under its own name and type: a link whose file is built only when it is
     fetched, for the reader signed in at that moment with their groups at that moment
     (ui.files); `admin` asks for the admin view, granted only to an admin then."""
@@ -155,7 +151,7 @@ def download_button(
         return
     download_link(
         "Download original",
-        functools.partial(_original, store, originals, doc.doc_id, admin),
+        functools.partial(original_for, runner, doc.doc_id, admin),
         user=user,
         file_name=PurePath(doc.source).name,
         key=f"{doc.doc_id}|{doc.version}|{doc.checksum}|{admin}",
@@ -163,12 +159,12 @@ def download_button(
     )
 
 
-def _original(
-    store: KnowledgeBase, originals: OriginalStore, doc_id: str, as_admin: bool, reader: Reader
-) -> Download | None:
+def original_for(runner: Hopwise, doc_id: str, as_admin: bool, reader: Reader) -> Download | None:
+    """The original file for the reader signed in when it is fetched, with their groups then
+    (the admin view only for an admin then); None when they may not read it."""
     admin = as_admin and reader.admin
-    doc = readable_document(store, doc_id, () if admin else reader.user.groups, admin=admin)
-    data = originals.read(doc.checksum) if doc is not None else None
+    doc = runner.readable_document(doc_id, () if admin else reader.user.groups, admin=admin)
+    data = runner.original(doc) if doc is not None else None
     if doc is None or data is None:
         return None
     return Download(data, PurePath(doc.source).name, mime_type(doc.source))

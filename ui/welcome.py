@@ -15,7 +15,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -23,6 +23,9 @@ from graph.result import answer_kind
 from ingest.lang import language_of
 from ingest.models import DocumentInfo
 from ui import safe
+
+if TYPE_CHECKING:
+    from hopwise.app import Hopwise
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +90,7 @@ def checked_examples(runner: Any, docs: Sequence[DocumentInfo], groups: Sequence
     picked = docs[:EXAMPLE_DOCS]
     sections = []
     for doc in picked:
-        chunks = sorted(runner.retriever.get_chunks(doc.doc_id), key=lambda c: c.start_char)
+        chunks = sorted(runner.document_chunks(doc), key=lambda c: c.start_char)
         sections.append((doc.title or doc.source, [c.section_path for c in chunks]))
     found: list[str] = []
     for index, question in heading_questions(sections)[:CANDIDATES]:
@@ -141,13 +144,11 @@ class ExampleChecks:
 EXAMPLES = ExampleChecks()
 
 
-def readable_documents(store: object) -> list[DocumentInfo] | None:
-    """The store's documents (filtered by `readable_docs` later), None if it cannot list."""
-    lister = getattr(store, "list_documents", None)
-    if lister is None:
-        return None
+def readable_documents(runner: Hopwise) -> list[DocumentInfo] | None:
+    """The knowledge base's documents (filtered by `readable_docs` later), None if it cannot
+    list them."""
     try:
-        return list(lister())
+        return runner.list_documents()
     except Exception:  # noqa: BLE001 - a first-screen hint only; store errors surface elsewhere
         return None
 

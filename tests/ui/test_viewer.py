@@ -27,13 +27,12 @@ from tests.ui.markdown_tokens import links, live_parts, shown_text
 from ui.auth import User, local_user
 from ui.documents import (
     find_passage,
-    readable_document,
     section_markdown,
     section_text,
 )
 from ui.files import Reader, Refused
 from ui.pdf_page import RenderedPage, cited_page, page_count, render_page
-from ui.viewer import _original
+from ui.viewer import original_for
 
 PASSAGE = "The pressure valve must be inspected every ninety days by a certified technician."
 DECOY = "The lobby plants are watered on Fridays."
@@ -161,26 +160,31 @@ def test_the_section_is_rebuilt_from_its_chunks_without_their_overlap() -> None:
 
 
 def test_only_a_reader_in_the_documents_group_gets_it_or_its_bytes(tmp_path: Path) -> None:
-    store, originals = MemoryStore(), OriginalStore(tmp_path / "o")
+    from graph.offline import OfflineReasoner
+    from hopwise.app import Hopwise
+    from hopwise.settings import Settings
     from ingest.config import IngestConfig
     from ingest.pipeline import ingest_bytes
 
+    settings = Settings(data_dir=tmp_path, web_search=False)  # type: ignore[call-arg]
+    store, originals = MemoryStore(), OriginalStore(settings.originals_root)
+    runner = Hopwise(settings, store, OfflineReasoner())
     data = b"# Salaries\n\nSenior engineers earn ninety thousand.\n"
     result = ingest_bytes(
         data, "pay.md", store, groups=["hr"], config=IngestConfig(), originals=originals
     )
     doc_id = result.doc_id or ""
-    assert readable_document(store, doc_id, ["hr"]) is not None
+    assert runner.readable_document(doc_id, ["hr"]) is not None
     hr, finance = Reader(User("h", ("all", "hr")), False), Reader(User("f", ("finance",)), False)
-    got = _original(store, originals, doc_id, False, hr)
+    got = original_for(runner, doc_id, False, hr)
     assert got is not None and got.data == data and got.mime == "text/markdown"
-    assert readable_document(store, doc_id, []) is None  # "all" only
-    assert readable_document(store, doc_id, ["finance"]) is None
-    assert _original(store, originals, doc_id, False, finance) is None
-    assert _original(store, originals, doc_id, True, finance) is None  # asking is not being
-    assert readable_document(store, doc_id, ["bad group!"]) is None
-    assert readable_document(store, "doc-missing", ["hr"]) is None
-    assert readable_document(store, doc_id, [], admin=True) is not None
+    assert runner.readable_document(doc_id, []) is None  # "all" only
+    assert runner.readable_document(doc_id, ["finance"]) is None
+    assert original_for(runner, doc_id, False, finance) is None
+    assert original_for(runner, doc_id, True, finance) is None  # asking is not being
+    assert runner.readable_document(doc_id, ["bad group!"]) is None
+    assert runner.readable_document("doc-missing", ["hr"]) is None
+    assert runner.readable_document(doc_id, [], admin=True) is not None
 
 
 # ---------------------------------------------------------------- the app

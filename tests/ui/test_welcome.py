@@ -47,13 +47,18 @@ class Answers:
     """A runner whose offline answers are scripted: question -> (answer, cited doc id)."""
 
     def __init__(self, chunks: dict[str, list[str]], answers: dict[str, tuple[str, str]]) -> None:
-        self.retriever = self
         self.chunks, self.answers, self.asked = chunks, answers, []
 
-    def get_chunks(self, doc_id: str) -> list[Chunk]:
+    def document_chunks(self, doc: DocumentInfo) -> list[Chunk]:
         return [
-            Chunk(chunk_id=f"{doc_id}{i}", doc_id=doc_id, text="t", section_path=p, start_char=i)
-            for i, p in enumerate(self.chunks[doc_id])
+            Chunk(
+                chunk_id=f"{doc.doc_id}{i}",
+                doc_id=doc.doc_id,
+                text="t",
+                section_path=p,
+                start_char=i,
+            )  # fmt: skip
+            for i, p in enumerate(self.chunks[doc.doc_id])
         ]
 
     def try_offline(self, question: str, groups: object) -> QuestionResult:

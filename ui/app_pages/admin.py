@@ -5,11 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ingest.originals import OriginalStore
 from ui import safe
 from ui.admin_gate import require_admin
 from ui.documents import count_text
-from ui.services import error_text, get_runner, get_settings, get_store, wait_while_opening
+from ui.services import error_text, get_runner, get_settings, wait_while_opening
 from ui.uploads import (
     UPLOAD_TYPES,
     access_changes,
@@ -30,7 +29,8 @@ require_admin()
 wait_while_opening()
 
 try:
-    store = get_store()
+    runner = get_runner()
+    repairs, low_disk, problem = runner.kb_health()
 except Exception as exc:  # noqa: BLE001 - e.g. Milvus server unreachable: a message, no trace
     st.error(f"The knowledge base could not be opened: {error_text(exc)}")
     st.stop()
@@ -38,9 +38,8 @@ except Exception as exc:  # noqa: BLE001 - e.g. Milvus server unreachable: a mes
 flash = st.session_state.pop(FLASH_KEY, None)
 if flash:
     st.success(flash)
-for note in getattr(store, "repairs", []):  # the consistency check when the store was opened
+for note in repairs:  # the consistency check when the store was opened
     st.warning(f"Repaired when the knowledge base was opened: {safe.escape_inline(note)}")
-low_disk = getattr(store, "disk_problem", lambda: "")()
 if low_disk:
     st.error(safe.escape_inline(low_disk))
 
@@ -73,7 +72,7 @@ if keep == "set":
     except ValueError as exc:
         groups_error = str(exc)
         st.error(groups_error)
-changes = access_changes([f.name for f in files], store, groups) if files else []
+changes = access_changes([f.name for f in files], runner.document_named, groups) if files else []
 for change in changes:
     if change.before:
         st.caption(
@@ -134,8 +133,8 @@ if st.session_state.get(RESULTS_KEY):
 # ---------------------------------------------------------------- documents
 st.subheader("Documents")
 try:
-    documents = store.list_documents()
-    stats = store.stats()
+    documents = runner.list_documents()
+    stats = runner.kb_stats()
 except Exception as exc:  # noqa: BLE001
     st.error(f"The knowledge base is not reachable: {error_text(exc)}")
     st.stop()
@@ -151,7 +150,6 @@ st.caption(
     f"Engine: {engine} · collection `{stats.get('collection', settings.collection)}` · "
     + (f"hybrid BM25 + dense ({stats.get('embedding_model')})" if dense else "BM25 only")
 )
-problem = getattr(store, "embedding_problem", "")
 if problem:  # the built-in model could not load here: keyword search only, said once
     st.warning(safe.escape_inline(problem))
 if "embedded_chunks" in stats:  # background embedding (built-in model)
@@ -167,7 +165,6 @@ if "embedded_chunks" in stats:  # background embedding (built-in model)
 if not documents:
     st.caption("_No documents yet. Upload some above._")
 else:
-    originals = OriginalStore(settings.originals_root)
     for doc in documents:
         with st.container(border=True):
             about, actions = st.columns([3, 2], vertical_alignment="center")
@@ -177,8 +174,8 @@ else:
             with actions.container(horizontal=True, gap="small", horizontal_alignment="right"):
                 open_button({"doc_id": doc.doc_id}, key=f"admin_preview_{doc.doc_id}",
                             label="Preview", admin=True)  # fmt: skip
-                if originals.has(doc.checksum):
-                    download_button(store, originals, doc, admin=True)
+                if runner.has_original(doc):
+                    download_button(runner, doc, admin=True)
                 else:
                     st.button("Download", key=f"admin_download_{doc.doc_id}", disabled=True,
                               help="The original was not kept (ingested before originals were "

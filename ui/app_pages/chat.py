@@ -155,7 +155,7 @@ regenerating = bool(not question and not busy and again and again["thread_id"] =
 if regenerating:
     question = again["question"]  # Regenerate: the same question again, the answer follows
 if not answers and not question:  # the first screen, never above a question being answered
-    welcome(runner, readable_documents(runner.retriever), user.groups)
+    welcome(runner, readable_documents(runner), user.groups)
 
 for index, saved in enumerate(answers):
     with st.chat_message("user"):
