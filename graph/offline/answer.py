@@ -87,7 +87,7 @@ def short_answer(
         return None
     kind = answer_type(question)
     if kind == "choice":
-        return _choice(question, evidence, hops)
+        return _choice(question, evidence, hops, params)
     if kind == "yes_no":
         return _yes_no(question, evidence, hops, params)
     parallel = len(hops) > 1 and not any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in hops)
@@ -117,7 +117,7 @@ def _one(
     items = _focus_items(evidence, hops)
     if kind == "explain":
         return _best_sentence(focus, items)
-    best = _best_span(kind, focus, question, items)
+    best = _best_span(kind, focus, question, items, params)
     if best and best.score >= params.answer_min_score:
         return best
     if kind == "entity":  # 'what is the refund window': the answer is said, not named
@@ -190,23 +190,27 @@ def _trim_unit(text: str) -> str:
     return " ".join(words).strip(",. ")
 
 
-def cue_fit(kind: str, sentence: str, span: str) -> float:
+def cue_fit(kind: str, sentence: str, span: str, params: OfflineParams = PARAMS) -> float:
     """The preposition before a name says what it is: 'in X' a place, 'by X' a person; a
     Chinese name's tag says it directly."""
     if tx.has_cjk(span):
         tag = cjk_name_kinds(span).get(span, "")
         wanted = {"person": ("person",), "place": ("place",)}.get(kind)
         if wanted and tag:
-            return 1.5 if tag in wanted else 0.5
+            return params.cue_match if tag in wanted else params.cue_mismatch
         if wanted and span in tx.cjk_org_names(span):
-            return 1.2 if kind == "person" else 0.5  # a company can be 'who'
+            return params.cue_org_person if kind == "person" else params.cue_mismatch
         return 1.0
     m = re.search(r"(\w+)\s+(?:the\s+)?" + re.escape(span), sentence)
     before = m.group(1).lower() if m else ""
     if kind == "place":
-        return 1.5 if before in _PLACE_CUES else 0.5 if before in _PERSON_CUES else 1.0
+        if before in _PLACE_CUES:
+            return params.cue_match
+        return params.cue_mismatch if before in _PERSON_CUES else 1.0
     if kind == "person":
-        return 0.5 if before in _PLACE_CUES else 1.5 if before in _PERSON_CUES else 1.0
+        if before in _PLACE_CUES:
+            return params.cue_mismatch
+        return params.cue_match if before in _PERSON_CUES else 1.0
     return 1.0
 
 
@@ -223,21 +227,27 @@ def _is_year(text: str) -> bool:
     return bool(re.fullmatch(r"1\d{3}|20\d{2}", text.strip()))
 
 
-def _best_span(kind: str, focus: str, question: str, items: Sequence[EvidenceItem]) -> Short | None:
+def _best_span(
+    kind: str,
+    focus: str,
+    question: str,
+    items: Sequence[EvidenceItem],
+    params: OfflineParams = PARAMS,
+) -> Short | None:
     focus_terms = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", focus))
     given = tx.term_set(question) | tx.term_set(focus)
     given_names = {n.lower() for n in text_phrases(question) + text_phrases(focus)}
     anchors = [n.lower() for n in text_phrases(focus)]
     scores: dict[str, Short] = {}
-    for rank, item in enumerate(items[:8], start=1):
-        for sentence in item.sentences or tx.split_sentences(item.text)[:6]:
+    for rank, item in enumerate(items[: params.span_passages], start=1):
+        for sentence in item.sentences or tx.split_sentences(item.text)[: params.span_sentences]:
             overlap = len(focus_terms & tx.term_set(f"{item.title} {sentence}"))
             if not overlap:
                 continue
             base = overlap / (len(focus_terms) or 1) / math.sqrt(rank)
             place = f"{item.title} {item.section} {sentence}".lower()
             if anchors and not any(a in place for a in anchors):
-                base *= 0.2  # a sentence about something else than what is asked about
+                base *= params.span_off_topic  # about something else than what is asked
             spans = _spans(kind, sentence)
             spans = [x for x in spans if not any(x != y and x in y for y in spans)]
             for span in spans:
@@ -245,10 +255,10 @@ def _best_span(kind: str, focus: str, question: str, items: Sequence[EvidenceIte
                 if span.lower() in given_names or (terms and terms <= given):
                     continue
                 near = nearness(sentence, span, focus_terms)
-                score = base * (1 + near) * cue_fit(kind, sentence, span)
+                score = base * (1 + near) * cue_fit(kind, sentence, span, params)
                 key = span.lower()
                 if key in scores:
-                    scores[key].score += score * 0.5
+                    scores[key].score += score * params.span_repeat
                 else:
                     scores[key] = Short(span, item.n, score)
     return max(scores.values(), key=lambda s: s.score, default=None)
@@ -269,7 +279,10 @@ def _passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem 
 
 
 def _choice(
-    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView]
+    question: str,
+    evidence: Sequence[EvidenceItem],
+    hops: Sequence[HopView],
+    params: OfflineParams = PARAMS,
 ) -> Short | None:
     """'Which …, A or B?': the item whose value the comparison word picks (an earlier date,
     a larger number); without one, the item whose passage best matches the question."""
@@ -291,7 +304,7 @@ def _choice(
             values.append((value, name, passage.n))
     if direction and len(values) == len(items):
         value, name, n = (min if direction < 0 else max)(values)
-        return Short(name, n, 1.0)
+        return Short(name, n, params.choice_by_value)
     rel_terms = tx.term_set(MASK_RE.sub(" ", masked))
     scored = []
     for name in items:
@@ -301,7 +314,7 @@ def _choice(
     if not scored:
         return None
     _, name, n = max(scored)
-    return Short(name, n, 0.6)
+    return Short(name, n, params.choice_by_words)
 
 
 def _via_hop(
@@ -364,8 +377,8 @@ def _yes_no(
     if len(support) >= 2 and re.search(r"\b(?:same|both)\b|相同|同一|都", question, re.I):
         values = [set(_attributes(e.text)) for e in support]
         shared = set.intersection(*values) if values else set()
-        return Short(yes if shared else no, support[0].n, 0.8)
-    return Short(yes, support[0].n, 0.7)
+        return Short(yes if shared else no, support[0].n, params.yes_no_compared)
+    return Short(yes, support[0].n, params.yes_supported)
 
 
 def _attributes(text: str) -> list[str]:

@@ -57,7 +57,7 @@ def candidates(
     titles = {_PAREN_RE.sub("", h.title).strip().lower() for h in hits[: params.bridge_hits]}
     anchor = _anchor_terms(hop, hits)
     for rank, hit in enumerate(hits[: params.bridge_hits], start=1):
-        weight = _aboutness(anchor, hit) / math.sqrt(rank)
+        weight = _aboutness(anchor, hit, params) / math.sqrt(rank)
         for i, sentence in enumerate(_sentences(hit)):
             sentence_terms = tx.term_set(sentence)
             rel_here = len(relation & sentence_terms)
@@ -66,13 +66,17 @@ def candidates(
                 if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
                     continue
                 cand = found.setdefault(name.lower(), Candidate(text=name))
-                near = nearness(sentence, name, relation, after_bonus=1.5)
+                near = nearness(sentence, name, relation, after_bonus=params.bridge_after_bonus)
                 cand.hits.add(rank)
                 cand.title = cand.title or name.lower() in titles
                 cand.near = max(cand.near, near)
                 cand.relation = max(cand.relation, rel_here)
                 cand.in_question = cand.in_question or bool(terms & question_terms)
-                score = weight * (0.5 + rel_here) * (1 + params.bridge_near_weight * near)
+                score = (
+                    weight
+                    * (params.bridge_relation_base + rel_here)
+                    * (1 + params.bridge_near_weight * near)
+                )
                 if i == 0:
                     score *= params.bridge_first_sentence_weight
                 if _cued(sentence, name, cue):
@@ -141,7 +145,7 @@ def _anchor_terms(hop: HopView, hits: Sequence[Hit]) -> set[str]:
     return set()
 
 
-def _aboutness(anchor: set[str], hit: Hit) -> float:
+def _aboutness(anchor: set[str], hit: Hit, params: OfflineParams = PARAMS) -> float:
     """1 when the hit's title names the anchor, less when only its text does, little else:
     the entity a hop found sits in a passage about what the hop asked about."""
     if not anchor:
@@ -150,7 +154,9 @@ def _aboutness(anchor: set[str], hit: Hit) -> float:
     if title and (title <= anchor or anchor <= title):
         return 1.0
     shared = tx.overlap(anchor, tx.term_set(f"{hit.title} {hit.text[:600]}"))
-    return 0.4 * shared if shared >= 0.6 else 0.05 + 0.1 * shared
+    if shared >= params.bridge_about_shared:
+        return params.bridge_about_weight * shared
+    return params.bridge_about_floor + params.bridge_about_slope * shared
 
 
 def _sentences(hit: Hit) -> list[str]:
@@ -197,7 +203,13 @@ def _distinct(ranked: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def confirm(entity: str, query: str, hits: Sequence[Hit], previous: str = "") -> float:
+def confirm(
+    entity: str,
+    query: str,
+    hits: Sequence[Hit],
+    previous: str = "",
+    params: OfflineParams = PARAMS,
+) -> float:
     """How well a candidate's search confirms it: a top hit about the entity (its title names
     it, or its opening does) that holds the relation's words and links back to what the
     previous hop asked about (the entity's own passage names the anchor it was found from)."""
@@ -211,10 +223,18 @@ def confirm(entity: str, query: str, hits: Sequence[Hit], previous: str = "") ->
         about = (
             1.0
             if title and (title == name or name in title)
-            else (0.6 if name in text[:200] else 0.2 if name in text else 0.0)
+            else (
+                params.bridge_confirm_lead
+                if name in text[: params.bridge_lead_chars]
+                else params.bridge_confirm_text
+                if name in text
+                else 0.0
+            )
         )
         terms = tx.term_set(f"{hit.title} {hit.text}")
         held = tx.overlap(relation, terms) if relation else 1.0
         linked = tx.overlap(back, terms) if back else 0.0
-        best = max(best, about * (0.5 + held) * (1 + linked) / math.sqrt(rank))
+        best = max(
+            best, about * (params.bridge_relation_base + held) * (1 + linked) / math.sqrt(rank)
+        )
     return best

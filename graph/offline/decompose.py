@@ -181,7 +181,6 @@ _ROLE_RE = re.compile(
 )
 # 'director of film ⟨A⟩': the compared thing is a role of the item, looked up first
 _OF_ITEM_RE = re.compile(r"^(?:the\s+)?(?P<rel>[a-z][a-z ]{1,30}?)\s+of\s+(?P<item>.+)$")
-MAX_ITEM_WORDS = 14
 
 
 def _comparison_en(q: str) -> list[Part] | None:
@@ -198,7 +197,7 @@ def _comparison_en(q: str) -> list[Part] | None:
             return None
         items, head = split
     items = [i.strip(" ?,") for i in items if i.strip(" ?,")]
-    if len(items) < 2 or any(len(i.split()) > MAX_ITEM_WORDS for i in items):
+    if len(items) < 2 or any(len(i.split()) > PARAMS.coordinated_item_words for i in items):
         return None
     items, shared_role = _shared_role(items)
     role = _ROLE_RE.match(head.strip())

@@ -1,7 +1,9 @@
 """Every threshold and weight of offline reasoning, in one typed object.
 
 Chosen on half A of the dev sets (hopwise.evaluation.halves) and reported on both halves in
-docs/evaluation.md; nothing else in graph/offline holds a tuned number.
+docs/evaluation.md. Nothing else in graph/offline holds a tuned number; what stays in the
+modules is not tuned: neutral factors (1.0, 0.0), unit arithmetic (calc.py), and bounds that
+keep hostile input cheap (route.MAX_ROUTED_CHARS, calc's largest power).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ class OfflineParams:
     max_span_words: int = 8  # longest question n-gram looked up in the phrase table
     max_phrase_keys: int = 300  # n-grams of one question looked up at most (a long paste)
     chase_max_hops: int = 2  # below this many hops an unanswered question follows one entity
+    coordinated_item_words: int = 14  # 'A, B or C': an item longer than this is no item
     # extraction and sufficiency
     relevant_coverage: float = 2 / 3  # share of a sub-question's terms a passage must hold
     sentences_per_hit: int = 2
@@ -31,10 +34,30 @@ class OfflineParams:
     bridge_beam: int = 5  # candidates whose queries are searched; the hits pick the winner
     bridge_prior_weight: float = 1.0  # exponent of the candidate's own score in the choice
     bridge_extra_hits: int = 2  # hits each runner-up's search adds to the hop
+    bridge_after_bonus: float = 1.5  # a candidate right after a relation word is nearer still
+    bridge_relation_base: float = 0.5  # a sentence without the relation's words still counts this
+    bridge_about_shared: float = 0.6  # a hit whose text holds this share of the anchor is about it
+    bridge_about_weight: float = 0.4  # ... and weighs this much per share (title: 1)
+    bridge_about_floor: float = 0.05  # a hit about something else keeps this
+    bridge_about_slope: float = 0.1  # ... plus this per share of the anchor it holds
+    bridge_confirm_lead: float = 0.6  # a confirming hit names the entity in its opening
+    bridge_confirm_text: float = 0.2  # ... or only further on
+    bridge_lead_chars: int = 200  # a passage's opening, for the above
     # evidence ranking across hops
     rank_penalty: float = 0.03  # query coverage a hit gives up per search rank
     # answers
     answer_min_score: float = 0.5  # below it no short answer is stated
+    cue_match: float = 1.5  # a span whose cue ('in X', 'by X') or name tag fits the asked kind
+    cue_mismatch: float = 0.5  # ... whose cue says it is the other kind
+    cue_org_person: float = 1.2  # a company name for 'who'
+    span_passages: int = 8  # passages whose sentences offer a span
+    span_sentences: int = 6  # sentences of a passage without extracted ones
+    span_off_topic: float = 0.2  # kept by a sentence that names none of the question's names
+    span_repeat: float = 0.5  # added per further sentence offering the same span
+    choice_by_value: float = 1.0  # confidence of a choice the compared values settle
+    choice_by_words: float = 0.6  # ... that only the passages' words settle
+    yes_no_compared: float = 0.8  # confidence of a 'both / same' answer
+    yes_supported: float = 0.7  # confidence of a 'yes' every part has a passage for
     evidence_lines: int = 4  # supporting lines after the answer
     # the reader (graph/offline/reader.py): the unit that answers a part, and its span
     reader_passages: int = 8  # passages of a part whose units are read
@@ -51,11 +74,16 @@ class OfflineParams:
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search
     reader_missing_anchor: float = 0.5  # kept by a unit without a code the question names
     reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
+    chunk_overlap_chars: int = 12  # two neighbouring chunks share this much to be read as one
     lead_links: int = 2  # records followed from the named one by a code they share
     lead_coverage: float = 0.5  # of the asked clause's words the record reached must hold
     reader_name_chars: tuple[int, int] = (3, 24)  # a cell or field value this long may be a name
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context
+    reader_not_a_value: float = 0.3  # kept by a cell with no value of the asked kind
+    reader_column_sure: float = 0.99  # a column header matches the asked words this well ...
+    reader_column_rival: float = 0.5  # ... and no other header this well: the cell is stated
+    reader_column_min: float = 0.5  # a comparison reads the column that matches at least this
     # the claim check (graph/claims.py)
     claim_min_similarity: float = 0.82  # a longer claim must be this close to a cited sentence
     claim_meaning_words: int = 6  # claims with fewer content words are checked by facts only

@@ -361,7 +361,9 @@ def header_match(question: str, header: str) -> float:
     return by_terms
 
 
-def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool, str]:
+def read_row(
+    part: str, question: str, unit: Unit, kind: str, params: OfflineParams = PARAMS
+) -> tuple[str, bool, str]:
     """(the answering cell, confident, its header) of a table row."""
     scored = []
     for header, value in unit.cells:
@@ -369,7 +371,7 @@ def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool
             continue
         match = header_match(part, header)
         if kind in ("number", "date") and not spans_of(kind, value) and not re.search(r"\d", value):
-            match *= 0.3
+            match *= params.reader_not_a_value
         scored.append((match, header, value))
     if not scored:
         return "", False, ""
@@ -386,17 +388,20 @@ def read_row(part: str, question: str, unit: Unit, kind: str) -> tuple[str, bool
         for _, v in unit.cells
         if len(v) >= 3
     )
-    return value, best >= 0.99 and second < 0.5 and anchored, header
+    sure = best >= params.reader_column_sure and second < params.reader_column_rival
+    return value, sure and anchored, header
 
 
-def compare_rows(question: str, rows: Sequence[Unit], direction: int) -> Reading | None:
+def compare_rows(
+    question: str, rows: Sequence[Unit], direction: int, params: OfflineParams = PARAMS
+) -> Reading | None:
     """'A and B, which expires first?': the column the question asks about, each named row's
     value in it, and the row the comparison word picks, with every value shown."""
     if direction == 0 or len(rows) < 2:
         return None
     headers = [h for h, _ in rows[0].cells if h]
     scored = sorted(((header_match(question, h), h) for h in headers), key=lambda x: -x[0])
-    if not scored or scored[0][0] < 0.5:
+    if not scored or scored[0][0] < params.reader_column_min:
         return None
     column = scored[0][1]
     values = []
@@ -504,7 +509,7 @@ def read(
     if len(named) > 1:  # the question names several rows ('A and B, which …'): all of them
         from graph.offline.answer import comparison_direction
 
-        compared = compare_rows(question, named, comparison_direction(question))
+        compared = compare_rows(question, named, comparison_direction(question), params)
         if compared is not None:
             return compared
         if table is unit:
@@ -518,7 +523,7 @@ def read(
         return Reading(unit, score)
     reading = Reading(unit, score)
     if unit.cells:
-        reading.span, confident, header = read_row(part, question, unit, kind)
+        reading.span, confident, header = read_row(part, question, unit, kind, params)
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
     stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation

@@ -463,15 +463,12 @@ def whole_documents(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
 def _joined(a: str, b: str) -> str:
     """Two neighbouring chunks as one text: their overlap once; a table cut between them
     stays one block."""
-    for k in range(min(len(a), len(b)), _MIN_OVERLAP - 1, -1):
+    for k in range(min(len(a), len(b)), PARAMS.chunk_overlap_chars - 1, -1):
         if a.endswith(b[:k]):
             return a + b[k:]
     last, first = a.rstrip().rsplit("\n", 1)[-1], b.lstrip().split("\n", 1)[0]
     rows = len(rd.table_cells(last)) >= 2 and len(rd.table_cells(first)) >= 2
     return f"{a.rstrip()}{chr(10) if rows else chr(10) * 2}{b.lstrip()}"
-
-
-_MIN_OVERLAP = 12  # characters two chunks must share to be read as overlapping
 
 
 def _whole_tables(items: Sequence[EvidenceItem], whole: bool = False) -> dict[str, list[Record]]:
