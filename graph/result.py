@@ -197,7 +197,7 @@ class QuestionResult(_Record):
     web_query: str = ""
     web_results: list[WebResultRecord] = Field(default_factory=list)
     web_error: str = ""
-    stop_reason: str = ""
+    stop_reason: str = ""  # a graph.state.StopReason (str: results saved earlier are read back)
     llm_calls: int = 0
     tokens: int = 0
     timings_ms: dict[str, float] = Field(default_factory=dict)

@@ -41,7 +41,7 @@ STATUS_TEXT = {
     "generate_answer": "Writing the answer…",
     "check_claims": "Checking every claim against its sources…",
 }
-STOP_TEXT = {  # graph/nodes.py's stop reasons, in words (the raw value is in the JSON)
+STOP_TEXT: dict[str, str] = {  # graph.state.StopReason in words (the raw value is in the JSON)
     "simple": "answered directly (no search needed)",
     "enough": "the evidence was enough",
     "sub_questions_exhausted": "every sub-question was searched",

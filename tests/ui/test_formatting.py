@@ -315,3 +315,14 @@ def test_the_plain_summary_shows_document_text_as_text() -> None:
     hostile.hops[0].sub_question = "![x](http://127.0.0.1:9/p.png) <b>bold</b> [link](http://e.x)"
     text = plain_summary(hostile)
     assert not live_parts(text)
+
+
+def test_every_stop_reason_the_graph_can_give_has_words() -> None:
+    from typing import get_args
+
+    from graph.state import StopReason
+    from ui.formatting import STOP_TEXT, stop_text
+
+    reasons = [r for r in get_args(StopReason) if r]
+    assert len(reasons) >= 9 and set(reasons) == set(STOP_TEXT)
+    assert stop_text("") == "—" and stop_text("deadline").endswith("(deadline)")
