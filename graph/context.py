@@ -20,7 +20,8 @@ EventCallback = Callable[[Mapping[str, Any]], None]  # a trace event (graph.stat
 TokenCallback = Callable[[str], None]
 # A whole run of one question (and its history) by offline reasoning alone, its final state:
 # what a model's answer that fails the claim check is replaced by (hopwise.app provides it).
-OfflineRun = Callable[[str, Sequence[Mapping[str, str]]], Mapping[str, Any]]
+# Called with the question, its history and the run's start (the same deadline holds).
+OfflineRun = Callable[[str, Sequence[Mapping[str, str]], float], Mapping[str, Any]]
 
 
 @dataclass

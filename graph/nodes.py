@@ -7,9 +7,10 @@ step); the reasoner is asked only otherwise. Every node appends exactly one trac
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from graph import claims as cl
 from graph import text as tx
@@ -318,9 +319,9 @@ def _offline_answer(
     led elsewhere), or, without that or when it fails, the offline reader's evidence-first
     answer over the evidence this run found. Either way with its own citations."""
     question = state["standalone_question"]
-    if ctx.offline_run is not None:
+    if ctx.offline_run is not None and not ctx.deadline_passed():
         try:
-            final = ctx.offline_run(state["question"], state.get("history", []))
+            final = ctx.offline_run(state["question"], state.get("history", []), ctx.started)
             text = str(final.get("answer", ""))
             if text.strip():
                 rerun = {
@@ -330,10 +331,19 @@ def _offline_answer(
                     "hops": len(final.get("hops", [])),
                     "stop_reason": str(final.get("stop_reason", "")),
                 }
+                # The answer's hops, evidence and plan become the offline run's: which
+                # documents an answer shows (and withholds later) is read from its hops.
                 return {
                     "answer": degraded_note(question) + text,
                     "answer_evidence": list(final.get("answer_evidence", [])),
                     "citations": list(final.get("citations", [])),
+                    "hops": cast("list[Hop]", Overwrite(list(final.get("hops", [])))),
+                    "evidence": cast(
+                        "dict[str, PoolEntry]", Overwrite(dict(final.get("evidence", {})))
+                    ),
+                    "sub_questions": list(final.get("sub_questions", [])),
+                    "evaluation": final.get("evaluation", {}),
+                    "stop_reason": final.get("stop_reason", ""),
                 }, rerun
         except Exception as exc:  # noqa: BLE001 - the evidence found here is still answerable
             step.add(Usage(mode="fallback", error=f"the offline run failed: {exc}"))

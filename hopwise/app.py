@@ -256,7 +256,9 @@ class Hopwise:
             code=self.code,
             offline=self.offline,
             similarity=self.similarity,
-            offline_run=self._offline_run(groups) if self.offline is not self.reasoner else None,
+            offline_run=(
+                self._offline_run(groups, cancel) if self.offline is not self.reasoner else None
+            ),
             groups=tuple(groups),
             on_event=stoppable(on_event, cancel),
             on_token=stoppable(on_token, cancel),
@@ -301,7 +303,9 @@ class Hopwise:
             result.notices.append(f"This answer was not saved: {problem}")
         return result
 
-    def _offline_run(self, groups: Sequence[str]) -> OfflineRun:
+    def _offline_run(
+        self, groups: Sequence[str], cancel: threading.Event | None = None
+    ) -> OfflineRun:
         """A whole run of a question by offline reasoning, for the same reader, with no web and
         nothing saved or shown while it runs: what a model's answer that fails the claim check
         is replaced by."""
@@ -310,13 +314,17 @@ class Hopwise:
 
         offline = self.offline if self.offline is not None else OfflineReasoner()
 
-        def run(question: str, history: Sequence[Mapping[str, str]]) -> Mapping[str, Any]:
+        def run(
+            question: str, history: Sequence[Mapping[str, str]], started: float
+        ) -> Mapping[str, Any]:
             ctx = GraphContext(
                 retriever=self.retriever,
                 reasoner=offline,
                 config=self.settings.graph,
                 similarity=self.similarity,
                 groups=tuple(groups),
+                on_event=stoppable(None, cancel),  # a stop ends it at its next step
+                started=started,  # the question's own deadline, not a new one
             )
             final = self.runs.invoke(
                 question_input(question, [dict(m) for m in history], 0), context=ctx

@@ -249,8 +249,11 @@ def test_without_economy_the_models_bridge_is_searched_alone(stub: StubOpenAISer
     """HOPWISE_LLM_ECONOMY=off: every step is the model's, the bridge too."""
     other = {"entity": "Leonardo DiCaprio", "query": "Leonardo DiCaprio hometown"}
     answers = {**STRUCTURED, "BridgeQuery": other}
-    stub.responder = lambda request: answers.get(requested_schema(request) or "", ANSWER)
-    hop = make_app(stub, economy=False).ask(QUESTION).hops[1]
+    said = "Inception stars Leonardo DiCaprio [1]."  # what its own hops hold: the check keeps it
+    stub.responder = lambda request: answers.get(requested_schema(request) or "", said)
+    result = make_app(stub, economy=False).ask(QUESTION)
+    assert not claim_event(result).details["fell_back"]  # the hops shown are the model's
+    hop = result.hops[1]
     assert "also_searched" not in hop.bridge and "nolan" not in {h.chunk_id for h in hop.hits}
 
 
@@ -273,6 +276,12 @@ def test_a_failed_answer_is_replaced_by_offline_reasoning_asking_the_whole_quest
     assert "nolan" in {c.chunk_id for c in result.citations}
     rerun = claim_event(result).details["offline_rerun"]
     assert rerun["hops"] >= 2 and not any("stars" in q for q in rerun["sub_questions"])
+    # the answer's hops are the run that wrote it: every cited passage is in them, so what
+    # the answer shows (and withholds from a reader later) is read from the right documents
+    hit_ids = {hit.chunk_id for hop in result.hops for hit in hop.hits}
+    assert {c.chunk_id for c in result.citations} <= hit_ids
+    assert not any("stars" in sq.question for sq in result.sub_questions)
+    assert any(doc_id.endswith("nolan") for doc_id in result.doc_ids())
 
 
 def test_an_answer_the_model_could_not_write_comes_from_the_whole_offline_run(
