@@ -17,7 +17,7 @@ class IngestConfig:
     chunk_overlap_tokens: int = 50
     parse_timeout_s: float = 60.0
     # a scan: 0.5-5.5 s a page on 2 cores (sparse to dense), so 1200 s covers the OCR page
-    # limit (ingest.parse.MAX_OCR_PAGES) of dense pages
+    # limit (ingest.parse.pdf.MAX_OCR_PAGES) of dense pages
     ocr_timeout_s: float = 1200.0
     render_timeout_s: float = 10.0  # a PDF page for the viewer (a few hundred ms normally)
 
