@@ -27,6 +27,9 @@ class GraphConfig:
     web_max_results: int = 5
     llm_economy: bool = True  # code settles the steps it can instead of the model
     claim_check: bool = True  # every claim checked against the passages it cites
+    # A model's answer that failed the check is asked again by offline reasoning (seconds, no
+    # model) even when the deadline has just passed: it has until the deadline, or this long.
+    offline_rerun_grace_s: float = 10.0
 
 
 @dataclass(frozen=True)

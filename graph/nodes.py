@@ -319,7 +319,7 @@ def _offline_answer(
     led elsewhere), or, without that or when it fails, the offline reader's evidence-first
     answer over the evidence this run found. Either way with its own citations."""
     question = state["standalone_question"]
-    if ctx.offline_run is not None and not ctx.deadline_passed():
+    if ctx.offline_run is not None:
         try:
             final = ctx.offline_run(state["question"], state.get("history", []), ctx.started)
             text = str(final.get("answer", ""))

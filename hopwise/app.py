@@ -12,6 +12,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -314,9 +315,16 @@ class Hopwise:
 
         offline = self.offline if self.offline is not None else OfflineReasoner()
 
+        budgets = self.settings.graph
+
         def run(
             question: str, history: Sequence[Mapping[str, str]], started: float
         ) -> Mapping[str, Any]:
+            # the question's own deadline, or a short grace when it has (nearly) passed
+            deadline = max(
+                started + budgets.question_deadline_s,
+                time.monotonic() + budgets.offline_rerun_grace_s,
+            )
             ctx = GraphContext(
                 retriever=self.retriever,
                 reasoner=offline,
@@ -324,7 +332,7 @@ class Hopwise:
                 similarity=self.similarity,
                 groups=tuple(groups),
                 on_event=stoppable(None, cancel),  # a stop ends it at its next step
-                started=started,  # the question's own deadline, not a new one
+                started=deadline - budgets.question_deadline_s,
             )
             final = self.runs.invoke(
                 question_input(question, [dict(m) for m in history], 0), context=ctx
