@@ -328,7 +328,7 @@ class Hopwise:
             ctx = GraphContext(
                 retriever=self.retriever,
                 reasoner=offline,
-                config=self.settings.graph,
+                config=budgets,
                 similarity=self.similarity,
                 groups=tuple(groups),
                 on_event=stoppable(None, cancel),  # a stop ends it at its next step
