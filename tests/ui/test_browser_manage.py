@@ -166,21 +166,22 @@ def no_sideways_overflow(page) -> bool:
     )
 
 
-def top_comes_into_view(page, message) -> bool:
+def top_comes_into_view(page, message) -> str:
     """The page brings a finished answer's top on screen once it is idle (the chat page's
-    script): poll for it, up to 15 s on a busy machine, and it stays there a second later."""
+    script): poll for it, up to 30 s on a busy machine, and it stays there a second later.
+    Empty when it does; else where the top was, for the failure message."""
 
     def on_screen() -> bool:
         box = message.bounding_box()
         return box is not None and -5 < box["y"] < 400
 
-    for _ in range(60):
+    for _ in range(120):
         if on_screen():
             page.wait_for_timeout(1000)
-            return on_screen()
+            if on_screen():
+                return ""
         page.wait_for_timeout(250)
-    print("answer top never came into view:", message.bounding_box())
-    return False
+    return f"the answer's top never came into view: {message.bounding_box()}"
 
 
 def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: Path) -> None:
@@ -316,7 +317,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         wait_idle(phone.page)
         phone.page.set_viewport_size({"width": 420, "height": 800})
         first = ask(phone.page, QUESTION)
-        assert top_comes_into_view(phone.page, first)
+        assert not (where := top_comes_into_view(phone.page, first)), where
         phone.page.set_viewport_size({"width": 420, "height": 1000})
         phone.page.goto(chat_link)
         phone.page.get_by_text("eighteen months").first.wait_for()
@@ -327,7 +328,7 @@ def test_sources_open_and_chats_are_managed_in_chromium(browser, app, tmp_path: 
         # the next answer of a chat at phone width: its first line is on screen, too
         phone.page.set_viewport_size({"width": 420, "height": 800})
         reply = ask(phone.page, QUESTION)
-        assert top_comes_into_view(phone.page, reply)
+        assert not (where := top_comes_into_view(phone.page, reply)), where
         phone.page.goto(f"{url}/trace?thread={thread.group(1)}&answer=1")
         phone.page.get_by_text("Query sent:").first.wait_for()
         phone.page.locator("[data-testid='stGraphVizChart'] svg").wait_for()

@@ -38,24 +38,26 @@ THREAD_KEY = "hopwise_thread"
 URL_THREAD_KEY = "hopwise_url_thread"  # the ?thread= this page last wrote (None: none)
 # Once an answer is complete, its first line is what the reader needs to see, not the source
 # cards the page scrolled down to while it streamed: bring the answer's top into view, below the
-# fixed header. Once the page is idle (no running indicator twice in a row, 8 s at most), and
-# again for 3 s after if the page's last redraw moves it out of view, unless the user scrolls.
+# fixed header. Each time the page turns idle (no running indicator for 0.6 s; a rerun after this
+# one makes it busy again), and for 5 s after while a redraw moves it out of view; never after
+# the user scrolls, and never past a minute.
 SHOW_ANSWER_TOP = (
-    "<script>(() => { let calm = 0, tries = 0, own = false;"
+    "<script>(() => { let calm = 0, shownAt = 0, own = false; const began = Date.now();"
     " const last = () => { const all = document.querySelectorAll('[data-testid=\"stChatMessage\"]');"
     " return all[all.length - 1]; };"
     " const show = () => { const m = last(); if (!m) return;"
-    " m.style.scrollMarginTop = '4rem'; m.scrollIntoView({block: 'start'}); };"
+    " m.style.scrollMarginTop = '4rem'; m.scrollIntoView({block: 'start'});"
+    " shownAt = Date.now(); };"
     " const mine = () => { own = true; };"
     " for (const e of ['wheel', 'touchmove', 'keydown', 'mousedown'])"
     " window.addEventListener(e, mine, {once: true, passive: true});"
-    " const hold = (until) => { if (own || Date.now() > until) return; const m = last();"
-    " if (m && m.getBoundingClientRect().top < 0) show(); setTimeout(() => hold(until), 150); };"
-    " const tick = () => { if (own) return;"
+    " const tick = () => { if (own || Date.now() - began > 60000) return;"
     " const busy = document.querySelector('[data-testid=\"stStatusWidget\"]');"
-    " calm = busy ? 0 : calm + 1; tries += 1;"
-    " if (calm < 2 && tries < 40) { setTimeout(tick, 200); return; }"
-    " show(); hold(Date.now() + 3000); };"
+    " calm = busy ? 0 : calm + 1;"
+    " if (calm === 3) show();"
+    " else if (calm > 3) { if (Date.now() - shownAt > 5000) return;"
+    " const m = last(); if (m && m.getBoundingClientRect().top < 0) show(); }"
+    " setTimeout(tick, 200); };"
     " setTimeout(tick, 200); })();</script>"
 )
 QUESTION_BOX = "Ask a question about your documents…"
