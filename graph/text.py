@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from graph.schemas import SubQuestion
 from ingest import lexicon
@@ -129,6 +130,11 @@ def _is_cjk_token(token: str) -> bool:
 
 def words(text: str) -> list[str]:
     """Every word of the text in order (no stopword removal), lowercased for English."""
+    return list(_words(text))
+
+
+@lru_cache(maxsize=16384)  # the reader and the claim check cut the same sentences many times
+def _words(text: str) -> tuple[str, ...]:
     out: list[str] = []
     for segment in re.split(f"([{CJK}]+)", text):
         if not segment:
@@ -137,7 +143,7 @@ def words(text: str) -> list[str]:
             out.extend(t for t in jieba_tokenizer().lcut(segment) if t.strip())
         else:
             out.extend(m.group(0).lower().replace("’", "'") for m in _EN_WORD_RE.finditer(segment))
-    return out
+    return tuple(out)
 
 
 def raw_tokens(text: str) -> list[str]:

@@ -14,6 +14,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -122,19 +123,46 @@ def build_reasoner(settings: Settings, similarity: Similarity | None = None) -> 
     return LLMReasoner(llm, fallback=OfflineReasoner(similarity=similarity))
 
 
+PASSAGE_VECTOR_CACHE = 4096  # passage sentences whose vectors a similarity keeps (LRU)
+
+
 def meaning_similarity(store: Any) -> Similarity | None:
     """Cosine similarity by the store's query embedder (built-in or endpoint), or None when
-    the knowledge base is BM25-only."""
+    the knowledge base is BM25-only. A passage's vector is kept (LRU): the claim check and
+    the reader compare many short texts with the same cited sentences, and embedding those
+    again for each is what made a long cited table take minutes."""
     vectors = getattr(store, "vectors", None)
     embedder = getattr(store, "embedder", None) or getattr(vectors, "embedder", None)
     if embedder is None:
         return None
+    kept: OrderedDict[str, Any] = OrderedDict()
+    lock = threading.Lock()
+
+    def passage_vectors(texts: list[str]) -> Any:
+        import numpy as np
+
+        with lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in kept]
+        fresh = embedder.embed_documents(missing) if missing else []
+        with lock:
+            found = dict(zip(missing, fresh, strict=True))
+            for text in texts:
+                if text in kept:
+                    kept.move_to_end(text)
+                    found.setdefault(text, kept[text])
+            for text, vector in zip(missing, fresh, strict=True):
+                kept[text] = vector
+            while len(kept) > PASSAGE_VECTOR_CACHE:
+                kept.popitem(last=False)
+        return np.asarray([found[t] for t in texts], dtype=float)
 
     def similarity(query: str, texts: Sequence[str]) -> list[float]:
         import numpy as np
 
         q = np.asarray(embedder.embed_query(query), dtype=float)
-        d = np.asarray(embedder.embed_documents(list(texts)), dtype=float)
+        d = passage_vectors(list(texts))
+        if not len(d):
+            return []
         norms = np.linalg.norm(d, axis=1) * (np.linalg.norm(q) or 1.0)
         return [float(x) for x in (d @ q) / np.where(norms == 0, 1.0, norms)]
 
