@@ -15,6 +15,7 @@ from graph import text as tx
 from graph.offline import answer as ans
 from graph.offline import bridge as br
 from graph.offline import evidence as ev
+from graph.offline import foreign as fq
 from graph.offline import reader as rd
 from graph.offline import records as recs
 from graph.offline import route as rt
@@ -304,6 +305,14 @@ def compose_answer(
             continue
         if (reading is None or reading.score < params.reader_min_score) and len(parts) == 1:
             reading = _typed_fallback(question, evidence, asked, params)
+        single = reading is None and len(parts) == 1
+        crossed = fq.quote(question, pool, asks, params) if single else None
+        if crossed is not None:  # the named record, in the other language: its typed values
+            lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
+            lines.append(f"{lead}“{crossed.text}” [{crossed.n}]")
+            path.append((crossed.n, crossed.record.shown))
+            found_any = True
+            continue
         if reading is None:
             lines.append(_not_said(said, zh))
             continue

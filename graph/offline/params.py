@@ -77,6 +77,7 @@ class OfflineParams:
     chunk_overlap_chars: int = 12  # two neighbouring chunks share this much to be read as one
     lead_links: int = 2  # records followed from the named one by a code they share
     lead_coverage: float = 0.5  # of the asked clause's words the record reached must hold
+    foreign_record_values: int = 3  # a record in the other language is quoted by at most this many
     reader_name_chars: tuple[int, int] = (3, 24)  # a cell or field value this long may be a name
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context
