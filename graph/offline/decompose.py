@@ -450,6 +450,11 @@ _ZH_EACH_RE = re.compile(r"^(?:那|那么)?(?:各|分别|各自)")
 # a leading clause that is one short possessive noun phrase ('⟨A⟩的 v1 版服务接口'): a topic
 _ZH_TOPIC_RE = re.compile(rf"⟨\d+⟩\s*的\s*(?:[A-Za-z0-9.\-]+\s*)?[{tx.CJK}]{{1,8}}")
 _ZH_LEAD_RE = re.compile(r"^(?:谁是|请问|问：)")
+# a leading clause that points at one thing by what it did or has ('⟨A⟩负责的那张工单',
+# '⟨A⟩用的那只球管'): that thing is the subject whole, whatever else the next clause names
+_ZH_DESCRIBED_RE = re.compile(
+    rf"的\s*[那这]\s*(?:一)?[个台张只份次笔位家项条批件套部辆][{tx.CJK}A-Za-z]"
+)
 
 
 def _zh(q: str, params: OfflineParams) -> list[Part]:
@@ -458,6 +463,7 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
     clauses = _each_joined(clauses)
     if len(clauses) > 1:
         subject = _zh_subject(clauses[0]) if not _ZH_QUESTION_RE.search(clauses[0]) else ""
+        described = bool(subject) and bool(_ZH_DESCRIBED_RE.search(clauses[0]))
         asking = [bool(_ZH_QUESTION_RE.search(c)) for c in clauses]
         parts: list[Part] = []
         for i, clause in enumerate(clauses):
@@ -465,7 +471,8 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
                 continue
             if any(asking) and not asking[i]:
                 continue  # a statement among questions sets the scene ('远程搞不定'), asks nothing
-            borrowed = bool(subject) and not MASK_RE.search(clause) and subject not in clause
+            own = MASK_RE.search(clause) and not described  # it names its own subject
+            borrowed = bool(subject) and not own and subject not in clause
             if borrowed:
                 clause = f"{subject}{clause}"
             for piece in _zh_conjunction(clause):
@@ -504,6 +511,8 @@ def _ends_in_verb(text: str) -> bool:
 def _zh_subject(clause: str) -> str:
     """What a leading statement clause is about, for later clauses that name no subject."""
     spans = MASK_RE.findall(clause)
+    if _ZH_DESCRIBED_RE.search(clause):  # '⟨A⟩负责的那张工单': the one work order, not A
+        return "".join(clause.split())
     if spans and _ZH_TOPIC_RE.fullmatch(clause):  # '⟨A⟩的 v1 版接口，…': the thing, not A
         return "".join(clause.split())
     if spans:

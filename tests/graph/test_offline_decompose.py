@@ -140,6 +140,19 @@ def test_a_leading_possessive_topic_is_kept_whole_by_the_question_after_it() -> 
     assert len(said) == 1 and "同意" not in said[0] and "Nimbus Relay" in said[0]
 
 
+def test_a_leading_clause_pointing_at_one_thing_is_the_subject_whole() -> None:
+    """'⟨A⟩用的那只零件，预计哪天运抵⟨B⟩': the one part A used, even though the asking clause
+    names a place of its own; before, the code fell away and only the place was searched."""
+    subs = subs_of("TK-4471 用的那只备用滤芯，预计哪天运抵白鹭港？")
+    assert len(subs) == 1 and "TK-4471" in subs[0] and "备用滤芯" in subs[0]
+    assert "白鹭港" in subs[0]
+    person = subs_of("周文静负责的那张漏水工单，物业是哪天同意返修的？")
+    assert len(person) == 1 and "周文静负责的那张漏水工单" in person[0] and "同意返修" in person[0]
+    # a scene-setting statement does not lend itself to a clause that names its own subject
+    scene = subs_of("远程处理不了，周文静的电话是多少？")
+    assert scene == ["周文静的电话是多少"]
+
+
 def test_a_request_after_the_question_stays_with_its_last_step() -> None:
     """'… ? Give the staff ID.' says what the answer should hold: no step of its own."""
     subs = decompose_question("Whose forklift licence expires on 3 March 2026? Give the ID.", None)
