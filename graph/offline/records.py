@@ -574,7 +574,9 @@ def _log_count(question: str, documents: Sequence[EvidenceItem], counted: str) -
         named = [r for r in entries if any(_filter_value(v, question) for v in r.values())]
         if named:
             found.append(named)
-    if len(found) != 1:
+    if len(found) != 1 or all(  # 'Part: RX-7 x 40' for 'how many RX-7': that amount is
+        any(vl.amount_beside(v, question) for _, v in r.fields) for r in found[0]
+    ):  # asked, not how many entries name it
         return None
     named = found[0]
     unit = vl.asked_unit(question) if tx.has_cjk(question) else ""

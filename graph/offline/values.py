@@ -156,3 +156,13 @@ def unit_fits(span: str, unit: str) -> bool:
     if tx.has_cjk(unit):
         return unit in span
     return any(tx.stem(w.lower()) == unit for w in re.findall(r"[A-Za-z]+", span))
+
+
+def amount_beside(value: str, question: str) -> bool:
+    """Whether a value names a code the question names and a number besides it ('RX-7 x 40'
+    for a question about RX-7): an amount of that very thing."""
+    named = [
+        c for c in codes_in(value) if re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", question)
+    ]
+    rest = re.sub("|".join(re.escape(c) for c in named), " ", value) if named else ""
+    return bool(re.search(r"\d", rest))

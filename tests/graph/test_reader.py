@@ -3,6 +3,8 @@ first line it makes (short answer only when confident, else a quote, else 'do no
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from graph.offline import OfflineReasoner
 from graph.offline import reader as rd
 from graph.offline import values as vl
@@ -10,6 +12,7 @@ from graph.offline.route import is_simple
 from graph.protocols import EvidenceItem
 from graph.result import answer_kind, short_answer_of
 from ingest.parse import join_lines
+from tests.graph.offline_app import offline_app
 
 R = OfflineReasoner()
 
@@ -46,6 +49,25 @@ def test_a_field_line_is_read_with_the_tag_of_its_block() -> None:
     log = "[TK-7]\nOpened: 2031-02-03\nFix: replaced the pump seal, added 15 litres of coolant"
     text = _answer("How much coolant was added for TK-7?", _item(1, log))
     assert "15 litres" in text.splitlines()[0] and "[1]" in text.splitlines()[0]
+
+
+NOTICES = (
+    "[GN-51]\nDate: 2031-04-02\nType: DELAY NOTICE\nPart: VB-300 x 3\nStatus: delayed.\n"
+    "Expected arrival: 2031-04-20\n\n[GN-52]\nDate: 2031-04-05\nType: PARTIAL SHIPMENT\n"
+    "Part: HT-77 x 40\nStatus: 25 units shipped from the depot; the rest follow.\n"
+    "Expected arrival: 2031-04-12"
+)
+
+
+def test_how_many_of_a_named_part_is_no_count_of_the_entries_naming_it(tmp_path: Path) -> None:
+    """The one notice naming HT-77 gives an amount of it: 'how many HT-77' asks that, so the
+    answer is never the count of notices ('1'), read from the log whole in a real store."""
+    with offline_app(tmp_path, {"notices.txt": NOTICES + "\n"}) as app:
+        first = app.ask("How many HT-77 were shipped?", web=False).answer.splitlines()[0]
+    assert not first.startswith("Answer: 1 ") and "HT-77" in first
+    assert vl.amount_beside("HT-77 x 40", "How many HT-77 were shipped?")
+    assert not vl.amount_beside("HT-77", "How many HT-77 were shipped?")
+    assert not vl.amount_beside("HT-77 x 40", "How many VB-300 were shipped?")
 
 
 def test_a_clause_number_a_phone_number_and_a_time_are_not_amounts() -> None:
