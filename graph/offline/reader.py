@@ -246,6 +246,7 @@ def rank_units(
     read = [(item, units(item)) for item in items[: params.reader_passages]]
     relation = relation_of(part, _unit_names([u for _, found in read for u in found], params))
     anchors = anchors_of(part)
+    asked_fields = False  # a record line the part names by its label was found
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
@@ -270,13 +271,46 @@ def rank_units(
                 and max((header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
             ):
                 score += params.reader_type_bonus
+            if asked_field(part, unit, anchors):  # a record's line the part names by label
+                score += params.reader_type_bonus
+                asked_fields = True
             scored.append((score, order, unit))
             order += 1
+    if asked_fields:  # beside the asked line, the line of the code itself only names the record
+        scored = [
+            (score * params.reader_echo if _key_line(unit, anchors) else score, o, unit)
+            for score, o, unit in scored
+        ]
     scored.sort(key=lambda x: (-x[0], x[1]))
     if similarity is not None and len(scored) > 1:
         scored = _with_meaning(part, scored, similarity, params)
     scored = sorted(_named_by_date(part, scored, params), key=lambda x: (-x[0], x[1]))
     return [(s, u) for s, _, u in scored]
+
+
+def _key_line(unit: Unit, anchors: Sequence[str]) -> bool:
+    """A record's 'Label: value' line that holds a code the part names: the record's key."""
+    field = FIELD_RE.match(unit.text)
+    value = tx.fold(field.group("value")).casefold() if field and not unit.cells else ""
+    return bool(value) and any(tx.fold(a).casefold() in value for a in anchors)
+
+
+def asked_field(part: str, unit: Unit, anchors: Sequence[str]) -> bool:
+    """A 'Label: value' line whose label the part names as what it asks ('Expected arrival'
+    of 'the expected arrival of part RX-7'), as a column header names a cell. Not when the
+    label only modifies a word after it ('修复' of '修复截止日期', 'repair' of 'repair
+    deadline'), nor the line holding the code the part names ('Part: RX-7 x 40': the record's
+    key, whose label only says what the code is)."""
+    field = FIELD_RE.match(unit.text)
+    if unit.cells or not field or _key_line(unit, anchors):
+        return False
+    label = tx.fold(field.group("label")).casefold().strip()
+    asked = tx.fold(part).casefold()
+    at = asked.find(label)
+    if not label or at < 0 or header_match(part, field.group("label")) < 0.99:
+        return False
+    after = tx.words(asked[at + len(label) :])[:1]
+    return not after or tx.is_stopword(after[0]) or after[0] in tx.EN_QUESTION_WORDS
 
 
 def _named_by_date(

@@ -59,6 +59,26 @@ NOTICES = (
 )
 
 
+def test_the_record_line_the_question_names_by_label_beats_the_line_of_its_code() -> None:
+    """'Expected arrival' of part HT-77: that line of HT-77's record, not 'Part: HT-77 x 40',
+    whose label only says what the code is (as a column header names a cell)."""
+    first = _answer("What is the expected arrival of part HT-77?", _item(1, NOTICES))
+    assert "2031-04-12" in first.splitlines()[0] and "HT-77 x 40" not in first.splitlines()[0]
+    other = _answer("What is the expected arrival of part VB-300?", _item(1, NOTICES))
+    assert "2031-04-20" in other.splitlines()[0]
+
+
+def test_a_label_that_only_modifies_the_asked_word_names_no_line() -> None:
+    """'Repair' of 'repair deadline' and '修复' of '修复截止日期' modify what is asked; a
+    record's 'Repair:' line is not what the question names (its deadline is elsewhere)."""
+    unit = rd.Unit("Repair: 2031-05-02", "[TK-9]", 1, 0)
+    assert not rd.asked_field("What was the repair deadline of TK-9?", unit, ["TK-9"])
+    assert rd.asked_field("When was the repair of TK-9?", unit, ["TK-9"])
+    zh = rd.Unit("修复: 2031-05-02", "[TK-9]", 1, 0)
+    assert not rd.asked_field("TK-9 最终批准的修复截止日期是哪天？", zh, ["TK-9"])
+    assert rd.asked_field("TK-9 的修复是哪天？", zh, ["TK-9"])
+
+
 def test_how_many_of_a_named_part_is_no_count_of_the_entries_naming_it(tmp_path: Path) -> None:
     """The one notice naming HT-77 gives an amount of it: 'how many HT-77' asks that, so the
     answer is never the count of notices ('1'), read from the log whole in a real store."""
