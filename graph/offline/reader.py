@@ -351,7 +351,10 @@ def _with_meaning(
         return scored
     if len(sims) != len(head):
         return scored
-    best = max(sims)
+    # a line that only repeats what the part gives ('Order: PO-7' for a question about PO-7)
+    # is nearest it in meaning by saying nothing new: it sets no bar for the others
+    telling = [sim for (_, _, unit), sim in zip(head, sims, strict=True) if not echoes(unit, part)]
+    best = max(telling or sims)
     spread = max(best - sorted(sims)[len(sims) // 2], 1e-3)
     tables: dict[str, float] = {}  # rows of one table compete as the table: the words decide
     for (_, _, unit), sim in zip(head, sims, strict=True):  # between rows, or show them all
@@ -359,7 +362,7 @@ def _with_meaning(
             tables[unit.context] = max(sim, tables.get(unit.context, sim))
     sims = [tables[u.context] if u.cells else s for (_, _, u), s in zip(head, sims, strict=True)]
     adjusted = [
-        (score - params.reader_dense_weight * min(1.0, (best - sim) / spread), order, unit)
+        (score - params.reader_dense_weight * min(1.0, max(0.0, best - sim) / spread), order, unit)
         for (score, order, unit), sim in zip(head, sims, strict=True)
     ]
     rest = [(score - params.reader_dense_weight, o, u) for score, o, u in scored[len(head) :]]
@@ -531,6 +534,7 @@ def read(
     ranked = rank_units(part, items, params, kind, own, similarity)
     if not ranked:
         return None
+    ranked = [(s, u) for s, u in ranked if not echoes(u, part)] or ranked  # says nothing new
     if kind == "number":  # a unit with no amount cannot answer (a time may be said in words)
         ranked = [(s, u) for s, u in ranked if u.cells or spans_of(kind, u.text)] or ranked[:0]
         if not ranked:

@@ -3,11 +3,13 @@ first line it makes (short answer only when confident, else a quote, else 'do no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from graph.offline import OfflineReasoner
 from graph.offline import reader as rd
 from graph.offline import values as vl
+from graph.offline.params import PARAMS
 from graph.offline.route import is_simple
 from graph.protocols import EvidenceItem
 from graph.result import answer_kind, short_answer_of
@@ -77,6 +79,25 @@ def test_a_label_that_only_modifies_the_asked_word_names_no_line() -> None:
     zh = rd.Unit("修复: 2031-05-02", "[TK-9]", 1, 0)
     assert not rd.asked_field("TK-9 最终批准的修复截止日期是哪天？", zh, ["TK-9"])
     assert rd.asked_field("TK-9 的修复是哪天？", zh, ["TK-9"])
+
+
+def test_a_line_that_repeats_the_question_sets_no_bar_for_meaning() -> None:
+    """The embedder finds 'Order: PO-88' nearest a question about PO-88 because it says
+    nothing new; the line that answers must not lose its place to it (nor fall below the
+    reader's floor), as it did with the built-in embedder."""
+    log = (
+        "[CX-1]\nDate: 2031-06-01\nOrder: PO-88\n"
+        "Status: cancelled by the supplier because the model was discontinued.\n\n"
+        "[CX-2]\nDate: 2031-06-03\nOrder: PO-91\nStatus: shipped in full."
+    )
+
+    def nearest_the_code(query: str, texts: Sequence[str]) -> list[float]:
+        return [0.95 if t == "Order: PO-88" else 0.8 if "cancelled" in t else 0.7 for t in texts]
+
+    question = "Why was order PO-88 cancelled?"
+    reading = rd.read(question, question, "", [_item(1, log)], similarity=nearest_the_code)
+    assert reading is not None and reading.unit.text.startswith("Status: cancelled")
+    assert reading.score >= PARAMS.reader_min_score
 
 
 def test_how_many_of_a_named_part_is_no_count_of_the_entries_naming_it(tmp_path: Path) -> None:
