@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from graph.offline import OfflineReasoner
+from graph.protocols import EvidenceItem
 from hopwise.app import Hopwise, open_store
 from hopwise.settings import Settings
 from ingest.pipeline import ingest_bytes
@@ -26,3 +27,14 @@ def offline_app(
         yield Hopwise(settings, store, OfflineReasoner())
     finally:
         store.close()
+
+
+def evidence(n: int, text: str, source: str) -> EvidenceItem:
+    """A numbered passage of `source`, as the answer step receives it."""
+    return EvidenceItem(n=n, chunk_id=f"c{n}", title=source, source=source, text=text)
+
+
+def offline_answer(question: str, *items: EvidenceItem) -> str:
+    """The offline reasoner's whole answer text over the passages, no hops."""
+    parts = OfflineReasoner().answer(question, list(items), [])
+    return "".join(p for p in parts if isinstance(p, str))

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph.offline import OfflineReasoner
 from graph.offline import foreign as fq
-from graph.protocols import EvidenceItem
-from tests.graph.offline_app import offline_app
+from tests.graph.offline_app import evidence, offline_answer, offline_app
 
-R = OfflineReasoner()
 NOTICE = (
     "[RX-31]\nDate: 2031-03-02\nType: DELAY NOTICE\nOrder: PO-88\nPart: QZ-778 x 2\n"
     "Status: delayed; the carrier changed.\nExpected arrival: 2031-03-20"
@@ -20,28 +17,20 @@ OTHER = "[RX-32]\nDate: 2031-03-05\nType: ACKNOWLEDGEMENT\nOrder: PO-91\nPart: Q
 STOCK_ZH = "备件号 | 名称 | 库存\nQZ-778 | 冷却泵 | 0"
 
 
-def _item(n: int, text: str, source: str) -> EvidenceItem:
-    return EvidenceItem(n=n, chunk_id=f"c{n}", title=source, source=source, text=text)
-
-
-def _answer(question: str, *items: EvidenceItem) -> str:
-    return "".join(p for p in R.answer(question, list(items), []) if isinstance(p, str))
-
-
 def test_the_named_record_is_quoted_by_its_dates_with_gaps_marked() -> None:
-    items = [_item(1, NOTICE + "\n\n" + OTHER, "notices.txt"), _item(2, STOCK_ZH, "库存.md")]
+    items = [evidence(1, NOTICE + "\n\n" + OTHER, "notices.txt"), evidence(2, STOCK_ZH, "库存.md")]
     found = fq.quote("QZ-778 预计什么时候到货？", items, "date")
     assert found is not None and found.n == 1
     assert found.text == (
         "[RX-31] Date: 2031-03-02 … Part: QZ-778 x 2 … Expected arrival: 2031-03-20"
     )
-    first = _answer("QZ-778 预计什么时候到货？", *items).splitlines()[0]
+    first = offline_answer("QZ-778 预计什么时候到货？", *items).splitlines()[0]
     assert first == f"文档原文：“{found.text}” [1]"  # quoted, never '答案：'
 
 
 def test_amounts_for_how_much() -> None:
     invoice = "[INV-5]\nIssued: 2031-04-01\nItem: QZ-778\nNet amount: 1,200 CNY\nTax: 156 CNY"
-    found = fq.quote("QZ-778 的发票金额是多少？", [_item(1, invoice, "inv.txt")], "number")
+    found = fq.quote("QZ-778 的发票金额是多少？", [evidence(1, invoice, "inv.txt")], "number")
     assert (
         found is not None and "Net amount: 1,200 CNY" in found.text and "Tax: 156 CNY" in found.text
     )
@@ -49,13 +38,15 @@ def test_amounts_for_how_much() -> None:
 
 
 def test_no_quote_when_the_reader_has_words_to_judge_by_or_the_code_is_ambiguous() -> None:
-    notice = _item(1, NOTICE, "notices.txt")
+    notice = evidence(1, NOTICE, "notices.txt")
     assert fq.quote("When is QZ-778 expected to arrive?", [notice], "date") is None  # same language
-    twice = _item(2, NOTICE.replace("RX-31", "RX-40").replace("2031-03-20", "2031-04-09"), "b.txt")
+    twice = evidence(
+        2, NOTICE.replace("RX-31", "RX-40").replace("2031-03-20", "2031-04-09"), "b.txt"
+    )
     assert fq.quote("QZ-778 预计什么时候到货？", [notice, twice], "date") is None  # two records
     assert fq.quote("预计什么时候到货？", [notice], "date") is None  # no code named
     assert fq.quote("QZ-778 是谁负责的？", [notice], "person") is None  # not a date or amount
-    dated_zh = _item(3, "备件号 | 预计到货\nQZ-778 | 2031-03-22", "到货.md")
+    dated_zh = evidence(3, "备件号 | 预计到货\nQZ-778 | 2031-03-22", "到货.md")
     assert fq.quote("QZ-778 预计什么时候到货？", [notice, dated_zh], "date") is None
 
 

@@ -3,27 +3,17 @@ record that shares a value with it answers a two-step question, in either langua
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline import records as recs
 from graph.protocols import EvidenceItem
-
-R = OfflineReasoner()
+from tests.graph.offline_app import evidence, offline_answer
 
 UNITS = "Unit | Kind | Site\nKX-100 | pump | Harbour yard\nKX-200 | crane | North yard"
 SITES = "Site | Contact | Phone\nHarbour yard | Ada Moss | 6623\nNorth yard | Ben Ruiz | 7781"
 LOG = "[TK-7]\nOpened: 2031-02-03\nUnit: KX-200\nEngineer: Ben Ruiz\nClosed: 2031-02-05"
 
 
-def _item(n: int, text: str, source: str) -> EvidenceItem:
-    return EvidenceItem(n=n, chunk_id=f"c{n}", title=source, source=source, text=text)
-
-
-def _answer(question: str, *items: EvidenceItem) -> str:
-    return "".join(p for p in R.answer(question, list(items), []) if isinstance(p, str))
-
-
 def test_rows_and_field_blocks_are_records() -> None:
-    found = recs.records([_item(1, UNITS, "units.md"), _item(2, LOG, "log.txt")])
+    found = recs.records([evidence(1, UNITS, "units.md"), evidence(2, LOG, "log.txt")])
     assert [r.values() for r in found] == [
         ["KX-100", "pump", "Harbour yard"],
         ["KX-200", "crane", "North yard"],
@@ -32,14 +22,14 @@ def test_rows_and_field_blocks_are_records() -> None:
 
 
 def test_the_asked_field_is_followed_through_the_value_two_records_share() -> None:
-    items = [_item(1, UNITS, "units.md"), _item(2, SITES, "sites.md")]
-    text = _answer("Who is the contact for the site of KX-200?", *items)
+    items = [evidence(1, UNITS, "units.md"), evidence(2, SITES, "sites.md")]
+    text = offline_answer("Who is the contact for the site of KX-200?", *items)
     lines = text.splitlines()
     assert lines[0] == "Answer: Ben Ruiz [2]"
     assert "Unit: KX-200" in lines[3] and "Site: North yard; Contact: Ben Ruiz" in lines[4]
-    renamed = [_item(1, UNITS.replace("North yard", "Quay 9"), "u.md"),
-               _item(2, SITES.replace("North yard", "Quay 9"), "s.md")]  # fmt: skip
-    assert _answer("Who is the contact for the site of KX-200?", *renamed).startswith(
+    renamed = [evidence(1, UNITS.replace("North yard", "Quay 9"), "u.md"),
+               evidence(2, SITES.replace("North yard", "Quay 9"), "s.md")]  # fmt: skip
+    assert offline_answer("Who is the contact for the site of KX-200?", *renamed).startswith(
         "Answer: Ben Ruiz [2]"
     )
 
@@ -47,8 +37,10 @@ def test_the_asked_field_is_followed_through_the_value_two_records_share() -> No
 def test_a_join_in_chinese_from_a_log_entry_to_a_roster() -> None:
     log = "[GD-9]\n设备：KX-200\n派单：E-1001 岳知秋\n到场：2031-02-03 23:10"
     roster = "工号 | 姓名 | 职级\nE-1001 | 岳知秋 | L4\nE-1002 | 程远 | L2"
-    text = _answer(
-        "GD-9 的派单工程师是什么职级？", _item(1, log, "工单.txt"), _item(2, roster, "名册.md")
+    text = offline_answer(
+        "GD-9 的派单工程师是什么职级？",
+        evidence(1, log, "工单.txt"),
+        evidence(2, roster, "名册.md"),
     )
     assert text.startswith("答案：L4 [2]")
 
@@ -58,7 +50,7 @@ def test_a_field_named_only_where_the_subject_is_described_is_not_the_asked_one(
     other = "Unit | Closed\nKX-200 | 2031-03-01"
     found = recs.join(
         "After TK-7 closed late, when did we file the claim?",
-        [_item(1, log, "log.txt"), _item(2, other, "units.md")],
+        [evidence(1, log, "log.txt"), evidence(2, other, "units.md")],
     )
     assert found is None
     assert recs.asked_clause("KX-9 那次修复超时，我们是哪天递交申请的？") == "我们是哪天递交申请的"
@@ -66,7 +58,7 @@ def test_a_field_named_only_where_the_subject_is_described_is_not_the_asked_one(
 
 def test_two_different_answers_make_no_join() -> None:
     twice = SITES + "\nNorth yard | Cy Park | 9000"
-    items = [_item(1, UNITS, "units.md"), _item(2, twice, "sites.md")]
+    items = [evidence(1, UNITS, "units.md"), evidence(2, twice, "sites.md")]
     assert recs.join("Who is the contact for the site of KX-200?", items) is None
 
 
@@ -77,7 +69,7 @@ PLAN = (
 
 
 def test_a_total_sums_the_asked_column_over_the_rows_the_question_names() -> None:
-    text = _answer(
+    text = offline_answer(
         "How many hours of downtime in total for the units of Ada Moss?",
         EvidenceItem(n=1, chunk_id="p", source="plan.md", text=PLAN),
     )
