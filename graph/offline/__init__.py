@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from graph import text as tx
 from graph.offline import answer as ans
 from graph.offline import bridge as br
+from graph.offline import crossread as xr
 from graph.offline import evidence as ev
 from graph.offline import foreign as fq
 from graph.offline import reader as rd
@@ -311,6 +312,14 @@ def compose_answer(
             lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
             lines.append(f"{lead}“{crossed.text}” [{crossed.n}]")
             path.append((crossed.n, crossed.record.shown))
+            found_any = True
+            continue
+        unanswered = reading is None or (not reading.span and asks in ("date", "number"))
+        asked_part = question if len(parts) == 1 else part
+        across = xr.read_across(asked_part, pool, asks, similarity, params) if unanswered else None
+        if across is not None:  # nothing in the question's language has the asked value
+            lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
+            lines.append(f"{lead}“{across.unit.shown()}” [{across.unit.n}]")
             found_any = True
             continue
         if reading is None:

@@ -79,6 +79,7 @@ class OfflineParams:
     lead_coverage: float = 0.5  # of the asked clause's words the record reached must hold
     foreign_record_values: int = 3  # a record in the other language is quoted by at most this many
     reader_name_chars: tuple[int, int] = (3, 24)  # a cell or field value this long may be a name
+    cross_read_margin: float = 0.02  # cosine by which the other language's unit must lead
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context
     reader_not_a_value: float = 0.3  # kept by a cell with no value of the asked kind
