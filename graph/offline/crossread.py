@@ -13,9 +13,7 @@ that kind the question does not give.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -115,12 +113,6 @@ def read_across(
     ranked = sorted(zip(sims, range(len(found)), found, strict=True), key=lambda x: (-x[0], x[1]))
     best, _, unit = ranked[0]
     margin = best - ranked[1][0] if len(ranked) > 1 else 1.0
-    if os.environ.get("HOPWISE_DEBUG_CROSS"):
-        for s, _, u in ranked[:4]:
-            print(f"   CROSS {s:.4f} {u.shown()[:140]!r}", file=sys.stderr)
-        print(
-            f"   CROSS margin {margin:.4f} n={len(found)} tokens={sorted(tokens)}", file=sys.stderr
-        )
     if margin < params.cross_read_margin:
         return None
     return CrossReading(unit, best, margin)
