@@ -94,9 +94,14 @@ def _renumbered(match: re.Match[str], new_id: dict[int, int]) -> str:
     return "" if k is None else f"#{k}"
 
 
+_IRREGULAR = {form: base for base, forms in lexicon.table("en_irregular_verbs") for form in forms}
+
+
 def stem(word: str) -> str:
-    """A light English stemmer: enough to match 'films'/'film', 'directed'/'director'."""
+    """A light English stemmer: enough to match 'films'/'film', 'directed'/'director', and
+    an irregular verb's forms with its base ('led'/'leads')."""
     w = word.lower()
+    w = _IRREGULAR.get(w, w)
     if len(w) <= 4 or not w.isalpha():
         return w
     if len(w) > 6 and w.endswith(("ors", "ers")):

@@ -89,7 +89,8 @@ class OfflineReasoner:
         for k in dict.fromkeys(tx.placeholder_ids(sub_question)) or [len(earlier)]:
             hop = earlier[k - 1] if 0 < k <= len(earlier) else earlier[-1]
             hits = [e for e in evidence if e.chunk_id] or hop.top_hits
-            found = br.candidates(hop, hits, "", self.params)  # type: ignore[arg-type]
+            named = br.named_by_hop(hop, hits)  # type: ignore[arg-type]
+            found = [named] if named else br.candidates(hop, hits, "", self.params)  # type: ignore[arg-type]
             entities[k] = found[: self.params.bridge_beam]
             shown += [{"for": f"#{k}", **c.why()} for c in found[:5]]
         if not any(entities.values()):

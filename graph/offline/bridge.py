@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graph import text as tx
+from graph.offline.decompose import is_noun
 from graph.offline.evidence import nearness
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import HopView
@@ -90,6 +91,30 @@ def candidates(
             cand.score *= params.bridge_question_weight
     ranked = sorted(found.values(), key=lambda c: -c.score)
     return _distinct(ranked)
+
+
+def named_by_hop(hop: HopView, hits: Sequence[Hit]) -> Candidate | None:
+    """A hop that asked for a bare name and a noun ('Logistics Apps team?', from 'Who leads
+    the Logistics Apps team?') found its entity when a passage says those very words: the
+    noun is part of the name, not another thing to find ('the Orlen performer' is a person
+    no passage calls that). None for a hop that asks anything more (a question word, 'of',
+    'that', a placeholder)."""
+    phrase = hop.sub_question.strip().rstrip("?？").strip()
+    phrase = re.sub(r"^(?:the|a|an)\s+", "", phrase, flags=re.IGNORECASE)
+    words = tx.words(phrase)
+    if (
+        len(words) < 2
+        or tx.has_cjk(phrase)
+        or tx.PLACEHOLDER_RE.search(phrase)
+        or not all(is_noun(w) for w in words)  # 'Ari Vatanen born' asks for a date
+    ):
+        return None
+    pattern = re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", re.IGNORECASE)
+    for rank, hit in enumerate(hits, start=1):
+        found = pattern.search(f"{hit.title}\n{hit.text}")
+        if found:
+            return Candidate(text=found.group(0), score=1.0, hits={rank}, in_question=True)
+    return None
 
 
 def next_query(sub_question: str, entity: str, params: OfflineParams = PARAMS) -> str:

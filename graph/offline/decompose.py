@@ -316,7 +316,7 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     pos, end = anchor
     noun = re.match(r"\s+([a-z][\w-]*)(?=\s|$)", body[end:])
     starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
-    if noun and _is_noun(noun.group(1)) and re.search(r"\bthe\s+$", body[:pos], re.I):
+    if noun and is_noun(noun.group(1)) and re.search(r"\bthe\s+$", body[:pos], re.I):
         end += noun.end()  # 'the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
         starts.append(re.search(r"\bthe\s+$", body[:pos], re.I).start())  # type: ignore[union-attr]
     possessive = _possessed(body[end:])
@@ -365,7 +365,7 @@ def _possessed(rest: str) -> tuple[str, int] | None:
     if not lead:
         return None
     end, words = lead.end(), []
-    while (word := _NEXT_WORD_RE.match(rest, end)) and _is_noun(word.group(1)):
+    while (word := _NEXT_WORD_RE.match(rest, end)) and is_noun(word.group(1)):
         words.append(word.group(1))
         end = word.end()
     if not words:
@@ -377,7 +377,7 @@ def _possessed(rest: str) -> tuple[str, int] | None:
     return " ".join(words), end
 
 
-def _is_noun(word: str) -> bool:
+def is_noun(word: str) -> bool:
     """Not a function word, auxiliary, participle or preposition: a head noun."""
     w = word.lower()
     return not (

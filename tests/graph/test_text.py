@@ -204,3 +204,11 @@ def test_prompt_rule_degraded_note_and_offline_notes_follow_one_detector() -> No
         assert (P.language_rule(question) == P.LANGUAGE_ZH) is zh, question
         assert degraded_note(question).startswith("（注意") is zh, question
         assert direct_reply(question).startswith("离线模式") is zh, question
+
+
+def test_irregular_verb_forms_stem_with_their_base() -> None:
+    assert tx.stem("led") == tx.stem("leads") == tx.stem("leading")
+    assert tx.stem("written") == tx.stem("wrote") == tx.stem("writes")
+    assert tx.stem("held") == tx.stem("holds")
+    # a form that is also another verb's base keeps its own stem: 'found' / 'founded'
+    assert tx.stem("found") == tx.stem("founded") != tx.stem("finds")

@@ -1,0 +1,69 @@
+"""'Who leads the Harbor Analytics team?' names one team: the decomposition's first step
+('Harbor Analytics team?') is resolved by the passage that says those very words, not by the
+best other team its passages name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graph.offline import bridge as br
+from graph.protocols import HopView
+from ingest.models import Hit
+from tests.graph.offline_app import offline_app
+
+POLICY = """# Team charter
+
+## Teams
+
+The Quarry Billing team is led by Ottilie Brandt.
+The Harbor Analytics team is led by Samir Oduya.
+The Lantern Support team is led by Wen Hollis.
+
+## Systems
+
+The Ledgerline invoicing system is owned by the Quarry Billing team.
+The Tidewatch dashboard is owned by the Harbor Analytics team.
+"""
+
+
+def _hit(text: str) -> Hit:
+    return Hit(
+        chunk_id="c1", doc_id="d", title="charter", source="charter.md", text=text, score=1.0
+    )
+
+
+def _hop(sub_question: str) -> HopView:
+    return HopView(sub_question=sub_question, query=sub_question)
+
+
+def test_a_bare_name_and_noun_the_passage_says_is_the_entity() -> None:
+    hits = [
+        _hit(
+            "The Quarry Billing team is led by Ottilie Brandt. The Harbor Analytics team is led by Samir Oduya."
+        )
+    ]
+    found = br.named_by_hop(_hop("Harbor Analytics team?"), hits)
+    assert found is not None and found.text == "Harbor Analytics team"
+
+
+def test_not_for_a_hop_that_asks_more_or_words_no_passage_says() -> None:
+    hits = [
+        _hit("The Harbor Analytics team is led by Samir Oduya. Samir Oduya was born in Lisbon.")
+    ]
+    assert br.named_by_hop(_hop("team that owns the Tidewatch dashboard?"), hits) is None
+    assert br.named_by_hop(_hop("director of Harbor Analytics?"), hits) is None
+    assert br.named_by_hop(_hop("Samir Oduya born?"), hits) is None  # asks for a date
+    assert br.named_by_hop(_hop("Tidewatch performer?"), hits) is None  # not said: to find
+    assert br.named_by_hop(_hop("#1 team?"), hits) is None
+
+
+def test_the_named_team_s_lead_is_the_answer(tmp_path: Path) -> None:
+    with offline_app(tmp_path, {"charter.md": POLICY}) as app:
+        for team, lead in (("Harbor Analytics", "Samir Oduya"), ("Lantern Support", "Wen Hollis")):
+            first = app.ask(f"Who leads the {team} team?", web=False).answer.splitlines()[0]
+            assert lead in first, first
+            assert not any(
+                other in first
+                for other in ("Ottilie Brandt", "Samir Oduya", "Wen Hollis")
+                if other != lead
+            )
