@@ -429,6 +429,15 @@ def _names(sources: Sequence[str]) -> str:
     return " and ".join(unique) if len(unique) < 3 else f"{unique[0]}, {unique[1]} and {unique[2]}"
 
 
+def _in_words(sub_question: str, entity: str) -> str:
+    """'#1' is engineers' shorthand: the entity it stood for, or which step found it."""
+
+    def said(m: re.Match[str]) -> str:
+        return entity or f"what step {m.group(1)} found"
+
+    return re.sub(r"#(\d+)", said, sub_question)
+
+
 def plain_summary(result: QuestionResult) -> str:
     """How the answer was found, in one paragraph for people who do not read the tables below:
     what was searched for at each step, where it was found, whether that was judged enough,
@@ -453,7 +462,8 @@ def plain_summary(result: QuestionResult) -> str:
             found = f"the closest passages were in {_names([h.source for h in hop.hits[:2]])}"
         else:
             found = "found nothing"
-        said.append(f"{step} searched for {_quoted(hop.sub_question)}{using}; {found}.")
+        asked = _in_words(hop.sub_question, bridge if hop.bridged else "")
+        said.append(f"{step} searched for {_quoted(asked)}{using}; {found}.")
     verdict = result.evaluation
     if verdict.enough:
         said.append("That was judged enough to answer.")

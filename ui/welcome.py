@@ -42,9 +42,11 @@ HEADING_TEMPLATES = {
     "en": "What does “{title}” say about “{heading}”?",
     "zh": "《{title}》中关于“{heading}”是怎么说的？",
 }
-EXAMPLE_DOCS = 4  # the newest readable documents whose headings are tried
+EXAMPLE_DOCS = 4  # the newest readable documents with headings whose headings are tried
+EXAMPLE_SCAN = 12  # documents looked at for those
 CANDIDATES = 6  # questions checked at most (each is one offline run, ~1 s)
 MAX_KEPT = 256  # knowledge-base states x group sets remembered
+REPEATED_SHARE = 0.6  # a heading with this share of its words in the title repeats it
 CONFIDENT = ("short", "quote")  # graph.result.answer_kind values that count as an answer
 
 
@@ -65,7 +67,7 @@ def heading_questions(docs: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[i
         headings: list[str] = []
         for path in paths:
             heading = " ".join(re.split(r"\s*>\s*", path)[-1].split())
-            topic = 2 <= len(heading) <= TITLE_CLIP and heading.casefold() != title.casefold()
+            topic = 2 <= len(heading) <= TITLE_CLIP and not _repeats(heading, title)
             if topic and heading not in headings:
                 headings.append(heading)
         per_doc.append(headings)
@@ -79,19 +81,39 @@ def heading_questions(docs: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[i
     return out
 
 
+def _repeats(heading: str, title: str) -> bool:
+    """The heading mostly says the title again ('SNB22 chemical composition' under 'SNB22 -
+    Datasheet, chemical composition'): no topic of its own to ask about."""
+    said = set(re.findall(r"\w+", title.casefold()))
+    words = re.findall(r"\w+", heading.casefold())
+    if language_of(heading) == "zh":  # Chinese runs are one \w+ token: compare characters
+        said, words = set("".join(said)), list("".join(words))
+    return not words or sum(w in said for w in words) >= REPEATED_SHARE * len(words)
+
+
 def _clip(title: str) -> str:
+    """At most TITLE_CLIP characters, cut between words when a space is near the end."""
     title = " ".join(title.split())
-    return title if len(title) <= TITLE_CLIP else title[: TITLE_CLIP - 1] + "…"
+    if len(title) <= TITLE_CLIP:
+        return title
+    cut = title[: TITLE_CLIP - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= TITLE_CLIP // 2 else cut).rstrip(" ,;:-–—") + "…"
 
 
 def checked_examples(runner: Any, docs: Sequence[DocumentInfo], groups: Sequence[str]) -> list[str]:
     """Up to three heading questions that offline reasoning answers (stated or quoted) from the
     document they are about; [] when none does. Runs CANDIDATES offline questions at most."""
-    picked = docs[:EXAMPLE_DOCS]
-    sections = []
-    for doc in picked:
-        chunks = sorted(runner.document_chunks(doc), key=lambda c: c.start_char)
-        sections.append((doc.title or doc.source, [c.section_path for c in chunks]))
+    picked: list[DocumentInfo] = []
+    sections: list[tuple[str, list[str]]] = []
+    for doc in docs[:EXAMPLE_SCAN]:  # the newest with a heading to ask about (a batch of
+        chunks = sorted(runner.document_chunks(doc), key=lambda c: c.start_char)  # uploads is
+        titled = (doc.title or doc.source, [c.section_path for c in chunks])  # all 'newest')
+        if heading_questions([titled]):
+            picked.append(doc)
+            sections.append(titled)
+        if len(picked) == EXAMPLE_DOCS:
+            break
     found: list[str] = []
     for index, question in heading_questions(sections)[:CANDIDATES]:
         result = runner.try_offline(question, groups)

@@ -285,6 +285,18 @@ def test_the_plain_summary_tells_the_path_in_words() -> None:
     assert plain_summary(simple) == "Answered directly: this question did not need the documents."
 
 
+def test_the_plain_summary_says_the_entity_where_the_step_wrote_a_placeholder() -> None:
+    from ui.formatting import plain_summary
+
+    result = chain_result()
+    result.hops[1].sub_question = "Who leads #1?"
+    text = plain_summary(result)
+    assert "Then searched for “Who leads Ledger team?”, using “Ledger team”" in text
+    assert "#1" not in text
+    result.hops[1].bridged = False
+    assert "Then searched for “Who leads what step 1 found?”" in plain_summary(result)
+
+
 def test_the_plain_summary_says_what_the_claim_check_found_in_plain_words() -> None:
     from ui.formatting import plain_summary
 

@@ -138,3 +138,25 @@ def test_the_first_screen_goes_as_soon_as_a_question_is_typed(kb: Path) -> None:
     assert_no_exception(at)
     assert "Try one of these" not in texts(at)  # the run that answers draws no first screen
     assert [m for m in at.chat_message if m.name == "assistant"]
+
+
+def test_a_heading_that_repeats_the_title_is_no_topic_and_long_titles_cut_between_words() -> None:
+    title = "QX-7 valve - Datasheet, Pressure ratings, Materials and Standards of the range"
+    docs = [(title, [f"{title} > QX-7 valve pressure ratings", f"{title} > Installation"])]
+    [(index, question)] = heading_questions(docs)
+    assert index == 0 and question.endswith("say about “Installation”?")
+    assert "“QX-7 valve - Datasheet, Pressure ratings, Materials and…”" in question
+    zh = [("设备保养手册", ["设备保养手册 > 保养手册", "设备保养手册 > 季度检查"])]
+    assert [q for _, q in heading_questions(zh)] == ["《设备保养手册》中关于“季度检查”是怎么说的？"]
+
+
+def test_documents_without_a_heading_to_ask_about_leave_room_for_older_ones() -> None:
+    flat = [doc(f"scan-{i}", ["all"], 10 + i) for i in range(5)]  # newest: no headings
+    docs = [*flat, doc("Fleet upkeep", ["all"], 1)]
+    runner = Answers(
+        {**{d.doc_id: [""] for d in flat}, "Fleet upkeep": ["Fleet upkeep > Tyres"]},
+        {"What does “Fleet upkeep” say about “Tyres”?": ("Answer: 20,000 km [1]", "Fleet upkeep")},
+    )
+    assert checked_examples(runner, docs, ["all"]) == [
+        "What does “Fleet upkeep” say about “Tyres”?"
+    ]
