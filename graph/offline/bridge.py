@@ -57,11 +57,14 @@ def candidates(
     found: dict[str, Candidate] = {}
     titles = {_PAREN_RE.sub("", h.title).strip().lower() for h in hits[: params.bridge_hits]}
     anchor = _anchor_terms(hop, hits)
+    told = _anchored_telling(anchor, relation, hits[: params.bridge_hits], asked_terms)
     for rank, hit in enumerate(hits[: params.bridge_hits], start=1):
         weight = _aboutness(anchor, hit, params) / math.sqrt(rank)
         for i, sentence in enumerate(_sentences(hit)):
             sentence_terms = tx.term_set(sentence)
             rel_here = len(relation & sentence_terms)
+            if told and not anchor <= sentence_terms:
+                rel_here = 0  # a sentence beside the one that says it, about something else
             for name in _names(sentence, hit, i):
                 terms = tx.term_set(name)
                 if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
@@ -146,6 +149,24 @@ def _cue_words(sub_question: str) -> set[str]:
 def _cued(sentence: str, name: str, cue: set[str]) -> bool:
     m = re.search(r"(\w+)\s+(?:the\s+)?" + re.escape(name), sentence)
     return m is not None and m.group(1).lower() in cue
+
+
+def _anchored_telling(
+    anchor: set[str], relation: set[str], hits: Sequence[Hit], asked_terms: set[str]
+) -> bool:
+    """Some sentence names the hop's anchor, a word of what is asked and another name: that
+    sentence says it ('The Dill Gateway API is owned by the Edge Services team'), and a
+    neighbour that only shares the relation ('The Brine Ledger … is owned by …') does not."""
+    if not anchor or not relation:
+        return False
+    for hit in hits:
+        for i, sentence in enumerate(_sentences(hit)):
+            terms = tx.term_set(sentence)
+            if anchor <= terms and relation & terms:
+                others = [n for n in _names(sentence, hit, i) if not tx.term_set(n) <= asked_terms]
+                if others:
+                    return True
+    return False
 
 
 def _relation_text(sub_question: str, query: str) -> str:

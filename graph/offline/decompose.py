@@ -16,6 +16,7 @@ Everything else is one sub-question: the whole question.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from graph import text as tx
 from graph.offline.params import PARAMS, OfflineParams
@@ -457,6 +458,24 @@ _ZH_DESCRIBED_RE = re.compile(
 )
 
 
+# 'X 由哪个团队负责？该团队的负责人是谁？': 'that team' is what the question before asked for
+_ZH_CLASSIFIER = "(?:一)?(?:个|家|位|台|项|条|张|份|只|名)?"
+_ZH_THAT_RE = re.compile(rf"^(?:该|此|这|那){_ZH_CLASSIFIER}(?P<noun>[{tx.CJK}]{{1,4}})的")
+
+
+def _zh_that(clause: str, earlier: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
+    """A clause that opens with 'that N' (该团队的…) when an earlier clause asked which N
+    (哪个团队): the clause with '#k' for it, k the earlier clause's last part; else None."""
+    that = _ZH_THAT_RE.match(clause)
+    if that is None:
+        return None
+    asked = re.compile(rf"哪{_ZH_CLASSIFIER}{re.escape(that.group('noun'))}")
+    for text, last in reversed(earlier):
+        if asked.search(text):
+            return f"#{last}的{clause[that.end():]}", last
+    return None
+
+
 def _zh(q: str, params: OfflineParams) -> list[Part]:
     clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
     clauses = [c for c in clauses if tx.tokenize(MASK_RE.sub(" ", c)) or MASK_RE.search(c)]
@@ -466,11 +485,17 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
         described = bool(subject) and bool(_ZH_DESCRIBED_RE.search(clauses[0]))
         asking = [bool(_ZH_QUESTION_RE.search(c)) for c in clauses]
         parts: list[Part] = []
+        asked: list[tuple[str, int]] = []  # each question clause and its last part's number
         for i, clause in enumerate(clauses):
             if subject and i == 0:
                 continue
             if any(asking) and not asking[i]:
                 continue  # a statement among questions sets the scene ('远程搞不定'), asks nothing
+            pointed = _zh_that(clause, asked)
+            if pointed is not None:  # '该团队的负责人是谁': the team the clause before found
+                parts.append(pointed)
+                asked.append((clause, len(parts)))
+                continue
             own = MASK_RE.search(clause) and not described  # it names its own subject
             borrowed = bool(subject) and not own and subject not in clause
             if borrowed:
@@ -480,6 +505,7 @@ def _zh(q: str, params: OfflineParams) -> list[Part]:
                 if borrowed and chain and _ends_in_verb(chain[0][0]):
                     chain = None  # '…不同意推迟，给出的理由是什么': the reason given, one question
                 parts += _shift(chain or [(piece, None)], len(parts))
+            asked.append((clause, len(parts)))
         if parts:
             return parts
     parts = []

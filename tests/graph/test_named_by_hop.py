@@ -22,7 +22,8 @@ The Lantern Support team is led by Wen Hollis.
 ## Systems
 
 The Ledgerline invoicing system is owned by the Quarry Billing team.
-The Tidewatch dashboard is owned by the Harbor Analytics team.
+The Crateview warehouse scanner is owned by the Lantern Support team.
+The Tidewatch Relay API is owned by the Harbor Analytics team.
 """
 
 
@@ -67,3 +68,34 @@ def test_the_named_team_s_lead_is_the_answer(tmp_path: Path) -> None:
                 for other in ("Ottilie Brandt", "Samir Oduya", "Wen Hollis")
                 if other != lead
             )
+
+
+def test_the_sentence_naming_the_anchor_gives_the_bridge() -> None:
+    """Every sentence says 'is owned by'; only the last names the system asked about."""
+    hits = [_hit(POLICY.split("## Systems")[1].strip())]
+    question = "Which team owns the Tidewatch Relay API?"
+    hop = HopView(sub_question=question, query=question)
+    assert br.candidates(hop, hits)[0].text.startswith("Harbor Analytics")
+
+
+def test_which_team_and_who_leads_that_team(tmp_path: Path) -> None:
+    with offline_app(tmp_path, {"charter.md": POLICY}) as app:
+        result = app.ask(
+            "Which team owns the Tidewatch Relay API, and who leads that team?", web=False
+        )
+    first = result.answer.splitlines()[0]
+    assert "Samir Oduya" in first and "Ottilie Brandt" not in first, first
+
+
+def test_a_chinese_that_team_is_the_team_the_question_before_asked_for() -> None:
+    from graph.offline.decompose import decompose_question
+
+    subs = decompose_question("Tidewatch 看板由哪个团队负责？该团队的负责人是谁？")
+    assert [(s.question, s.depends_on) for s in subs] == [
+        ("Tidewatch 看板由哪个团队负责", None),
+        ("#1的负责人是谁", 1),
+    ]
+    other = decompose_question("哪家供应商提供冷却泵？这家供应商的电话是多少？")
+    assert other[-1].question == "#1的电话是多少" and other[-1].depends_on == 1
+    unrelated = decompose_question("冷却泵由哪个团队负责？该仓库的电话是多少？")
+    assert all(s.depends_on != 1 for s in unrelated)  # 'that warehouse' was never asked for
