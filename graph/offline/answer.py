@@ -200,7 +200,9 @@ def cue_fit(kind: str, sentence: str, span: str, params: OfflineParams = PARAMS)
             return params.cue_match if tag in wanted else params.cue_mismatch
         if wanted and span in tx.cjk_org_names(span):
             return params.cue_org_person if kind == "person" else params.cue_mismatch
-        return 1.0
+        # a Chinese word tagged neither a person's nor an organisation's name ('青瓜脆', a
+        # product in quotes) may still be read for 'who', never stated
+        return params.cue_untagged_person if kind == "person" else 1.0
     m = re.search(r"(\w+)\s+(?:the\s+)?" + re.escape(span), sentence)
     before = m.group(1).lower() if m else ""
     if kind == "place":

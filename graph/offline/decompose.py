@@ -472,7 +472,7 @@ def _zh_that(clause: str, earlier: Sequence[tuple[str, int]]) -> tuple[str, int]
     asked = re.compile(rf"哪{_ZH_CLASSIFIER}{re.escape(that.group('noun'))}")
     for text, last in reversed(earlier):
         if asked.search(text):
-            return f"#{last}的{clause[that.end():]}", last
+            return f"#{last}的{clause[that.end() :]}", last
     return None
 
 

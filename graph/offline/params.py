@@ -50,6 +50,7 @@ class OfflineParams:
     cue_match: float = 1.5  # a span whose cue ('in X', 'by X') or name tag fits the asked kind
     cue_mismatch: float = 0.5  # ... whose cue says it is the other kind
     cue_org_person: float = 1.2  # a company name for 'who'
+    cue_untagged_person: float = 0.9  # a Chinese word with no name tag for 'who': not stated
     span_passages: int = 8  # passages whose sentences offer a span
     span_sentences: int = 6  # sentences of a passage without extracted ones
     span_off_topic: float = 0.2  # kept by a sentence that names none of the question's names

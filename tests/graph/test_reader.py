@@ -459,3 +459,13 @@ def test_a_sentence_that_merely_holds_the_date_asked_is_not_read_as_the_answer()
     paid = _item(1, "Invoice 4471 was paid on 2025-09-30 by the finance office.")
     text = _answer("Who chaired the safety review held on 30 September 2025?", paid)
     assert text.startswith("The documents do not say"), text
+
+
+def test_a_chinese_word_not_tagged_as_a_name_is_never_stated_for_who() -> None:
+    from tests.graph.offline_app import evidence, offline_answer
+
+    plant = evidence(1, "宁安工厂负责生产“甜橙汽”系列饮料，该系列使用高山泉水。", "工厂.md")
+    first = offline_answer("宁安工厂的负责人是谁？", plant).splitlines()[0]
+    assert not first.startswith("答案："), first  # a product, not a person
+    lead = evidence(2, "宁安工厂的厂长是周子墨。", "工厂.md")
+    assert offline_answer("宁安工厂的厂长是谁？", lead).splitlines()[0].startswith("答案：周子墨")
