@@ -8,6 +8,7 @@ import errno
 import functools
 import logging
 import math
+import os
 import re
 import threading
 import warnings
@@ -368,8 +369,37 @@ def lock_held_elsewhere(db: Path) -> bool:
     return False
 
 
+def lock_holder(db: Path) -> str:
+    """Which process holds the lock on an embedded database: 'process 4242: streamlit run
+    ui/app.py', from Linux's /proc/locks and the holder's command line; '' elsewhere or when
+    it cannot be told."""
+    try:
+        inode = os.stat(lock_path(db)).st_ino
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return ""
+    for line in locks.splitlines():
+        fields = line.split()
+        # '1: POSIX  ADVISORY  WRITE 4242 fe:00:2302785 0 EOF'
+        if len(fields) >= 6 and fields[4].isdigit() and fields[5].endswith(f":{inode}"):
+            pid = int(fields[4])
+            if pid == os.getpid():
+                continue
+            try:
+                argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                return f"process {pid}"
+            words = [Path(a.decode(errors="replace")).name if i == 0 else a.decode(errors="replace")
+                     for i, a in enumerate(argv) if a]  # fmt: skip
+            command = " ".join(" ".join(words).split())[:120]
+            return f"process {pid}: {command}" if command else f"process {pid}"
+    return ""
+
+
 def locked_message(uri: str) -> str:
+    holder = lock_holder(Path(uri)) if "://" not in uri else ""
     return (
-        f"the knowledge base at {uri} is open in another process; stop it or use a Milvus "
-        "server via HOPWISE_MILVUS_URI"
+        f"the knowledge base at {uri} is open in another process"
+        f"{f' ({holder})' if holder else ''}; stop it or use a Milvus server via "
+        "HOPWISE_MILVUS_URI"
     )

@@ -176,6 +176,8 @@ def test_database_locked_by_another_process_is_a_clear_error(tmp_path: Path) -> 
             MilvusStore(str(db))
         assert "is open in another process" in str(err.value)
         assert "HOPWISE_MILVUS_URI" in str(err.value)
+        if Path("/proc/locks").exists():  # Linux names the holder
+            assert f"process {holder.pid}: python" in str(err.value), str(err.value)
     finally:
         holder.kill()
         holder.wait()
