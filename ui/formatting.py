@@ -435,7 +435,7 @@ def _in_words(sub_question: str, entity: str) -> str:
     def said(m: re.Match[str]) -> str:
         return entity or f"what step {m.group(1)} found"
 
-    return re.sub(r"#(\d+)", said, sub_question)
+    return PLACEHOLDER_RE.sub(said, sub_question)
 
 
 def plain_summary(result: QuestionResult) -> str:
