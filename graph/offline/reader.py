@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from graph import text as tx
@@ -114,7 +114,7 @@ def units(item: EvidenceItem) -> list[Unit]:
     """The passage's units in order: sentences, field lines, table rows with their headers."""
     out: list[Unit] = []
     where = " ".join(p for p in (item.title, item.section) if p)
-    for block in re.split(r"\n\s*\n", item.text):
+    for block in _lists_joined(re.split(r"\n\s*\n", item.text)):
         lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
         if not lines:
             continue
@@ -147,6 +147,22 @@ def units(item: EvidenceItem) -> list[Unit]:
                 out.append(
                     Unit(sentence, context, item.n, 0, listed=listed if line in items else ())
                 )
+    return out
+
+
+def _lists_joined(blocks: Sequence[str]) -> list[str]:
+    """Blocks in order, a run of list items that each stand alone ('1. Sign in …', '2. Attach
+    …': parsers give every item its own block) joined into the one list they are."""
+    out: list[str] = []
+    listed_before = False
+    for block in blocks:
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        listed = bool(lines) and all(_LIST_RE.match(ln.strip()) for ln in lines)
+        if listed and listed_before:
+            out[-1] = f"{out[-1]}\n{block.strip()}"
+        else:
+            out.append(block)
+        listed_before = listed
     return out
 
 
@@ -250,6 +266,8 @@ def rank_units(
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
+            if unit.listed and kind != "explain":  # the list is the answer to 'how' only:
+                unit = replace(unit, listed=())  # a value is read from its own item
             related = relation == part or holds_relation(relation, unit.context, unit.shown())
             score = _unit_score(part, related, unit, rank, params)
             if elsewhere:
@@ -463,8 +481,10 @@ def read_sentence(
     a lone value of the asked kind, or a name clearly nearer the asked relation than any
     other name of the sentence."""
     given = f"{question} {part}"
+    marker = _LIST_RE.match(unit.text)  # '2. Attach …': the item's number is no amount
+    text = unit.text[marker.end() :] if marker else unit.text
     if kind in ("number", "date"):
-        found = [s for s in spans_of(kind, unit.text) if not _in_question(s, given)]
+        found = [s for s in spans_of(kind, text) if not _in_question(s, given)]
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]

@@ -93,6 +93,11 @@ class _HtmlWalker:
                 self.builder.code(child.get_text())
             elif name == "br":
                 self.buffer.append(" ")
+            elif name == "li":  # its number or bullet, as Markdown writes it: steps stay steps
+                self.flush()
+                self.buffer.append(_marker(child))
+                self.walk(child)
+                self.flush()
             else:
                 block = name in _BLOCK_TAGS
                 if block:
@@ -109,6 +114,18 @@ class _HtmlWalker:
             cells = tr.find_all(["td", "th"], recursive=False)
             rows.append([self.visible_text(cell) for cell in cells])
         return rows
+
+
+def _marker(item: Any) -> str:
+    """'3. ' for the third item of an <ol> (counting from its start), '- ' for any other."""
+    parent = item.parent
+    if parent is None or parent.name != "ol":
+        return "- "
+    try:
+        start = int(str(parent.get("start") or 1))
+    except ValueError:
+        start = 1
+    return f"{start + len(item.find_previous_siblings('li'))}. "
 
 
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?([A-Za-z0-9_\-]+)", re.IGNORECASE)

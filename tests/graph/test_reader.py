@@ -469,3 +469,17 @@ def test_a_chinese_word_not_tagged_as_a_name_is_never_stated_for_who() -> None:
     assert not first.startswith("答案："), first  # a product, not a person
     lead = evidence(2, "宁安工厂的厂长是周子墨。", "工厂.md")
     assert offline_answer("宁安工厂的厂长是谁？", lead).splitlines()[0].startswith("答案：周子墨")
+
+
+def test_steps_that_each_came_as_a_block_are_quoted_as_one_list() -> None:
+    from tests.graph.offline_app import evidence, offline_answer
+
+    steps = evidence(
+        1,
+        "Returns\n\n1. Open a request and enter the serial number.\n\n2. Attach two photos.\n\n"
+        "3. Pack the part and ship it to the depot.\n\nQuestions go to the help desk.",
+        "returns.md",
+    )
+    first = offline_answer("What are the steps to return a part?", steps).splitlines()[0]
+    assert "1. Open a request" in first and "3. Pack the part" in first, first
+    assert "help desk" not in first

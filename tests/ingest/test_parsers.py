@@ -124,8 +124,19 @@ def test_html_drops_scripts_and_hidden_elements(tmp_path: Path) -> None:
     assert "Visible intro text." in doc.text
     rows = [b.text for b in doc.blocks if b.kind == "table"]
     assert rows == ["Item | Price", "Apple | 3", "Pear | 4"]
-    note = next(b for b in doc.blocks if b.text == "Second note.")
+    note = next(b for b in doc.blocks if b.text == "- Second note.")  # a list item stays one
     assert note.section_path == ["Handbook", "Prices", "Notes"]
+
+
+def test_html_list_items_keep_their_numbers_and_bullets() -> None:
+    html = (
+        "<h2>Returns</h2><ol start='2'><li>Open a request.<ul><li>Photos help.</li></ul></li>"
+        "<li>Pack the part.</li></ol><p>Done.</p>"
+    )
+    doc = parse_bytes(html.encode(), "returns.html")
+    assert [b.text for b in doc.blocks] == [
+        "Returns", "2. Open a request.", "- Photos help.", "3. Pack the part.", "Done.",
+    ]  # fmt: skip
 
 
 def test_html_title_tag_when_there_is_no_h1(tmp_path: Path) -> None:
