@@ -332,6 +332,14 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
         )
         end += named.end() if named else 0
         phrase = body[inner_start:pos]
+        closing = _CLOSING_NOUNS_RE.match(body[end:])  # 'that owns the ⟨E⟩ billing system'
+        if (
+            closing
+            and re.search(r"\b(?:that|which|who)\b", phrase)
+            and re.search(r"\bthe\s+$", phrase)
+            and all(is_noun(w) or w.endswith("ing") for w in closing.group(0).split())
+        ):
+            end += closing.end()  # the name's own nouns end the question: the inner hop's
         open_clause = _relative(phrase) and not _CLAUSE_VERB_RE.search(phrase)
         tail = _VERB_GROUP_RE.match(body[end:]) if open_clause else None
         inner_end = end + (tail.end() if tail else 0)
@@ -356,6 +364,7 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
 
 
 _NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]*)")
+_CLOSING_NOUNS_RE = re.compile(r"(?:\s+[a-z][\w-]*){1,3}$")
 _OF_WORD_RE = re.compile(r"\s+of\s+[a-z][\w-]*")
 
 

@@ -99,3 +99,21 @@ def test_a_chinese_that_team_is_the_team_the_question_before_asked_for() -> None
     assert other[-1].question == "#1的电话是多少" and other[-1].depends_on == 1
     unrelated = decompose_question("冷却泵由哪个团队负责？该仓库的电话是多少？")
     assert all(s.depends_on != 1 for s in unrelated)  # 'that warehouse' was never asked for
+
+
+def test_the_nouns_after_a_name_in_a_relative_clause_stay_with_it(tmp_path: Path) -> None:
+    from graph.offline.decompose import decompose_question
+
+    subs = decompose_question("Who leads the team that owns the Ledgerline invoicing system?")
+    assert [s.question for s in subs] == [
+        "team that owns the Ledgerline invoicing system?",
+        "Who leads #1?",
+    ]
+    # not over a verb that closes the question, nor outside a relative clause
+    assert decompose_question("When did the director of film Quorra Nights die?")[-1].question == (
+        "When did #1 die?"
+    )
+    with offline_app(tmp_path, {"charter.md": POLICY}) as app:
+        answer = app.ask("Who leads the team that owns the Ledgerline invoicing system?", web=False)
+    first = answer.answer.splitlines()[0]
+    assert "Ottilie Brandt" in first and "Samir Oduya" not in first, first
