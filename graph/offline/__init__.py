@@ -310,8 +310,7 @@ def compose_answer(
         single = reading is None and len(parts) == 1
         crossed = fq.quote(question, pool, asks, params) if single else None
         if crossed is not None:  # the named record, in the other language: its typed values
-            lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
-            lines.append(f"{lead}“{crossed.text}” [{crossed.n}]")
+            lines.append(_quote_line(crossed.text, crossed.n, zh))
             path.append((crossed.n, crossed.record.shown))
             found_any = True
             continue
@@ -319,8 +318,7 @@ def compose_answer(
         asked_part = question if len(parts) == 1 else part
         across = xr.read_across(asked_part, pool, asks, similarity, params) if unanswered else None
         if across is not None:  # nothing in the question's language has the asked value
-            lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
-            lines.append(f"{lead}“{across.unit.shown()}” [{across.unit.n}]")
+            lines.append(_quote_line(across.shown(), across.n, zh))
             found_any = True
             continue
         if reading is None:
@@ -341,8 +339,7 @@ def compose_answer(
         else:
             used.add(reading.unit.text)
             quote = rd.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
-            lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
-            lines.append(f"{lead}“{quote}” [{reading.unit.n}]")
+            lines.append(_quote_line(quote, reading.unit.n, zh))
     yield "\n".join(dict.fromkeys(lines)) + "\n"  # parts read the same way say it once
     if not found_any and missing:
         lead = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
@@ -404,6 +401,12 @@ def _readable(part: str) -> str:
     """The words of a part: a Markdown link as its text; images and addresses dropped."""
     words = _URL_RE.sub(" ", _LINK_RE.sub(r"\1", _IMAGE_RE.sub(" ", part)))
     return tx.normalize_space(words) or part
+
+
+def _quote_line(text: str, n: int, zh: bool) -> str:
+    """A first line that quotes the documents verbatim, never stating an answer."""
+    lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
+    return f"{lead}“{text}” [{n}]"
 
 
 def _not_said(what: str, zh: bool) -> str:

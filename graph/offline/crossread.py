@@ -15,21 +15,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from graph import text as tx
 from graph.offline import reader as rd
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import spans_of
 from graph.protocols import EvidenceItem
-
-
-@dataclass(frozen=True)
-class CrossReading:
-    unit: rd.Unit
-    similarity: float
-    margin: float  # cosine over the next candidate of the other language
-
 
 _NUMBER_RE = re.compile(r"\d[\d,.:/-]*\d|\d")
 
@@ -94,7 +85,7 @@ def read_across(
     kind: str,
     similarity: rd.Similarity | None,
     params: OfflineParams = PARAMS,
-) -> CrossReading | None:
+) -> rd.Unit | None:
     """The other language's unit nearest the question in meaning, for a question asking a
     date or an amount, when that unit stands out among the other language's candidates by
     `cross_read_margin` and shares a language-free token with the question; else None."""
@@ -112,7 +103,6 @@ def read_across(
         return None
     ranked = sorted(zip(sims, range(len(found)), found, strict=True), key=lambda x: (-x[0], x[1]))
     best, _, unit = ranked[0]
-    margin = best - ranked[1][0] if len(ranked) > 1 else 1.0
-    if margin < params.cross_read_margin:
+    if len(ranked) > 1 and best - ranked[1][0] < params.cross_read_margin:
         return None
-    return CrossReading(unit, best, margin)
+    return unit

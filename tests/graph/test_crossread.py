@@ -61,7 +61,7 @@ def test_only_dates_and_amounts_and_only_with_a_shared_token() -> None:
     # nothing language-free in common: no code, number or Latin word of the question
     assert xr.read_across("高级版每小时最多能上传多少个文件？", items, "number", near) is None
     found = xr.read_across("Lumo 高级版每小时最多能上传多少个文件？", items, "number", near)
-    assert found is not None and found.unit.shown().startswith("Item: Upload limit")
+    assert found is not None and found.shown().startswith("Item: Upload limit")
 
 
 def test_the_question_s_own_language_is_left_to_the_reader() -> None:
