@@ -16,6 +16,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
@@ -25,10 +26,7 @@ from graph.builder import compile_graph
 from graph.context import EventCallback, GraphContext, OfflineRun, TokenCallback
 from graph.conversations import (
     ConversationStoreError,
-    FeedbackLog,
-    ResilientSqliteSaver,
     ThreadAccessError,
-    ThreadIndex,
     conversation_store_problem,
     fold,
     open_checkpointer,
@@ -42,9 +40,11 @@ from graph.state import MAX_MESSAGES, question_input
 from graph.text import language_of
 from graph.web import DdgsWebSearch
 from hopwise import documents
+from hopwise.database import Database, PostgresDatabase, SqliteDatabase, StoreUnavailable
 from hopwise.documents import ProgressFn
 from hopwise.options import OPTIONS_FILE, DeploymentOptions
 from hopwise.settings import Settings, load_settings
+from hopwise.state import DatabaseOptions, FeedbackLog, ThreadIndex, open_postgres_checkpointer
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
 from ingest.models import Chunk, DocumentInfo, IngestResult
@@ -190,6 +190,7 @@ class Hopwise:
         checkpointer: Any = None,
         *,
         code: Reasoner | None = None,
+        database: Database | None = None,
     ) -> None:
         self.settings = settings
         self.retriever = retriever
@@ -202,14 +203,38 @@ class Hopwise:
             reasoner if reasoner.name == "offline" else self.code
         )
         self.similarity = meaning_similarity(retriever)  # the claim check's sense of meaning
-        self.originals = OriginalStore(settings.originals_root)  # uploaded files, by checksum
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
+        # conversations, feedback and options: beside the checkpoints (SQLite or PostgreSQL)
+        self.database = database if database is not None else database_of(self.checkpointer)
+        shared = isinstance(self.database, PostgresDatabase)
+        self.originals = OriginalStore(  # uploaded files, by checksum
+            settings.originals_root, self.database.document_locks() if shared else None
+        )
         self.graph = compile_graph(self.checkpointer)  # the saved conversations
         self.runs = compile_graph()  # one question's run, kept out of them until it is saved
-        self.threads = ThreadIndex.for_checkpointer(self.checkpointer)
-        self.feedback = FeedbackLog(self.threads.conn, self.threads.lock)
-        self.history_problem = ""  # why conversations are not being saved, if they are not
-        self.options = DeploymentOptions(settings.data_dir / OPTIONS_FILE)
+        self.threads = ThreadIndex(self.database)
+        self.feedback = FeedbackLog(self.database)
+        self.opening_problem = ""  # why conversations could not be opened at start, if so
+        self.options: DeploymentOptions | DatabaseOptions = (
+            DatabaseOptions(self.database)
+            if shared
+            else DeploymentOptions(settings.data_dir / OPTIONS_FILE)
+        )
+        self.worker_lease: Any = None  # the deployment's embedding-worker role, when held
+
+    @property
+    def history_problem(self) -> str:
+        """Why conversations are not being saved now ('' when they are): a file that could not
+        be opened at start, or a shared database that cannot be reached at the moment."""
+        if self.opening_problem:
+            return self.opening_problem
+        if isinstance(self.database, PostgresDatabase):
+            return self.database.health()
+        return ""
+
+    @history_problem.setter
+    def history_problem(self, problem: str) -> None:
+        self.opening_problem = problem
 
     def web_allowed(self) -> bool:
         """Whether a question may go to the web search: HOPWISE_WEB_SEARCH when it is set,
@@ -224,22 +249,31 @@ class Hopwise:
         settings = settings or load_settings()
         settings.ensure_data_dir()
         store = open_store(settings)
+        database: Database | None = None
         try:
-            try:
-                checkpointer: Any = open_checkpointer(settings.checkpoint_path)
-                problem = ""
-            except ConversationStoreError as exc:  # answer anyway, without saved history
-                checkpointer, problem = InMemorySaver(), str(exc)
-                logger.warning("%s", problem)
+            problem = ""
+            if settings.database_url:  # replicas: everything shared in PostgreSQL
+                database = PostgresDatabase(settings.database_url, what="the conversation store")
+                checkpointer: Any = open_postgres_checkpointer(database)
+                store.locks = database.document_locks(store.locks.timeout_s)
+            else:
+                try:
+                    checkpointer = open_checkpointer(settings.checkpoint_path)
+                except ConversationStoreError as exc:  # answer anyway, without saved history
+                    checkpointer, problem = InMemorySaver(), str(exc)
+                    logger.warning("%s", problem)
             app = cls(
                 settings,
                 store,
                 build_reasoner(settings, meaning_similarity(store)),
                 build_web_search(settings),
                 checkpointer,
+                database=database,
             )
         except BaseException:
             store.close()  # a failed start leaks no open store
+            if database is not None:
+                database.close()
             raise
         app.history_problem = problem
         return app
@@ -295,7 +329,7 @@ class Hopwise:
         inputs = question_input(
             question, [dict(m) for m in history], budgets.max_web_searches if allowed else 0
         )
-        if isinstance(self.checkpointer, ResilientSqliteSaver):
+        if hasattr(self.checkpointer, "problem"):  # a new question tries the store again
             self.checkpointer.problem = ""
         if cancel is not None and cancel.is_set():
             raise AnswerStopped
@@ -327,6 +361,8 @@ class Hopwise:
                 )
             except sqlite3.Error as exc:  # the answer is given; only saving it failed
                 problem = conversation_store_problem(self.settings.checkpoint_path, exc)
+            except StoreUnavailable as exc:
+                problem = str(exc)
             problem = problem or getattr(self.checkpointer, "problem", "")
         if problem:
             result.notices.append(f"This answer was not saved: {problem}")
@@ -392,8 +428,11 @@ class Hopwise:
     ) -> list[dict[str, str]]:
         """The thread's turns for follow-up rewriting, minus the last question and answer when
         `drop_last` (a regenerated answer must not see the one it replaces)."""
-        if owner is not None and self.threads.owner_of(thread_id) is not None:
-            # the conversation as this reader may see it today (withdrawn answers stay out)
+        if owner is not None:
+            # the conversation as this reader may see it today (withdrawn answers stay out);
+            # nothing when the thread is new, or its owner cannot be read now
+            if self.threads.owner_of(thread_id) is None:
+                return []
             saved = self.thread_answers(thread_id, owner, groups)
             turns = [
                 turn
@@ -410,10 +449,32 @@ class Hopwise:
         return turns[-MAX_MESSAGES:]
 
     def start_background_work(self) -> None:
-        """Long-running processes (the app): fill missing vectors in the background."""
+        """Long-running processes (the app): fill missing vectors in the background, unless
+        HOPWISE_EMBEDDING_WORKER=off. With a shared database, one process of the deployment
+        is elected to do it (see `is_embedding_worker`)."""
         starter = getattr(self.retriever, "start_embedding_worker", None)
-        if callable(starter):
-            starter()
+        if callable(starter) and self.settings.embedding_worker != "off":
+            starter(elect=self.is_embedding_worker, on_document=log_embedded)
+
+    def is_embedding_worker(self) -> bool:
+        """Whether this process fills vectors now: always with the embedded store's SQLite
+        files (one process holds the store); with a shared database, while it holds the
+        deployment's worker lease (taken when free, kept until the process ends)."""
+        if not isinstance(self.database, PostgresDatabase):
+            return True
+        lease = self.worker_lease
+        if lease is not None and lease.alive():
+            return True
+        if lease is not None:  # lost (the database restarted): give it up, try again
+            lease.release()
+            self.worker_lease = None
+        try:
+            self.worker_lease = self.database.try_lease(EMBEDDING_WORKER_LEASE)
+        except StoreUnavailable:
+            return False
+        if self.worker_lease is not None:
+            logger.info("this process is the deployment's embedding worker")
+        return self.worker_lease is not None
 
     # ---- documents (the Admin page and the CLI change the knowledge base through these)
 
@@ -608,10 +669,37 @@ class Hopwise:
         return result.without_documents(gone, withdrawn_notice(result.question))
 
     def close(self) -> None:
-        for thing in (self.retriever, getattr(self.checkpointer, "conn", None)):
+        if self.worker_lease is not None:
+            self.worker_lease.release()
+        for thing in (self.retriever, self.database, getattr(self.checkpointer, "conn", None)):
             closer = getattr(thing, "close", None)
             if callable(closer):
                 closer()
+
+
+EMBEDDING_WORKER_LEASE = "hopwise-embedding-worker"
+
+
+def log_embedded(doc_id: str, added: int) -> None:
+    """The worker's progress in the server log (which replica embedded what)."""
+    if added:
+        logger.info("embedded %d chunks of %s", added, doc_id)
+
+
+def database_of(checkpointer: Any) -> Database:
+    """The tables' database beside a checkpointer: its SQLite connection, its PostgreSQL
+    database, or (an in-memory checkpointer) an in-memory SQLite."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    if isinstance(getattr(checkpointer, "db", None), PostgresDatabase):
+        return checkpointer.db  # type: ignore[no-any-return]
+    if isinstance(checkpointer, SqliteSaver):
+        path = getattr(checkpointer, "path", None) or Path("conversations.sqlite")
+        return SqliteDatabase(
+            path, checkpointer.conn, checkpointer.lock, what="the conversation store"
+        )
+    memory = sqlite3.connect(":memory:", check_same_thread=False)
+    return SqliteDatabase(Path(":memory:"), memory, what="the conversation store")
 
 
 def stoppable(callback: Any, cancel: threading.Event | None) -> Any:

@@ -30,6 +30,18 @@ class Settings(BaseSettings):
         "open them; empty means data_dir/originals.",
     )
 
+    database_url: str | None = Field(
+        None,
+        description="Where conversations, feedback, sign-in sessions, throttling and the "
+        "admin's options live: postgresql://user:pass@host/db for several replicas "
+        "(docs/deployment.md); empty means SQLite files in data_dir.",
+    )
+    embedding_worker: Literal["auto", "off"] = Field(
+        "auto",
+        description="auto: this process fills missing vectors when no other process of the "
+        "deployment does (one is elected); off: it only searches (run `hopwise worker`).",
+    )
+
     # Milvus
     milvus_uri: str | None = Field(
         None, description="Milvus server URI; empty means Milvus Lite inside data_dir."
@@ -145,6 +157,18 @@ class Settings(BaseSettings):
         "Host or X-Forwarded-Host): for a proxy that rewrites both.",
     )
 
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _database(cls, value: object) -> object:
+        if value in (None, ""):
+            return None
+        if not str(value).startswith(("postgresql://", "postgres://")):
+            raise ValueError(
+                "HOPWISE_DATABASE_URL must be a postgresql://user:password@host:port/database "
+                "URL (leave it empty for SQLite files in the data dir)"
+            )
+        return value
+
     @field_validator("web_search", "llm_economy", "metrics", mode="before")
     @classmethod
     def _on_off(cls, value: object) -> object:
@@ -187,6 +211,11 @@ class Settings(BaseSettings):
     def originals_root(self) -> Path:
         """The directory of the kept original files (HOPWISE_ORIGINALS_DIR)."""
         return self.originals_dir or self.data_dir / "originals"
+
+    @property
+    def shared_database(self) -> bool:
+        """Whether server state is in PostgreSQL (HOPWISE_DATABASE_URL), shared by replicas."""
+        return bool(self.database_url)
 
     @property
     def checkpoint_path(self) -> Path:
@@ -260,7 +289,7 @@ class Settings(BaseSettings):
             for v in (self.llm_api_key, self.embedding_api_key, self.milvus_token,
                       self.admin_password, self.session_secret)
         ]  # fmt: skip
-        for uri in (self.milvus_uri, self.llm_base_url, self.embedding_base_url):
+        for uri in (self.milvus_uri, self.llm_base_url, self.embedding_base_url, self.database_url):
             found = re.match(r"[A-Za-z][A-Za-z0-9+.-]*://([^/@\s]*)@", uri or "")
             if found:
                 values += [found.group(1), *found.group(1).split(":", 1)[1:]]

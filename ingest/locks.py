@@ -6,6 +6,9 @@ re-ingest, or two uploads of one file name, would otherwise leave a mixture of v
 document's writes run under one lock: a reentrant thread lock (threads of this process) plus an
 `fcntl.flock` on a small file in the lock directory (other processes). The second writer waits
 for the first, then works on the state the first left, so both are told the truth.
+
+Replicas on several machines share no lock directory: the composition root then passes a
+`SharedLock` (a database lock every replica respects) instead of the directory.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 POLL_S = 0.05
 
@@ -27,11 +31,20 @@ class LockTimeout(RuntimeError):
     """Another writer held the document longer than the wait allows."""
 
 
+class SharedLock(Protocol):
+    """A lock held by one thread of the whole deployment (all replicas) at a time."""
+
+    scope: str  # one name per deployment (the same lock object in every replica)
+
+    def hold(self, name: str, timeout_s: float) -> contextlib.AbstractContextManager[None]: ...
+
+
 @dataclass
 class _Entry:
     lock: threading.RLock = field(default_factory=threading.RLock)
     depth: int = 0
     fd: int = -1
+    held: contextlib.ExitStack | None = None
 
 
 _ENTRIES: dict[str, _Entry] = {}
@@ -46,8 +59,17 @@ def _entry(path: str) -> _Entry:
 class DocumentLocks:
     """`hold(doc_id)` serialises writes to one document across threads and processes."""
 
-    def __init__(self, directory: Path | str, *, timeout_s: float = 600.0) -> None:
-        self.directory = Path(directory)
+    def __init__(
+        self,
+        directory: Path | str | None = None,
+        *,
+        shared: SharedLock | None = None,
+        timeout_s: float = 600.0,
+    ) -> None:
+        if (directory is None) == (shared is None):
+            raise ValueError("document locks need a lock directory or a shared lock")
+        self.directory = Path(directory) if directory is not None else Path()
+        self.shared = shared
         self.timeout_s = timeout_s
 
     def path_for(self, doc_id: str) -> Path:
@@ -58,24 +80,40 @@ class DocumentLocks:
     def hold(self, doc_id: str, what: str = "") -> Iterator[None]:
         """Wait (up to timeout_s) until no other thread or process writes `doc_id`."""
         path = self.path_for(doc_id)
-        entry = _entry(str(path))
+        key = str(path) if self.shared is None else f"{self.shared.scope}\0{path.name}"
+        entry = _entry(key)
         deadline = time.monotonic() + self.timeout_s
         if not entry.lock.acquire(timeout=max(self.timeout_s, 0.0)):
             raise LockTimeout(_busy(what or doc_id, self.timeout_s))
         try:
             if entry.depth == 0:
-                entry.fd = _flock(path, deadline, what or doc_id, self.timeout_s)
+                if self.shared is not None:
+                    entry.held = self._hold_shared(path.name, deadline, what or doc_id)
+                else:
+                    entry.fd = _flock(path, deadline, what or doc_id, self.timeout_s)
             entry.depth += 1
             try:
                 yield
             finally:
                 entry.depth -= 1
-                if entry.depth == 0:
+                if entry.depth == 0 and entry.held is not None:
+                    entry.held.close()
+                    entry.held = None
+                elif entry.depth == 0:
                     fcntl.flock(entry.fd, fcntl.LOCK_UN)
                     os.close(entry.fd)
                     entry.fd = -1
         finally:
             entry.lock.release()
+
+    def _hold_shared(self, name: str, deadline: float, what: str) -> contextlib.ExitStack:
+        assert self.shared is not None
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(self.shared.hold(name, max(deadline - time.monotonic(), 0.0)))
+        except LockTimeout:
+            raise LockTimeout(_busy(what, self.timeout_s)) from None
+        return stack
 
 
 def _flock(path: Path, deadline: float, what: str, timeout_s: float) -> int:

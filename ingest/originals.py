@@ -54,9 +54,12 @@ def checksum_of(data: bytes) -> str:
 class OriginalStore:
     """Content-addressed original files; see the module docstring."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __init__(self, root: Path | str, locks: DocumentLocks | None = None) -> None:
+        """`locks`: replicas sharing `root` on a network file system pass the deployment's
+        shared locks (lock files there may not lock across machines); default, lock files
+        under `root/.locks`."""
         self.root = Path(root)
-        self._locks = DocumentLocks(self.root / ".locks")
+        self._locks = locks if locks is not None else DocumentLocks(self.root / ".locks")
 
     def path(self, checksum: str) -> Path:
         """Where the bytes with this SHA-256 live; ValueError for anything but a SHA-256."""

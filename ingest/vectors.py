@@ -266,16 +266,25 @@ class VectorIndex:
 class EmbeddingWorker:
     """A background thread that fills the vectors a knowledge base lacks, a document at a
     time, at low CPU priority; `wake()` after an ingest, `stop()` at shutdown. Resumable:
-    each pass starts from what is stored, so a restart continues where it stopped."""
+    each pass starts from what is stored, so a restart continues where it stopped.
+
+    Several processes sharing one Milvus (replicas) pass `elect`: a pass runs only while it
+    answers True (this process holds the deployment's worker lease), so each chunk is
+    embedded by one process; the others keep asking, and take over when the holder dies."""
 
     def __init__(
         self,
         index: VectorIndex,
         *,
         idle_s: float = 30.0,
+        elect: Callable[[], bool] | None = None,
+        on_document: Callable[[str, int], None] | None = None,
     ) -> None:
         self.index = index
         self.idle_s = idle_s
+        self.elect = elect
+        self.on_document = on_document
+        self.elected = elect is None  # whether the last pass ran here
         self.error = ""
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -331,7 +340,9 @@ class EmbeddingWorker:
         _lower_priority()
         while not self._stop.is_set():
             try:
-                self.run_once()
+                self.elected = self.elect is None or self.elect()
+                if self.elected:
+                    self.run_once(self.on_document)
             except Exception as exc:  # noqa: BLE001 - keep serving BM25; say why once
                 self.error = " ".join(str(exc).split()) or type(exc).__name__
                 log.warning("background embedding paused: %s", self.error)

@@ -14,7 +14,7 @@ from ui.auth import (
     admin_password,
     attempt,
     configured_admin_password,
-    generated_password_path,
+    generated_password_place,
     passwords_match,
 )
 from ui.services import (
@@ -25,6 +25,7 @@ from ui.services import (
     get_settings,
     is_admin,
     read_secrets,
+    shared_database,
     sign_in_guard,
 )
 
@@ -48,7 +49,7 @@ def require_admin() -> None:
         st.stop()
 
     settings, secrets = get_settings(), read_secrets()
-    expected = admin_password(settings, secrets)  # the configured one, else the one made
+    expected = admin_password(settings, secrets, shared_database())  # configured, else made
     if not expected:
         st.warning(
             "No admin password is configured and none could be made in the data directory, "
@@ -64,7 +65,8 @@ def require_admin() -> None:
         st.caption(
             "No admin password was set, so Hopwise made one at its first start: it is printed in "
             "the terminal where the server was started, and kept in "
-            f"`{generated_password_path(settings.data_dir)}` on the server. Set "
+            f"`{generated_password_place(settings.data_dir, shared_database())}` on the server. "
+            "Set "
             "`HOPWISE_ADMIN_PASSWORD` to choose your own."
         )
     with st.form("admin_sign_in"):

@@ -15,15 +15,15 @@ import json
 import math
 import os
 import re
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from secrets import token_hex, token_urlsafe
 from typing import Any
 
+from hopwise.database import Cursor, Database, SqliteDatabase, Step, StoreUnavailable
 from hopwise.settings import Settings
 
 LOCAL_USER = "local"
@@ -119,12 +119,14 @@ def configured_admin_password(settings: Settings, secrets: Mapping[str, Any]) ->
     return str(value) if value else None
 
 
-def admin_password(settings: Settings, secrets: Mapping[str, Any]) -> str | None:
+def admin_password(
+    settings: Settings, secrets: Mapping[str, Any], db: Database | None = None
+) -> str | None:
     """The configured admin password, else the one Hopwise made at its first start (so a fresh
-    install can upload with zero configuration); None only when neither exists nor can be
-    made (a read-only data dir)."""
+    install can upload with zero configuration; replicas share one through `db`); None only
+    when neither exists nor can be made (a read-only data dir, an unreachable database)."""
     return configured_admin_password(settings, secrets) or generated_admin_password(
-        settings.data_dir
+        settings.data_dir, db
     )
 
 
@@ -135,10 +137,22 @@ def generated_password_path(data_dir: Path) -> Path:
     return Path(data_dir).expanduser() / GENERATED_PASSWORD_FILE
 
 
-def generated_admin_password(data_dir: Path) -> str | None:
+def generated_password_place(data_dir: Path, db: Database | None = None) -> str:
+    """Where the made admin password is kept, for the people who look for it."""
+    if db is not None:
+        return f"the hopwise_secrets table of {db.label}"
+    return str(generated_password_path(data_dir))
+
+
+def generated_admin_password(data_dir: Path, db: Database | None = None) -> str | None:
     """The admin password made when none is set: random, created once in
-    DATA_DIR/admin-password readable by the server's own user only, and the same after every
-    restart; None when the data dir cannot hold it."""
+    DATA_DIR/admin-password readable by the server's own user only (or, for replicas, in the
+    shared database `db`), and the same after every restart; None when it cannot be kept."""
+    if db is not None:
+        try:
+            return db.secret(GENERATED_PASSWORD_FILE, lambda: token_urlsafe(15))
+        except StoreUnavailable:
+            return None
     path = generated_password_path(data_dir)
     try:
         kept = path.read_text(encoding="utf-8").strip()
@@ -173,20 +187,21 @@ GLOBAL_FREE_FAILURES = 30  # failed sign-ins per minute, all accounts together, 
 UNKNOWN_ACCOUNT = "\0unknown"  # every name that is no account shares one counter
 
 
-@contextlib.contextmanager
-def short_connection(path: Path) -> Iterator[sqlite3.Connection]:
-    """A short-lived autocommit connection to a small table file in the data dir, closed
-    afterwards (sign-ins and session checks are rare next to everything else)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(str(path), timeout=10, isolation_level=None)
-    try:
-        yield conn
-    finally:
-        conn.close()
+SIGN_IN_STEPS: list[Step] = [
+    "CREATE TABLE IF NOT EXISTS sign_in_accounts (account TEXT PRIMARY KEY, failures INTEGER "
+    "NOT NULL, locked_until DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS sign_in_failures (at DOUBLE PRECISION NOT NULL)",
+]
+
+
+def state_database(store: Path | Database, what: str) -> Database:
+    """A table file in the data dir (SQLite, short connections), or the shared database."""
+    return store if isinstance(store, Database) else SqliteDatabase(Path(store), what=what)
 
 
 class SignInGuard:
-    """Failed sign-ins, counted per account and overall, in SQLite in the data dir.
+    """Failed sign-ins, counted per account and overall, in the data dir's SQLite file or the
+    deployment's shared database (so every replica counts the same failures).
 
     Reloads, new browser sessions and app restarts do not reset it. Per account: the first
     failure is free, then each costs a doubling wait (1 s, 2 s, ... 60 s at most); a success
@@ -195,66 +210,59 @@ class SignInGuard:
     wait is ever longer than 60 s, so an attacker can slow the real admin, not lock them out.
     """
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
-        self._path, self._clock = path, clock
-        self._lock = threading.Lock()
-        with self._connect() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS sign_in_accounts (account TEXT PRIMARY KEY, "
-                "failures INTEGER NOT NULL, locked_until REAL NOT NULL)"
-            )
-            conn.execute("CREATE TABLE IF NOT EXISTS sign_in_failures (at REAL NOT NULL)")
-
-    def _connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        return short_connection(self._path)
+    def __init__(self, store: Path | Database, *, clock: Callable[[], float] = time.time) -> None:
+        self.db, self._clock = state_database(store, "the sign-in store"), clock
+        self.db.migrate("sign_in", SIGN_IN_STEPS)
 
     def wait_s(self, account: str) -> float:
         """How long until `account` may try again (0 when it may try now)."""
         now = self._clock()
-        with self._lock, self._connect() as conn:
-            row = conn.execute(
+        with self.db.transaction() as cur:
+            row = cur.fetch(
                 "SELECT locked_until FROM sign_in_accounts WHERE account = ?", (account,)
-            ).fetchone()
-            recent = conn.execute(
+            )
+            recent = cur.fetch(
                 "SELECT at FROM sign_in_failures WHERE at > ? ORDER BY at DESC",
                 (now - GLOBAL_WINDOW_S,),
-            ).fetchall()
-        own = max(0.0, float(row[0]) - now) if row else 0.0
+            )
+        own = max(0.0, float(row[0][0]) - now) if row else 0.0
         overall = 0.0
         if len(recent) >= GLOBAL_FREE_FAILURES:  # wait until enough of them age out
             overall = float(recent[GLOBAL_FREE_FAILURES - 1][0]) + GLOBAL_WINDOW_S - now
         return min(THROTTLE_CAP_S, max(own, overall))
 
     def failures(self, account: str) -> int:
-        with self._lock, self._connect() as conn:
-            row = conn.execute(
-                "SELECT failures FROM sign_in_accounts WHERE account = ?", (account,)
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT failures FROM sign_in_accounts WHERE account = ?", (account,)
+        )
         return int(row[0]) if row else 0
 
     def fail(self, account: str) -> float:
-        """Count a failure; returns the wait now imposed on the account's next attempt."""
+        """Count a failure; returns the wait now imposed on the account's next attempt. One
+        transaction, the count raised in place: two replicas failing at once count two."""
         now = self._clock()
-        with self._lock, self._connect() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            row = conn.execute(
-                "SELECT failures FROM sign_in_accounts WHERE account = ?", (account,)
-            ).fetchone()
-            failures = (int(row[0]) if row else 0) + 1
-            delay = throttle_delay(failures)
-            conn.execute(
-                "INSERT INTO sign_in_accounts VALUES (?, ?, ?) ON CONFLICT(account) DO UPDATE "
-                "SET failures = excluded.failures, locked_until = excluded.locked_until",
-                (account, failures, now + delay),
+        with self.db.transaction() as cur:
+            cur.execute(
+                "INSERT INTO sign_in_accounts (account, failures, locked_until) VALUES (?, 1, ?) "
+                "ON CONFLICT (account) DO UPDATE SET failures = sign_in_accounts.failures + 1",
+                (account, now),
             )
-            conn.execute("INSERT INTO sign_in_failures VALUES (?)", (now,))
-            conn.execute("DELETE FROM sign_in_failures WHERE at <= ?", (now - GLOBAL_WINDOW_S,))
-            conn.execute("COMMIT")
+            failures = int(
+                cur.fetch("SELECT failures FROM sign_in_accounts WHERE account = ?", (account,))[0][
+                    0
+                ]
+            )
+            delay = throttle_delay(failures)
+            cur.execute(
+                "UPDATE sign_in_accounts SET locked_until = ? WHERE account = ?",
+                (now + delay, account),
+            )
+            cur.execute("INSERT INTO sign_in_failures (at) VALUES (?)", (now,))
+            cur.execute("DELETE FROM sign_in_failures WHERE at <= ?", (now - GLOBAL_WINDOW_S,))
         return delay
 
     def succeed(self, account: str) -> None:
-        with self._lock, self._connect() as conn:
-            conn.execute("DELETE FROM sign_in_accounts WHERE account = ?", (account,))
+        self.db.execute("DELETE FROM sign_in_accounts WHERE account = ?", (account,))
 
 
 def account_key(users: Mapping[str, User], name: str) -> str:
@@ -286,9 +294,10 @@ LAST_SEEN_EVERY_S = 60.0  # last_seen is refreshed at most this often (one write
 MIN_SECRET_CHARS = 32
 
 
-def session_secret(settings: Settings) -> bytes:
-    """HOPWISE_SESSION_SECRET, else a random key generated once into the data dir (mode 0600).
-    Either must hold at least MIN_SECRET_CHARS characters."""
+def session_secret(settings: Settings, db: Database | None = None) -> bytes:
+    """HOPWISE_SESSION_SECRET, else a random key generated once into the data dir (mode 0600),
+    or into the shared database `db` (every replica signs with the same key). Either must
+    hold at least MIN_SECRET_CHARS characters."""
     if settings.session_secret and settings.session_secret.get_secret_value():
         given = settings.session_secret.get_secret_value()
         if len(given) < MIN_SECRET_CHARS:
@@ -297,6 +306,8 @@ def session_secret(settings: Settings) -> bytes:
                 "characters (e.g. `python -c 'import secrets; print(secrets.token_hex(32))'`)"
             )
         return given.encode("utf-8")
+    if db is not None:
+        return db.secret(SECRET_FILE, lambda: token_hex(32)).encode("utf-8")
     path = settings.ensure_data_dir() / SECRET_FILE
     if not path.exists():
         _create_secret_file(path)
@@ -335,20 +346,17 @@ class SessionStore:
     """
 
     def __init__(
-        self, path: Path, secret: bytes, *, hours: float, clock: Callable[[], float] = time.time
+        self,
+        store: Path | Database,
+        secret: bytes,
+        *,
+        hours: float,
+        clock: Callable[[], float] = time.time,
     ) -> None:
-        self._path, self._secret, self._clock = path, secret, clock
+        self.db = state_database(store, "the session store")
+        self._secret, self._clock = secret, clock
         self.max_age_s = int(hours * 3600)
-        self._lock = threading.Lock()
-        with self._connect() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS sessions (token_sha256 TEXT PRIMARY KEY, "
-                "user TEXT NOT NULL, created REAL NOT NULL, expires INTEGER NOT NULL, "
-                "last_seen REAL NOT NULL, revoked REAL)"
-            )
-
-    def _connect(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        return short_connection(self._path)
+        self.db.migrate("sessions", SESSION_STEPS)
 
     def _signature(self, session_id: str, user: User, expires: int) -> str:
         message = json.dumps([session_id, user.name, expires, user.password]).encode("utf-8")
@@ -361,10 +369,11 @@ class SessionStore:
         expires = int(now) + self.max_age_s
         session_id = token_urlsafe(24)
         token = f"{session_id}.{self._signature(session_id, user, expires)}"
-        with self._lock, self._connect() as conn:
-            conn.execute("DELETE FROM sessions WHERE expires <= ?", (now,))
-            conn.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, NULL)",
+        with self.db.transaction() as cur:
+            cur.execute("DELETE FROM sessions WHERE expires <= ?", (now,))
+            cur.execute(
+                "INSERT INTO sessions (token_sha256, user_name, created, expires, last_seen, "
+                "revoked) VALUES (?, ?, ?, ?, ?, NULL)",
                 (_sha256(token), user.name, now, expires, now),
             )
         return token
@@ -375,12 +384,11 @@ class SessionStore:
         if not SESSION_TOKEN.fullmatch(token):
             return None
         now, key = self._clock(), _sha256(token)
-        with self._lock, self._connect() as conn:
-            row = conn.execute(
-                "SELECT user, created, expires, last_seen, revoked FROM sessions "
-                "WHERE token_sha256 = ?",
-                (key,),
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT user_name, created, expires, last_seen, revoked FROM sessions "
+            "WHERE token_sha256 = ?",
+            (key,),
+        )
         if row is None or row[4] is not None:
             return None
         name, created, expires, last_seen = str(row[0]), float(row[1]), int(row[2]), float(row[3])
@@ -394,17 +402,32 @@ class SessionStore:
             self.revoke(token)
             return None
         if now - last_seen >= LAST_SEEN_EVERY_S:
-            with self._lock, self._connect() as conn:
-                conn.execute("UPDATE sessions SET last_seen = ? WHERE token_sha256 = ?", (now, key))
+            self.db.execute("UPDATE sessions SET last_seen = ? WHERE token_sha256 = ?", (now, key))
         return user
 
     def revoke(self, token: str) -> None:
         """End the session for good (sign out); unknown tokens are ignored."""
-        with self._lock, self._connect() as conn:
-            conn.execute(
-                "UPDATE sessions SET revoked = ? WHERE token_sha256 = ? AND revoked IS NULL",
-                (self._clock(), _sha256(token)),
-            )
+        self.db.execute(
+            "UPDATE sessions SET revoked = ? WHERE token_sha256 = ? AND revoked IS NULL",
+            (self._clock(), _sha256(token)),
+        )
+
+
+def _sessions_v2(cur: Cursor, kind: str) -> None:
+    """`user` is a reserved word in PostgreSQL: the column is `user_name` (SQLite files made
+    before keep their rows)."""
+    if kind == "sqlite":
+        columns = {str(r[1]) for r in cur.fetch("PRAGMA table_info(sessions)")}
+        if "user" in columns:
+            cur.execute("ALTER TABLE sessions RENAME COLUMN user TO user_name")
+
+
+SESSION_STEPS: list[Step] = [
+    "CREATE TABLE IF NOT EXISTS sessions (token_sha256 TEXT PRIMARY KEY, user_name TEXT NOT "
+    "NULL, created DOUBLE PRECISION NOT NULL, expires BIGINT NOT NULL, last_seen DOUBLE "
+    "PRECISION NOT NULL, revoked DOUBLE PRECISION)",
+    _sessions_v2,
+]
 
 
 def _sha256(token: str) -> str:

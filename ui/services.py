@@ -15,6 +15,7 @@ import streamlit as st
 
 from graph.conversations import ThreadAccessError
 from graph.result import QuestionResult
+from hopwise.database import Database, PostgresDatabase
 from hopwise.settings import Settings, load_settings
 from ingest.hidden import hidden_note
 from ingest.protocols import KnowledgeBase
@@ -28,7 +29,7 @@ from ui.auth import (
     admin_by_password,
     configured_admin_password,
     generated_admin_password,
-    generated_password_path,
+    generated_password_place,
     handoff_script,
     load_users,
     local_user,
@@ -115,18 +116,36 @@ def get_store() -> KnowledgeBase:
     return get_runner().knowledge_base()
 
 
+def _close_database(db: Database | None) -> None:
+    if db is not None:
+        db.close()
+
+
+@st.cache_resource(show_spinner=False, on_release=_close_database)
+def shared_database() -> Database | None:
+    """The deployment's PostgreSQL database for sign-in state (HOPWISE_DATABASE_URL), shared by
+    every replica; None: SQLite files in the data dir."""
+    settings = get_settings()
+    if not settings.database_url:
+        return None
+    return PostgresDatabase(settings.database_url, what="the sign-in store", pool_size=4)
+
+
 @st.cache_resource(show_spinner=False)
 def sign_in_guard() -> SignInGuard:
-    """Failed sign-ins per account and overall, kept in the data dir (survives reloads)."""
-    return SignInGuard(get_settings().data_dir / "sign_in.sqlite")
+    """Failed sign-ins per account and overall, kept in the data dir or the shared database
+    (survives reloads; every replica counts the same failures)."""
+    return SignInGuard(shared_database() or get_settings().data_dir / "sign_in.sqlite")
 
 
 @st.cache_resource(show_spinner=False)
 def cached_session_store() -> SessionStore:
     """The one SessionStore of this process (raises AuthConfigError on a bad session key)."""
-    settings = get_settings()
-    path, secret = settings.data_dir / "sessions.sqlite", session_secret(settings)
-    return SessionStore(path, secret, hours=settings.session_hours)
+    settings, db = get_settings(), shared_database()
+    secret = session_secret(settings, db)
+    return SessionStore(
+        db or settings.data_dir / "sessions.sqlite", secret, hours=settings.session_hours
+    )
 
 
 def session_store() -> SessionStore:
@@ -177,13 +196,14 @@ def announce_admin_password() -> None:
             return
         if configured_admin_password(settings, secrets) is not None:
             return
-        password = generated_admin_password(settings.data_dir)
+        password = generated_admin_password(settings.data_dir, shared_database())
     except Exception:  # noqa: BLE001 - a bad config is reported on the pages themselves
         return
     if password:
         print(
             f"Hopwise: no admin password is set. The Admin page's password is: {password}\n"
-            f"  (kept in {generated_password_path(settings.data_dir)}; set HOPWISE_ADMIN_PASSWORD "
+            f"  (kept in {generated_password_place(settings.data_dir, shared_database())}; set "
+            "HOPWISE_ADMIN_PASSWORD "
             "to choose your own)",
             file=sys.stderr,
             flush=True,

@@ -20,7 +20,7 @@ import concurrent.futures
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -144,12 +144,19 @@ class MilvusStore(SearchPart, ReindexPart):
         self.vectors = VectorIndex(self, embedder, document_embedder)
         return self.vectors
 
-    def start_embedding_worker(self) -> EmbeddingWorker | None:
-        """Fill missing vectors in a background thread (long-running processes: the app)."""
+    def start_embedding_worker(
+        self,
+        elect: Callable[[], bool] | None = None,
+        on_document: Callable[[str, int], None] | None = None,
+    ) -> EmbeddingWorker | None:
+        """Fill missing vectors in a background thread (long-running processes: the app);
+        `elect` and `on_document` as in EmbeddingWorker."""
         from ingest.vectors import EmbeddingWorker
 
         if self.vectors is not None and self.worker is None:
-            self.worker = EmbeddingWorker(self.vectors).start()
+            self.worker = EmbeddingWorker(
+                self.vectors, elect=elect, on_document=on_document
+            ).start()
         return self.worker
 
     @milvus_errors

@@ -60,8 +60,8 @@ def app(tmp_path: Path) -> Iterator[Hopwise]:
 
 
 def rows(app: Hopwise, table: str, thread_id: str) -> int:
-    conn = app.threads.conn
-    return int(conn.execute(f"SELECT count(*) FROM {table} WHERE thread_id = ?", (thread_id,)).fetchone()[0])  # fmt: skip
+    found = app.database.fetch(f"SELECT count(*) FROM {table} WHERE thread_id = ?", (thread_id,))
+    return int(found[0][0])
 
 
 def title_of(app: Hopwise, thread_id: str, owner: str = "ana") -> str:

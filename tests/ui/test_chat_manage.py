@@ -117,10 +117,9 @@ def test_rename_sticks_and_delete_removes_the_chat_and_its_traces(kb: Path) -> N
     assert "Chat deleted." in texts(at)
     assert "Beacon upkeep" not in chat_titles(at) and not at.chat_message
     assert open_thread(at) != tid and "thread" not in at.query_params
-    conn = runner().threads.conn
     for table in ("checkpoints", "writes", "hopwise_threads"):
-        count = conn.execute(f"SELECT count(*) FROM {table} WHERE thread_id = ?", (tid,))
-        assert count.fetchone()[0] == 0, table
+        count = runner().database.fetch(f"SELECT count(*) FROM {table} WHERE thread_id = ?", (tid,))
+        assert count[0][0] == 0, table
 
 
 def test_delete_can_be_cancelled(kb: Path) -> None:

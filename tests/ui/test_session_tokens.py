@@ -107,7 +107,7 @@ def test_a_token_for_one_user_gives_another_nothing(store: SessionStore, tmp_pat
     assert store.verify(token, {"ana": ANA}) is None  # bo's token while bo is not configured
     token = store.issue(BO)
     with sqlite3.connect(tmp_path / "sessions.sqlite") as conn:  # whoever can write the table
-        conn.execute("UPDATE sessions SET user = 'ana'")
+        conn.execute("UPDATE sessions SET user_name = 'ana'")
     assert store.verify(token, USERS) is None  # the signature names bo
 
 
@@ -117,7 +117,7 @@ def test_only_a_hash_of_the_token_is_stored(store: SessionStore, tmp_path: Path)
     assert token.encode() not in raw and token.split(".")[0].encode() not in raw
     with sqlite3.connect(tmp_path / "sessions.sqlite") as conn:
         [(user, created, expires, last_seen, revoked)] = conn.execute(
-            "SELECT user, created, expires, last_seen, revoked FROM sessions"
+            "SELECT user_name, created, expires, last_seen, revoked FROM sessions"
         ).fetchall()
     assert (user, expires - created, revoked) == ("ana", 12 * 3600, None)
     assert last_seen == created
