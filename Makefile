@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install test test-slow lint bench eval eval-kb browser run real-model
+.PHONY: install test test-slow lint bench eval eval-kb browser postgres run real-model
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Hopwise needs Python 3.11 (set PYTHON=python3.11)")'
@@ -19,6 +19,11 @@ install: $(PY)
 # browser download).
 browser:
 	@command -v chromium >/dev/null 2>&1 && [ -d /usr/share/fonts/opentype/noto ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; }
+
+# Debian's PostgreSQL server binaries for the deployment suites (tests/deploy: each test starts
+# its own cluster in a temp dir on a loopback port; without them those tests skip and say why).
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 
 test: $(PY)
 	$(PY) -m pytest -q

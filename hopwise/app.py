@@ -220,7 +220,7 @@ class Hopwise:
             if shared
             else DeploymentOptions(settings.data_dir / OPTIONS_FILE)
         )
-        self.worker_lease: Any = None  # the deployment's embedding-worker role, when held
+        self.election = WorkerElection(self.database)  # who fills vectors in the deployment
 
     @property
     def history_problem(self) -> str:
@@ -457,24 +457,8 @@ class Hopwise:
             starter(elect=self.is_embedding_worker, on_document=log_embedded)
 
     def is_embedding_worker(self) -> bool:
-        """Whether this process fills vectors now: always with the embedded store's SQLite
-        files (one process holds the store); with a shared database, while it holds the
-        deployment's worker lease (taken when free, kept until the process ends)."""
-        if not isinstance(self.database, PostgresDatabase):
-            return True
-        lease = self.worker_lease
-        if lease is not None and lease.alive():
-            return True
-        if lease is not None:  # lost (the database restarted): give it up, try again
-            lease.release()
-            self.worker_lease = None
-        try:
-            self.worker_lease = self.database.try_lease(EMBEDDING_WORKER_LEASE)
-        except StoreUnavailable:
-            return False
-        if self.worker_lease is not None:
-            logger.info("this process is the deployment's embedding worker")
-        return self.worker_lease is not None
+        """Whether this process fills vectors now (see WorkerElection)."""
+        return self.election()
 
     # ---- documents (the Admin page and the CLI change the knowledge base through these)
 
@@ -669,8 +653,7 @@ class Hopwise:
         return result.without_documents(gone, withdrawn_notice(result.question))
 
     def close(self) -> None:
-        if self.worker_lease is not None:
-            self.worker_lease.release()
+        self.election.release()
         for thing in (self.retriever, self.database, getattr(self.checkpointer, "conn", None)):
             closer = getattr(thing, "close", None)
             if callable(closer):
@@ -678,6 +661,37 @@ class Hopwise:
 
 
 EMBEDDING_WORKER_LEASE = "hopwise-embedding-worker"
+
+
+class WorkerElection:
+    """`election()` says whether this process is the deployment's embedding worker: it holds
+    the worker lease of the database (a PostgreSQL advisory lock for replicas, a lock file
+    beside the SQLite files on one machine), taken when free and kept until the process ends
+    or loses its connection, so exactly one process fills vectors and another takes over when
+    it dies. An in-memory database (tests) has no one to share with: always elected."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.lease: Any = None
+
+    def __call__(self) -> bool:
+        if isinstance(self.db, SqliteDatabase) and str(self.db.path) == ":memory:":
+            return True
+        if self.lease is not None and self.lease.alive():
+            return True
+        self.release()  # lost (the database restarted): try again
+        try:
+            self.lease = self.db.try_lease(EMBEDDING_WORKER_LEASE)
+        except (StoreUnavailable, OSError):
+            return False
+        if self.lease is not None:
+            logger.info("this process is the deployment's embedding worker")
+        return self.lease is not None
+
+    def release(self) -> None:
+        if self.lease is not None:
+            self.lease.release()
+            self.lease = None
 
 
 def log_embedded(doc_id: str, added: int) -> None:
