@@ -12,6 +12,8 @@ from typing import Any
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+NOT_SAVED = "This answer was not saved: "  # an answer's notice when its thread was not saved
+
 
 class ConversationStoreError(RuntimeError):
     """The conversation file cannot be used; the message names it and how to recover."""

@@ -25,6 +25,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from graph.builder import compile_graph
 from graph.context import EventCallback, GraphContext, OfflineRun, TokenCallback
 from graph.conversations import (
+    NOT_SAVED,
     ConversationStoreError,
     ThreadAccessError,
     conversation_store_problem,
@@ -365,7 +366,7 @@ class Hopwise:
                 problem = str(exc)
             problem = problem or getattr(self.checkpointer, "problem", "")
         if problem:
-            result.notices.append(f"This answer was not saved: {problem}")
+            result.notices.append(f"{NOT_SAVED}{problem}")
         return result
 
     def _offline_run(

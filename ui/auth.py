@@ -289,6 +289,7 @@ def attempt(guard: SignInGuard, account: str, check: Callable[[], bool]) -> tupl
 SESSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{32}\.[A-Za-z0-9_-]{43}")  # id.signature, base64url
 SECRET_FILE = "session_secret"
 LAST_SEEN_EVERY_S = 60.0  # last_seen is refreshed at most this often (one write a minute)
+OUTAGE_GRACE_S = 600.0  # a session verified this recently survives a session-store outage
 
 
 MIN_SECRET_CHARS = 32
@@ -356,7 +357,16 @@ class SessionStore:
         self.db = state_database(store, "the session store")
         self._secret, self._clock = secret, clock
         self.max_age_s = int(hours * 3600)
-        self.db.migrate("sessions", SESSION_STEPS)
+        self._seen: dict[str, tuple[str, int, float]] = {}  # sha256 -> (user, expires, when)
+        self._seen_lock = threading.Lock()
+        self._ready = False
+        with contextlib.suppress(StoreUnavailable):  # unreachable now: created on first use
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if not self._ready:
+            self.db.migrate("sessions", SESSION_STEPS)
+            self._ready = True
 
     def _signature(self, session_id: str, user: User, expires: int) -> str:
         message = json.dumps([session_id, user.name, expires, user.password]).encode("utf-8")
@@ -369,6 +379,7 @@ class SessionStore:
         expires = int(now) + self.max_age_s
         session_id = token_urlsafe(24)
         token = f"{session_id}.{self._signature(session_id, user, expires)}"
+        self._ensure()
         with self.db.transaction() as cur:
             cur.execute("DELETE FROM sessions WHERE expires <= ?", (now,))
             cur.execute(
@@ -384,11 +395,15 @@ class SessionStore:
         if not SESSION_TOKEN.fullmatch(token):
             return None
         now, key = self._clock(), _sha256(token)
-        row = self.db.fetchone(
-            "SELECT user_name, created, expires, last_seen, revoked FROM sessions "
-            "WHERE token_sha256 = ?",
-            (key,),
-        )
+        try:
+            self._ensure()
+            row = self.db.fetchone(
+                "SELECT user_name, created, expires, last_seen, revoked FROM sessions "
+                "WHERE token_sha256 = ?",
+                (key,),
+            )
+        except StoreUnavailable:
+            return self._during_outage(token, key, users)
         if row is None or row[4] is not None:
             return None
         name, created, expires, last_seen = str(row[0]), float(row[1]), int(row[2]), float(row[3])
@@ -402,11 +417,37 @@ class SessionStore:
             self.revoke(token)
             return None
         if now - last_seen >= LAST_SEEN_EVERY_S:
-            self.db.execute("UPDATE sessions SET last_seen = ? WHERE token_sha256 = ?", (now, key))
+            with contextlib.suppress(StoreUnavailable):
+                self.db.execute(
+                    "UPDATE sessions SET last_seen = ? WHERE token_sha256 = ?", (now, key)
+                )
+        with self._seen_lock:
+            self._seen[key] = (user.name, expires, now)
+        return user
+
+    def _during_outage(self, token: str, key: str, users: Mapping[str, User]) -> User | None:
+        """While the session table cannot be read: a session this process verified within
+        OUTAGE_GRACE_S stays signed in (still unexpired, its user and password unchanged);
+        any other token is refused. A sign-out elsewhere meanwhile takes effect when the
+        store is back."""
+        now = self._clock()
+        with self._seen_lock:
+            seen = self._seen.get(key)
+        if seen is None or now - seen[2] > OUTAGE_GRACE_S or now >= seen[1]:
+            return None
+        user = users.get(seen[0])
+        session_id, signature = token.split(".")
+        if user is None or not hmac.compare_digest(
+            signature, self._signature(session_id, user, seen[1])
+        ):
+            return None
         return user
 
     def revoke(self, token: str) -> None:
-        """End the session for good (sign out); unknown tokens are ignored."""
+        """End the session for good (sign out); unknown tokens are ignored. StoreUnavailable
+        when the table cannot be written (the caller still forgets the token)."""
+        with self._seen_lock:
+            self._seen.pop(_sha256(token), None)
         self.db.execute(
             "UPDATE sessions SET revoked = ? WHERE token_sha256 = ? AND revoked IS NULL",
             (self._clock(), _sha256(token)),

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import streamlit as st
 
+from hopwise.database import StoreUnavailable
 from ui import safe
 from ui.auth import User, account_key, attempt, authenticate
 from ui.routes import script_error
 from ui.services import (
     configured_users,
     current_user,
+    error_text,
     get_settings,
     is_admin,
     session_cookie_script,
@@ -59,11 +61,14 @@ def sidebar_identity() -> None:
                 found["user"] = authenticate(users, name, password)
                 return found["user"] is not None
 
-            ok, message = attempt(sign_in_guard(), account_key(users, name), check)
-            user = found.get("user")
-            if ok and user is not None:
-                sign_in(user)
-                st.rerun()  # same page, same query params (a shared link opens after sign-in)
+            try:
+                ok, message = attempt(sign_in_guard(), account_key(users, name), check)
+                user = found.get("user")
+                if ok and user is not None:
+                    sign_in(user)
+                    st.rerun()  # same page, same query params (a shared link opens after sign-in)
+            except StoreUnavailable as exc:
+                ok, message = False, f"Signing in is not possible right now: {error_text(exc)}"
             st.error(message)
 
 

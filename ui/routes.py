@@ -16,6 +16,7 @@ Every handler answers in a few words; none of them ever shows an exception's tex
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -30,6 +31,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from hopwise.database import StoreUnavailable
 from ui.auth import HANDOFFS, SESSION_COOKIE, admin_by_password, load_users, local_user
 from ui.files import FILE_ROUTE, Download, Reader, Refused, base_path, fetch
 
@@ -125,7 +127,8 @@ async def signout(request: Request) -> Response:
     if token:
         from ui.services import cached_session_store
 
-        await asyncio.to_thread(cached_session_store().revoke, token)
+        with contextlib.suppress(StoreUnavailable):  # the cookie goes all the same
+            await asyncio.to_thread(cached_session_store().revoke, token)
     response = Response(status_code=204, headers=NO_STORE)
     response.delete_cookie(SESSION_COOKIE, **_cookie(request))
     return response

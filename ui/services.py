@@ -6,6 +6,7 @@ reaches them through here so there is exactly one Milvus client and one SQLite c
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import uuid
@@ -15,7 +16,7 @@ import streamlit as st
 
 from graph.conversations import ThreadAccessError
 from graph.result import QuestionResult
-from hopwise.database import Database, PostgresDatabase
+from hopwise.database import Database, PostgresDatabase, StoreUnavailable
 from hopwise.settings import Settings, load_settings
 from ingest.hidden import hidden_note
 from ingest.protocols import KnowledgeBase
@@ -63,9 +64,30 @@ def get_runner() -> Hopwise:
     """The graph runner with its store, reasoner, web search and checkpointer."""
     from hopwise.app import Hopwise
 
+    server_log(get_settings())
     runner = Hopwise.from_settings(get_settings())
     runner.start_background_work()  # vectors of the documents that lack them, off the request path
     return runner
+
+
+def server_log(settings: Settings) -> None:
+    """Hopwise's own INFO lines on the server's console, once per process (secrets
+    redacted): which replica is the embedding worker and what it embedded."""
+    from hopwise.settings import RedactingFilter
+
+    log = logging.getLogger("hopwise")
+    if any(isinstance(h, ServerLogHandler) for h in log.handlers):
+        return
+    handler = ServerLogHandler()
+    handler.setFormatter(logging.Formatter("hopwise: %(message)s"))
+    handler.addFilter(RedactingFilter(settings))
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+
+class ServerLogHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """The handler `server_log` adds (recognised so it is added once)."""
 
 
 class WarmUp:
@@ -402,6 +424,7 @@ def sign_out() -> None:
     values. The next run clears the cookie."""
     token = st.session_state.get(USER_KEY) or sent_session_cookie()
     if token:
-        session_store().revoke(token)
+        with contextlib.suppress(StoreUnavailable):  # this browser forgets it all the same
+            session_store().revoke(token)
     st.session_state.clear()
     st.session_state[SIGNED_OUT_KEY] = True  # a tab that signed in by the form sent no cookie

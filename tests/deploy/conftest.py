@@ -11,19 +11,9 @@ from pathlib import Path
 import pytest
 
 from hopwise.database import Database, PostgresDatabase, SqliteDatabase
-from tests.deploy.postgres import PostgresServer, missing_reason
+from tests.deploy.postgres import PostgresServer
 
 _NAMES = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[PostgresServer]:
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer().start()
-    yield server
-    server.stop()
 
 
 class Databases:

@@ -6,7 +6,7 @@ import functools
 
 import streamlit as st
 
-from graph.conversations import chat_title
+from graph.conversations import NOT_SAVED, chat_title
 from graph.result import QuestionResult, TraceEvent
 from ui import chat_list, safe
 from ui.answer_actions import REGENERATE_KEY
@@ -237,6 +237,9 @@ if question:
             answers.append(result)
             placeholder.empty()
             answer_block(result, thread_id=thread_id, index=len(answers) - 1, last=True)
+            for note in result.notices:
+                if note.startswith(NOT_SAVED):  # the store failed during this answer
+                    st.warning(error_text(note), icon=":material/history_toggle_off:")
             st.html(SHOW_ANSWER_TOP, unsafe_allow_javascript=True)  # not the cards below it
 
 if answers and runner.threads.owner_of(thread_id) == user.name:  # a link to the open chat
