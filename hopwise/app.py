@@ -49,7 +49,6 @@ from hopwise.state import DatabaseOptions, FeedbackLog, ThreadIndex, open_postgr
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
 from ingest.models import Chunk, DocumentInfo, IngestResult
-from ingest.originals import OriginalStore
 from ingest.protocols import KnowledgeBase
 from ingest.store import MilvusStore, slow_engine_warning, validate_groups
 
@@ -66,6 +65,9 @@ def open_store(settings: Settings, *, embedder: Embedder | None = None) -> Milvu
         settings.ensure_data_dir()
     inline = embedder if embedder is not None else build_embedder(settings)
     store = MilvusStore.from_config(settings.store, embedder=inline, fusion=settings.fusion)
+    if settings.database_url:  # replicas: writes to one document wait for each other anywhere
+        locks = PostgresDatabase(settings.database_url, what="the document locks", pool_size=3)
+        store.locks = locks.document_locks(store.locks.timeout_s)
     if inline is None and settings.embedding_mode == "builtin":
         try:  # queries use every core; the background worker one thread
             store.attach_vectors(builtin_embedder(), builtin_embedder(threads=1))
@@ -208,9 +210,7 @@ class Hopwise:
         # conversations, feedback and options: beside the checkpoints (SQLite or PostgreSQL)
         self.database = database if database is not None else database_of(self.checkpointer)
         shared = isinstance(self.database, PostgresDatabase)
-        self.originals = OriginalStore(  # uploaded files, by checksum
-            settings.originals_root, self.database.document_locks() if shared else None
-        )
+        self.originals = documents.originals_for(settings, retriever)  # uploads, by checksum
         self.graph = compile_graph(self.checkpointer)  # the saved conversations
         self.runs = compile_graph()  # one question's run, kept out of them until it is saved
         self.threads = ThreadIndex(self.database)
@@ -256,7 +256,6 @@ class Hopwise:
             if settings.database_url:  # replicas: everything shared in PostgreSQL
                 database = PostgresDatabase(settings.database_url, what="the conversation store")
                 checkpointer: Any = open_postgres_checkpointer(database)
-                store.locks = database.document_locks(store.locks.timeout_s)
             else:
                 try:
                     checkpointer = open_checkpointer(settings.checkpoint_path)

@@ -176,6 +176,9 @@ class SharedLocks:
     def hold(self, name: str, timeout_s: float) -> contextlib.AbstractContextManager[None]:
         return self.db.lock(name, timeout_s)
 
+    def close(self) -> None:
+        self.db.close()
+
 
 # ---- SQLite ---------------------------------------------------------------------------------
 

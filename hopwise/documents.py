@@ -5,10 +5,14 @@ go through these (via hopwise.app.Hopwise), never to the store and the originals
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from hopwise.settings import Settings
 from ingest.models import DocumentInfo, IngestResult
 from ingest.protocols import KnowledgeBase
+
+if TYPE_CHECKING:
+    from ingest.originals import OriginalStore
 
 # (index, filename, phase): "start"; a slow stage in progress such as "ocr 3/12"; then the
 # file's outcome, "ingested" | "skipped" | "failed"
@@ -26,10 +30,9 @@ def ingest_uploads(
     """Ingest each uploaded file (type, size and parse checks happen in ingest_bytes); one
     file's failure never stops the others. `groups=None` keeps an existing document's readers
     (a new one is readable by all). Each file is kept in the originals directory too."""
-    from ingest.originals import OriginalStore
     from ingest.pipeline import ingest_bytes
 
-    originals = OriginalStore(settings.originals_root)
+    originals = originals_for(settings, store)
     results = []
     for index, (name, data) in enumerate(files):
         if on_progress:
@@ -59,10 +62,18 @@ def ingest_uploads(
 def delete_document(store: KnowledgeBase, doc_id: str, settings: Settings) -> int:
     """Remove a document's chunks, manifest entry and (when no other document shares it) its
     original; the number of chunks removed (0: already deleted, e.g. by another admin)."""
-    from ingest.originals import OriginalStore
     from ingest.originals import delete_document as delete_with_original
 
-    return delete_with_original(store, doc_id, OriginalStore(settings.originals_root))
+    return delete_with_original(store, doc_id, originals_for(settings, store))
+
+
+def originals_for(settings: Settings, store: Any) -> OriginalStore:
+    """The originals directory (HOPWISE_ORIGINALS_DIR). Replicas sharing it on a network file
+    system take the store's deployment-wide locks (PostgreSQL's), not lock files in it."""
+    from ingest.originals import OriginalStore
+
+    shared = getattr(store, "locks", None) if settings.database_url else None
+    return OriginalStore(settings.originals_root, shared)
 
 
 def readable_document(

@@ -106,6 +106,12 @@ class DocumentLocks:
         finally:
             entry.lock.release()
 
+    def close(self) -> None:
+        """Release what the shared lock holds open (a database pool); lock files need nothing."""
+        closer = getattr(self.shared, "close", None)
+        if callable(closer):
+            closer()
+
     def _hold_shared(self, name: str, deadline: float, what: str) -> contextlib.ExitStack:
         assert self.shared is not None
         stack = contextlib.ExitStack()

@@ -107,8 +107,8 @@ def format_result(result: IngestResult) -> str:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    from hopwise.documents import originals_for
     from hopwise.settings import load_settings
-    from ingest.originals import OriginalStore
     from ingest.pipeline import document_groups, ingest_paths
 
     settings = load_settings()
@@ -124,7 +124,7 @@ def run_ingest(args: argparse.Namespace) -> int:
     with _store() as store:
         results = ingest_paths(
             args.paths, store, groups=groups, config=settings.ingest,
-            on_progress=progress, originals=OriginalStore(settings.originals_root),
+            on_progress=progress, originals=originals_for(settings, store),
         )  # fmt: skip
         pending = (
             semantic_search_note(store) if any(r.status == "ingested" for r in results) else ""

@@ -245,6 +245,9 @@ class MilvusStore(SearchPart, ReindexPart):
         worker, self.worker = getattr(self, "worker", None), None
         if worker is not None:
             worker.stop()
+        locks = getattr(self, "locks", None)
+        if locks is not None:
+            locks.close()
         pool, self._pool = getattr(self, "_pool", None), None
         if pool is not None:
             pool.shutdown(wait=True)
