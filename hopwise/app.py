@@ -305,10 +305,18 @@ class Hopwise:
         if not question:
             raise ValueError("the question is empty")
         thread_id = thread_id or uuid.uuid4().hex
-        self.threads.check(thread_id, owner, may_create=True)
+        if hasattr(self.checkpointer, "problem"):  # a new question tries the store again
+            self.checkpointer.problem = ""
+        unsaved = ""  # why this answer is neither given history nor saved, if so
+        try:
+            self.threads.check(thread_id, owner, may_create=True)
+        except StoreUnavailable as exc:  # whose thread it is cannot be told: read and save none
+            unsaved = str(exc)
         config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
         if history is None:
-            history = self._history(thread_id, owner, groups, drop_last=regenerating)
+            history = (
+                [] if unsaved else self._history(thread_id, owner, groups, drop_last=regenerating)
+            )
         budgets = self.settings.graph
         allowed = web and self.web_allowed()
         ctx = GraphContext(
@@ -329,8 +337,6 @@ class Hopwise:
         inputs = question_input(
             question, [dict(m) for m in history], budgets.max_web_searches if allowed else 0
         )
-        if hasattr(self.checkpointer, "problem"):  # a new question tries the store again
-            self.checkpointer.problem = ""
         if cancel is not None and cancel.is_set():
             raise AnswerStopped
         with question_deadline(ctx.deadline):  # a hard wall for every model call of it
@@ -344,20 +350,20 @@ class Hopwise:
             result.notices.append(note)
         if cancel is not None and not may_save(cancel):  # stopped after the last step
             raise AnswerStopped
-        problem = getattr(self.checkpointer, "problem", "") or self.history_problem
-        if not getattr(self.checkpointer, "problem", ""):
-            try:
-                self.graph.update_state(
-                    config,
-                    {"messages": turns, "result": result.to_json()},
-                    as_node=result.trace[-1].node,
-                )
+        problem = unsaved or getattr(self.checkpointer, "problem", "") or self.history_problem
+        if not unsaved and not getattr(self.checkpointer, "problem", ""):
+            try:  # the thread is claimed for its owner first (ThreadAccessError if not theirs)
                 self.threads.touch(
                     thread_id,
                     question,
                     owner,
                     answer=result.answer,
                     names_the_chat=result.route != "simple",
+                )
+                self.graph.update_state(
+                    config,
+                    {"messages": turns, "result": result.to_json()},
+                    as_node=result.trace[-1].node,
                 )
             except sqlite3.Error as exc:  # the answer is given; only saving it failed
                 problem = conversation_store_problem(self.settings.checkpoint_path, exc)

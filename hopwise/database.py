@@ -36,6 +36,8 @@ RETRY_AFTER_FAILURE_S = 3.0  # PostgreSQL: how long calls fail fast after a fail
 CONNECT_TIMEOUT_S = 3  # seconds to reach PostgreSQL before calling it unavailable
 POOL_SIZE = 8  # connections per process (checkpointer and tables together)
 MIGRATION_LOCK = "hopwise-migrations"
+KEEPALIVE_IDLE_S, KEEPALIVE_INTERVAL_S, KEEPALIVE_COUNT = 10, 5, 3  # lock and lease connections
+KEEPALIVE_GIVE_UP_S = 30  # unacknowledged data this long: the peer is gone
 
 
 class StoreUnavailable(RuntimeError):
@@ -60,6 +62,7 @@ class Database:
 
     kind = ""
     label = ""  # what the store is called in messages (a file path, or host/database)
+    what = "the store"  # its role, for messages ("the conversation store")
 
     def transaction(self) -> contextlib.AbstractContextManager[Cursor]:
         raise NotImplementedError
@@ -332,7 +335,6 @@ class PostgresDatabase(Database):
                 "connect_timeout": CONNECT_TIMEOUT_S,
             },
             check=ConnectionPool.check_connection,
-            reconnect_timeout=0,  # keep trying in the background for as long as it is down
             open=False,
             name="hopwise",
         )
@@ -357,7 +359,9 @@ class PostgresDatabase(Database):
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Any]:
-        """A pooled connection, or StoreUnavailable (fast while the database is down)."""
+        """A pooled connection, or StoreUnavailable (fast while the database is down). Every
+        driver or pool error is StoreUnavailable (the caller degrades, never a traceback); only
+        a lost connection starts the fail-fast window."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
@@ -366,7 +370,11 @@ class PostgresDatabase(Database):
             with self.pool.connection() as conn:
                 yield conn
         except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-            raise self.failed(exc) from exc
+            if connection_lost(exc):
+                raise self.failed(exc) from exc
+            raise StoreUnavailable(self.problem(exc)) from exc
+        except psycopg.Error as exc:  # the pool's errors are psycopg's too
+            raise StoreUnavailable(self.problem(exc)) from exc
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Cursor]:
@@ -379,32 +387,59 @@ class PostgresDatabase(Database):
             cur.execute("SELECT pg_advisory_xact_lock(?)", (advisory_key(name),))
             yield cur
 
-    @contextlib.contextmanager
-    def lock(self, name: str, timeout_s: float) -> Iterator[None]:
-        key, deadline = advisory_key(name), time.monotonic() + timeout_s
-        with self.connection() as conn:
-            while not conn.execute("SELECT pg_try_advisory_lock(%s) AS got", (key,)).fetchone()[
-                "got"
-            ]:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"{name} is held by another replica")
-                time.sleep(POLL_S)
-            try:
-                yield
-            finally:
-                with contextlib.suppress(Exception):
-                    conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
-
-    def try_lease(self, name: str) -> Lease | None:
-        """A session advisory lock on a connection of its own (outside the pool): held while
-        that connection lives, so a replica that dies gives the role up at once."""
+    def dedicated(self) -> Any:
+        """A connection of its own, outside the pool, for a lock or lease held a long time:
+        keepalives both ways, so if this machine dies the server drops the connection (and
+        its advisory locks) within about half a minute, and a dead server is noticed as fast."""
         import psycopg
 
         self.available()
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-        except psycopg.OperationalError as exc:
+            return psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_S,
+                keepalives=1,
+                keepalives_idle=KEEPALIVE_IDLE_S,
+                keepalives_interval=KEEPALIVE_INTERVAL_S,
+                keepalives_count=KEEPALIVE_COUNT,
+                tcp_user_timeout=KEEPALIVE_GIVE_UP_S * 1000,
+                options=(
+                    f"-c tcp_keepalives_idle={KEEPALIVE_IDLE_S} "
+                    f"-c tcp_keepalives_interval={KEEPALIVE_INTERVAL_S} "
+                    f"-c tcp_keepalives_count={KEEPALIVE_COUNT} "
+                    f"-c tcp_user_timeout={KEEPALIVE_GIVE_UP_S * 1000}"
+                ),
+            )
+        except psycopg.Error as exc:
             raise self.failed(exc) from exc
+
+    @contextlib.contextmanager
+    def lock(self, name: str, timeout_s: float) -> Iterator[None]:
+        """A session advisory lock on a dedicated connection (never one of the pool's: a
+        write may hold a document's lock and its original's for minutes)."""
+        import psycopg
+
+        key, deadline = advisory_key(name), time.monotonic() + timeout_s
+        conn = self.dedicated()
+        try:
+            try:
+                while not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+                    if time.monotonic() >= deadline:
+                        raise LockTimeout(f"{name} is held by another replica")
+                    time.sleep(POLL_S)
+            except psycopg.Error as exc:
+                raise self.failed(exc) from exc
+            yield
+        finally:
+            conn.close()  # ends the session: the lock goes with it
+
+    def try_lease(self, name: str) -> Lease | None:
+        """A session advisory lock on a dedicated connection: held while that connection
+        lives, so a replica that dies gives the role up (see `dedicated`)."""
+        import psycopg
+
+        conn = self.dedicated()
         try:
             row = conn.execute("SELECT pg_try_advisory_lock(%s)", (advisory_key(name),)).fetchone()
         except psycopg.Error as exc:
@@ -426,6 +461,18 @@ class PostgresDatabase(Database):
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.pool.close(timeout=2)
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether an error means the server cannot be reached (not a deadlock, a serialization
+    failure or another statement-level error that an OperationalError also covers)."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    if isinstance(exc, PoolTimeout | psycopg.InterfaceError):
+        return True
+    state = getattr(exc, "sqlstate", None)
+    return state is None or str(state).startswith(("08", "57P"))  # connection, shutdown
 
 
 class _PostgresCursor:

@@ -150,16 +150,23 @@ class ThreadIndex(Tables):
     COLUMNS = ("thread_id", "owner", "title", "updated_at", "answers")
 
     def owner_of(self, thread_id: str) -> str | None:
-        """The thread's owner, or None when no such thread exists (or none can be read now)."""
+        """The thread's owner, or None when no such thread exists (or none can be read now:
+        callers compare it with the reader, so an unreadable owner opens nothing)."""
         try:
-            rows = self.fetch("SELECT owner FROM hopwise_threads WHERE thread_id = ?", (thread_id,))
+            return self.stored_owner(thread_id)
         except StoreUnavailable:
             return None
+
+    def stored_owner(self, thread_id: str) -> str | None:
+        """The thread's owner, None when no such thread exists; StoreUnavailable when it
+        cannot be told."""
+        rows = self.fetch("SELECT owner FROM hopwise_threads WHERE thread_id = ?", (thread_id,))
         return str(rows[0][0] or "") if rows else None
 
     def check(self, thread_id: str, owner: str | None, *, may_create: bool = False) -> None:
-        """Raise ThreadAccessError unless `owner` may use the thread (or create it, if new)."""
-        found = self.owner_of(thread_id)
+        """Raise ThreadAccessError unless `owner` may use the thread (or create it, if new);
+        StoreUnavailable when the owner cannot be read (never taken as "a new thread")."""
+        found = self.stored_owner(thread_id)
         if found is None:
             if may_create:
                 return
@@ -177,7 +184,9 @@ class ThreadIndex(Tables):
         names_the_chat: bool = True,
     ) -> None:
         """Record one answered turn. A question that `names_the_chat` (it needed the documents)
-        replaces a provisional title; a renamed chat keeps its name."""
+        replaces a provisional title; a renamed chat keeps its name. The thread is claimed for
+        `owner` in the same transaction: a thread someone else owns raises ThreadAccessError
+        and nothing changes (None: the unrestricted local operator)."""
         now = time.time()
         kind = TITLE_QUESTION if names_the_chat else TITLE_PROVISIONAL
         title = chat_title(question)
@@ -196,6 +205,9 @@ class ThreadIndex(Tables):
                 "ELSE hopwise_threads.title_kind END",
                 (thread_id, title, now, now, owner or "", kind, fold(title)),
             )
+            found = cur.fetch("SELECT owner FROM hopwise_threads WHERE thread_id = ?", (thread_id,))
+            if owner is not None and str(found[0][0] or "") != owner:
+                raise ThreadAccessError(thread_id)  # the transaction is rolled back
             cur.execute(
                 "INSERT INTO hopwise_turns (thread_id, created_at, question, answer, folded) "
                 "VALUES (?, ?, ?, ?, ?)",
@@ -348,8 +360,19 @@ def open_postgres_checkpointer(db: PostgresDatabase) -> Any:
 
         def __init__(self) -> None:
             super().__init__(db.pool)
-            self.db, self.problem, self._ready = db, "", False
+            self.db, self._ready = db, False
             self._setup_lock = threading.Lock()
+            self._local = threading.local()  # one question's failure is that question's only
+
+        @property
+        def problem(self) -> str:
+            """Why this thread's last read or write failed ('' when none did): a failed read
+            of a thread's history also skips the write that would follow it."""
+            return str(getattr(self._local, "problem", ""))
+
+        @problem.setter
+        def problem(self, value: str) -> None:
+            self._local.problem = value
 
         def _failed(self, exc: Exception) -> None:
             self.problem = str(exc) if isinstance(exc, StoreUnavailable) else db.problem(exc)
@@ -414,8 +437,9 @@ def _unavailable(db: PostgresDatabase, exc: Exception) -> StoreUnavailable:
     if isinstance(exc, StoreUnavailable):
         return exc
     import psycopg
-    from psycopg_pool import PoolTimeout
 
-    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError | PoolTimeout):
-        return db.failed(exc)
+    from hopwise.database import connection_lost
+
+    if isinstance(exc, psycopg.Error):  # the pool's errors are psycopg's too
+        return db.failed(exc) if connection_lost(exc) else StoreUnavailable(db.problem(exc))
     raise exc

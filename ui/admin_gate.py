@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from hopwise.database import StoreUnavailable
 from ui.auth import (
     admin_password,
     attempt,
@@ -22,6 +23,7 @@ from ui.services import (
     admin_by_password,
     configured_users,
     current_user,
+    error_text,
     get_settings,
     is_admin,
     read_secrets,
@@ -50,6 +52,12 @@ def require_admin() -> None:
 
     settings, secrets = get_settings(), read_secrets()
     expected = admin_password(settings, secrets, shared_database())  # configured, else made
+    if not expected and shared_database() is not None:
+        st.warning(
+            "The shared database is unavailable, so the admin password Hopwise made cannot be "
+            "read. Try again when it is back, or set `HOPWISE_ADMIN_PASSWORD` on every replica."
+        )
+        st.stop()
     if not expected:
         st.warning(
             "No admin password is configured and none could be made in the data directory, "
@@ -74,7 +82,12 @@ def require_admin() -> None:
         submitted = st.form_submit_button("Sign in")
     if submitted:
         secret = str(expected)
-        ok, message = attempt(sign_in_guard(), "admin", lambda: passwords_match(password, secret))
+        try:
+            ok, message = attempt(
+                sign_in_guard(), "admin", lambda: passwords_match(password, secret)
+            )
+        except StoreUnavailable as exc:
+            ok, message = False, f"Signing in is not possible right now: {error_text(exc)}"
         if ok:
             st.session_state[ADMIN_KEY] = user.name
             st.rerun()

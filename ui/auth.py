@@ -212,11 +212,19 @@ class SignInGuard:
 
     def __init__(self, store: Path | Database, *, clock: Callable[[], float] = time.time) -> None:
         self.db, self._clock = state_database(store, "the sign-in store"), clock
-        self.db.migrate("sign_in", SIGN_IN_STEPS)
+        self._ready = False
+        with contextlib.suppress(StoreUnavailable):  # unreachable now: on first use instead
+            self._ensure()
+
+    def _ensure(self) -> None:
+        if not self._ready:
+            self.db.migrate("sign_in", SIGN_IN_STEPS)
+            self._ready = True
 
     def wait_s(self, account: str) -> float:
         """How long until `account` may try again (0 when it may try now)."""
         now = self._clock()
+        self._ensure()
         with self.db.transaction() as cur:
             row = cur.fetch(
                 "SELECT locked_until FROM sign_in_accounts WHERE account = ?", (account,)
@@ -232,6 +240,7 @@ class SignInGuard:
         return min(THROTTLE_CAP_S, max(own, overall))
 
     def failures(self, account: str) -> int:
+        self._ensure()
         row = self.db.fetchone(
             "SELECT failures FROM sign_in_accounts WHERE account = ?", (account,)
         )
@@ -241,6 +250,7 @@ class SignInGuard:
         """Count a failure; returns the wait now imposed on the account's next attempt. One
         transaction, the count raised in place: two replicas failing at once count two."""
         now = self._clock()
+        self._ensure()
         with self.db.transaction() as cur:
             cur.execute(
                 "INSERT INTO sign_in_accounts (account, failures, locked_until) VALUES (?, 1, ?) "
@@ -262,6 +272,7 @@ class SignInGuard:
         return delay
 
     def succeed(self, account: str) -> None:
+        self._ensure()
         self.db.execute("DELETE FROM sign_in_accounts WHERE account = ?", (account,))
 
 
@@ -357,7 +368,9 @@ class SessionStore:
         self.db = state_database(store, "the session store")
         self._secret, self._clock = secret, clock
         self.max_age_s = int(hours * 3600)
-        self._seen: dict[str, tuple[str, int, float]] = {}  # sha256 -> (user, expires, when)
+        # sha256 -> (user, expires, created, when this process last verified it)
+        self._seen: dict[str, tuple[str, int, float, float]] = {}
+        self._pending: set[str] = set()  # sign-outs not yet written (the store was down)
         self._seen_lock = threading.Lock()
         self._ready = False
         with contextlib.suppress(StoreUnavailable):  # unreachable now: created on first use
@@ -397,6 +410,7 @@ class SessionStore:
         now, key = self._clock(), _sha256(token)
         try:
             self._ensure()
+            self._revoke_pending()  # sign-outs made while the store was away, first
             row = self.db.fetchone(
                 "SELECT user_name, created, expires, last_seen, revoked FROM sessions "
                 "WHERE token_sha256 = ?",
@@ -404,7 +418,9 @@ class SessionStore:
             )
         except StoreUnavailable:
             return self._during_outage(token, key, users)
-        if row is None or row[4] is not None:
+        with self._seen_lock:  # refused below: never again during an outage either
+            self._seen.pop(key, None)
+        if row is None or row[4] is not None or key in self._pending:
             return None
         name, created, expires, last_seen = str(row[0]), float(row[1]), int(row[2]), float(row[3])
         if now >= expires or now >= created + self.max_age_s:  # a shorter setting applies too
@@ -414,7 +430,8 @@ class SessionStore:
         if user is None or not hmac.compare_digest(
             signature, self._signature(session_id, user, expires)
         ):
-            self.revoke(token)
+            with contextlib.suppress(StoreUnavailable):
+                self.revoke(token)
             return None
         if now - last_seen >= LAST_SEEN_EVERY_S:
             with contextlib.suppress(StoreUnavailable):
@@ -422,7 +439,9 @@ class SessionStore:
                     "UPDATE sessions SET last_seen = ? WHERE token_sha256 = ?", (now, key)
                 )
         with self._seen_lock:
-            self._seen[key] = (user.name, expires, now)
+            for old in [k for k, v in self._seen.items() if now - v[3] > OUTAGE_GRACE_S]:
+                del self._seen[old]
+            self._seen[key] = (user.name, expires, created, now)
         return user
 
     def _during_outage(self, token: str, key: str, users: Mapping[str, User]) -> User | None:
@@ -433,7 +452,9 @@ class SessionStore:
         now = self._clock()
         with self._seen_lock:
             seen = self._seen.get(key)
-        if seen is None or now - seen[2] > OUTAGE_GRACE_S or now >= seen[1]:
+        if seen is None or key in self._pending or now - seen[3] > OUTAGE_GRACE_S:
+            return None
+        if now >= seen[1] or now >= seen[2] + self.max_age_s:
             return None
         user = users.get(seen[0])
         session_id, signature = token.split(".")
@@ -444,14 +465,31 @@ class SessionStore:
         return user
 
     def revoke(self, token: str) -> None:
-        """End the session for good (sign out); unknown tokens are ignored. StoreUnavailable
-        when the table cannot be written (the caller still forgets the token)."""
+        """End the session for good (sign out); unknown tokens are ignored. When the table
+        cannot be written, this process refuses the token from now on and revokes it when the
+        store is back (StoreUnavailable tells the caller it is not yet revoked elsewhere)."""
+        key = _sha256(token)
         with self._seen_lock:
-            self._seen.pop(_sha256(token), None)
-        self.db.execute(
-            "UPDATE sessions SET revoked = ? WHERE token_sha256 = ? AND revoked IS NULL",
-            (self._clock(), _sha256(token)),
-        )
+            self._seen.pop(key, None)
+            self._pending.add(key)
+        self._revoke_pending()
+        if key in self._pending:
+            raise StoreUnavailable(f"{self.db.what} cannot record the sign-out yet")
+
+    def _revoke_pending(self) -> None:
+        """Write the sign-outs made while the store was unreachable (and this one)."""
+        with self._seen_lock:
+            pending = list(self._pending)
+        for key in pending:
+            try:
+                self.db.execute(
+                    "UPDATE sessions SET revoked = ? WHERE token_sha256 = ? AND revoked IS NULL",
+                    (self._clock(), key),
+                )
+            except StoreUnavailable:
+                return
+            with self._seen_lock:
+                self._pending.discard(key)
 
 
 def _sessions_v2(cur: Cursor, kind: str) -> None:

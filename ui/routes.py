@@ -55,7 +55,10 @@ def request_reader(request: Request) -> Reader | None:
     if not users:
         return Reader(local_user(), admin=True, configured=False)  # the ticket says if unlocked
     token = request.cookies.get(SESSION_COOKIE) or ""
-    user = cached_session_store().verify(token, users) if token else None
+    try:
+        user = cached_session_store().verify(token, users) if token else None
+    except StoreUnavailable:  # the session store cannot be opened: nobody is signed in
+        user = None
     if user is None:
         return None
     return Reader(user, admin=admin_by_password(users))

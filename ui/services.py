@@ -179,6 +179,10 @@ def session_store() -> SessionStore:
         st.error(f"Sign-in is misconfigured: {exc}")
         st.stop()
         raise  # unreachable; keeps type checkers happy
+    except StoreUnavailable as exc:  # the shared session key cannot be read yet
+        st.error(f"Signing in is not possible right now: {error_text(exc)}")
+        st.stop()
+        raise
 
 
 def sent_session_cookie() -> str | None:
@@ -396,7 +400,7 @@ def readable_answers(
     who do not see scores get a failed web search in words, without its exception text."""
     try:
         answers = runner.thread_answers(thread_id, owner=user.name, groups=user.groups)
-    except ThreadAccessError:
+    except (ThreadAccessError, StoreUnavailable):  # not theirs, or not readable now (said above)
         return []
     if scores:  # the local operator and admins: everything, raw errors included
         return answers

@@ -128,3 +128,25 @@ def test_a_replica_started_while_postgres_is_down_catches_up(tmp_path: Path) -> 
     finally:
         app.close()
         server.stop()
+
+
+def test_a_thread_whose_owner_cannot_be_read_is_neither_read_nor_written(tmp_path: Path) -> None:
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    server = PostgresServer().start()
+    app = replica(tmp_path, server.url, "one")
+    try:
+        anas = app.ask(QUESTION, owner="ana")
+        server.pause()
+        eves = app.ask(FOLLOW_UP, thread_id=anas.thread_id, owner="eve")
+        assert eves.citations and any("not saved" in n for n in eves.notices)
+        server.resume()
+        time.sleep(RETRY_AFTER_FAILURE_S)
+        assert [r.question for r in app.thread_answers(anas.thread_id, "ana")] == [QUESTION]
+        with pytest.raises(ThreadAccessError):
+            app.ask(FOLLOW_UP, thread_id=anas.thread_id, owner="eve")
+        assert [t["answers"] for t in app.list_threads("ana")] == [1]
+    finally:
+        app.close()
+        server.stop()

@@ -4,6 +4,7 @@ feedback, options, sign-in throttling, sessions, migrations, locks, leases and s
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -252,3 +253,71 @@ def test_an_unreachable_store_reads_as_empty_and_refuses_writes(databases: Datab
     with pytest.raises(StoreUnavailable):
         index.touch("t", "Another", "ana")
     assert broken.health()
+
+
+def test_a_turn_never_lands_in_someone_elses_thread(db: Database) -> None:
+    threads = ThreadIndex(db)
+    threads.touch("t", "Ana's question", "ana", answer="Ana's answer")
+    with pytest.raises(LookupError):
+        threads.touch("t", "Eve's question", "eve", answer="Eve's answer")
+    [row] = threads.list()
+    assert (row["owner"], row["answers"]) == ("ana", 1)
+    assert threads.search("ana", "eve") == [] and threads.search("eve", "question") == []
+    threads.touch("t", "Operator's note", None)  # the local operator (CLI) is unrestricted
+    assert threads.list("ana")[0]["answers"] == 2
+
+
+def test_many_locks_held_at_once_need_no_pool(databases: Databases) -> None:
+    locks = databases.open().document_locks(5)
+    with contextlib.ExitStack() as stack:
+        for name in ("a", "b", "c", "d", "e", "f"):  # more than a replica's pool holds
+            stack.enter_context(locks.hold(f"doc-{name}"))
+        other = databases.open().document_locks(0.2)
+        refused: list[bool] = []
+
+        def try_c() -> None:
+            try:
+                with other.hold("doc-c"):
+                    refused.append(False)
+            except LockTimeout:
+                refused.append(True)
+
+        worker = threading.Thread(target=try_c)  # another replica's writer
+        worker.start()
+        worker.join(5)
+        assert refused == [True]
+
+
+def test_a_revoked_session_stays_revoked_while_the_store_is_away(
+    databases: Databases,
+) -> None:
+    store = SessionStore(databases.open(), SECRET, hours=12)
+    kept, ended = store.issue(ANA), store.issue(ANA)
+    assert store.verify(kept, {"ana": ANA}) == ANA and store.verify(ended, {"ana": ANA}) == ANA
+    SessionStore(databases.open(), SECRET, hours=12).revoke(ended)  # on another replica
+    assert store.verify(ended, {"ana": ANA}) is None
+    real = store.db
+    store.db = broken_database(databases)  # the store goes away
+    assert store.verify(kept, {"ana": ANA}) == ANA  # verified here a moment ago
+    assert store.verify(ended, {"ana": ANA}) is None  # revoked before: still refused
+    assert store.verify(store_token_never_seen(), {"ana": ANA}) is None
+    with pytest.raises(StoreUnavailable):
+        store.revoke(kept)  # a sign-out now cannot be written yet ...
+    assert store.verify(kept, {"ana": ANA}) is None  # ... but this replica refuses it at once
+    store.db = real  # back: the sign-out is written, and every replica sees it
+    assert store.verify(kept, {"ana": ANA}) is None
+    assert SessionStore(databases.open(), SECRET, hours=12).verify(kept, {"ana": ANA}) is None
+
+
+def store_token_never_seen() -> str:
+    return "x" * 32 + "." + "y" * 43  # well formed, never issued
+
+
+def broken_database(databases: Databases) -> Database:
+    db = databases.open()
+    if databases.kind == "postgresql":
+        db.close()
+    else:
+        db.path = databases.tmp_path / "missing" / "dir" / "x.sqlite"  # type: ignore[attr-defined]
+        (databases.tmp_path / "missing").write_text("a file, not a directory")
+    return db

@@ -21,6 +21,7 @@ from ui.viewer import download_button, open_button
 RESULTS_KEY = "hopwise_ingest_results"
 PENDING_DELETE_KEY = "hopwise_pending_delete"
 FLASH_KEY = "hopwise_admin_flash"
+FAILED_KEY = "hopwise_admin_failed"  # a change a callback could not make
 UPLOAD_ROUND_KEY = "hopwise_upload_round"  # which uploader: each batch gets a fresh, empty one
 
 st.title("Admin")
@@ -38,6 +39,9 @@ except Exception as exc:  # noqa: BLE001 - e.g. Milvus server unreachable: a mes
 flash = st.session_state.pop(FLASH_KEY, None)
 if flash:
     st.success(flash)
+failed = st.session_state.pop(FAILED_KEY, None)
+if failed:
+    st.error(safe.escape_inline(failed))
 for note in repairs:  # the consistency check when the store was opened
     st.warning(f"Repaired when the knowledge base was opened: {safe.escape_inline(note)}")
 if low_disk:
@@ -222,13 +226,21 @@ if settings.web_search is not None:  # the deployment's setting wins over this p
     state = "on" if settings.web_search else "off"
     st.caption(f"Web search is {state} for this deployment (HOPWISE_WEB_SEARCH={state}).")
 else:
+
+    def set_web_search() -> None:
+        """The toggle's callback; a store that cannot be written leaves the choice as it was."""
+        try:
+            runner.options.set_web_search(st.session_state["admin_web_search"])
+        except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
+            st.session_state[FAILED_KEY] = f"Could not change web search: {error_text(exc)}"
+
     st.session_state["admin_web_search"] = runner.options.web_search  # as stored, not as drawn
     st.toggle(
         "Allow web search when the documents fall short",
         help="Sends a reader's question once to a public search engine (DuckDuckGo via ddgs). "
         "Leave it off for private questions about internal documents.",
         key="admin_web_search",
-        on_change=lambda: runner.options.set_web_search(st.session_state["admin_web_search"]),
+        on_change=set_web_search,
     )
     st.caption(
         "On: readers may let a question that the documents do not answer go to the web once. "
