@@ -82,11 +82,21 @@ def test_concurrent_questions_on_two_replicas_lose_nothing(
         assert len(mine) == 2 and all(t["answers"] == 1 for t in mine)
 
 
-def test_postgres_going_away_costs_the_saving_not_the_answer(tmp_path: Path) -> None:
+@pytest.fixture
+def own_server() -> Iterator[PostgresServer]:
+    """A server of the test's own: these tests stop and start it."""
     reason = missing_reason()
     if reason:
         pytest.skip(reason)
-    server = PostgresServer().start()  # its own server: this test stops it
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+def test_postgres_going_away_costs_the_saving_not_the_answer(
+    tmp_path: Path, own_server: PostgresServer
+) -> None:
+    server = own_server
     app = replica(tmp_path, server.url, "one")
     try:
         first = app.ask(QUESTION, owner="ana")
@@ -107,14 +117,12 @@ def test_postgres_going_away_costs_the_saving_not_the_answer(tmp_path: Path) -> 
         ]
     finally:
         app.close()
-        server.stop()
 
 
-def test_a_replica_started_while_postgres_is_down_catches_up(tmp_path: Path) -> None:
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer().start()
+def test_a_replica_started_while_postgres_is_down_catches_up(
+    tmp_path: Path, own_server: PostgresServer
+) -> None:
+    server = own_server
     server.pause()
     app = replica(tmp_path, server.url, "one")
     try:
@@ -127,14 +135,12 @@ def test_a_replica_started_while_postgres_is_down_catches_up(tmp_path: Path) -> 
         assert len(app.thread_answers(up.thread_id, "ana")) == 1
     finally:
         app.close()
-        server.stop()
 
 
-def test_a_thread_whose_owner_cannot_be_read_is_neither_read_nor_written(tmp_path: Path) -> None:
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer().start()
+def test_a_thread_whose_owner_cannot_be_read_is_neither_read_nor_written(
+    tmp_path: Path, own_server: PostgresServer
+) -> None:
+    server = own_server
     app = replica(tmp_path, server.url, "one")
     try:
         anas = app.ask(QUESTION, owner="ana")
@@ -149,4 +155,3 @@ def test_a_thread_whose_owner_cannot_be_read_is_neither_read_nor_written(tmp_pat
         assert [t["answers"] for t in app.list_threads("ana")] == [1]
     finally:
         app.close()
-        server.stop()

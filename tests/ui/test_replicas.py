@@ -30,7 +30,7 @@ from hopwise.bench.startup import free_port, stop
 from tests.deploy.postgres import PostgresServer
 from tests.fakes.openai_stub import StubOpenAIServer, plausible_responder
 from tests.ingest.conftest import MilvusLiteServer
-from tests.ui.test_browser import ask, wait_healthy, wait_idle
+from tests.ui.test_browser import ask, shoot, wait_healthy, wait_idle
 from tests.ui.test_browser_manage import Session
 
 pytestmark = pytest.mark.slow
@@ -104,6 +104,19 @@ def deployment(
     milvus.stop()
 
 
+def upload(page, path: Path) -> None:  # noqa: ANN001 - a Playwright page
+    """On the Admin page of the page's replica: upload one file and wait for it."""
+    page.get_by_role("link", name="Admin").click()
+    page.get_by_text("Upload documents").wait_for()
+    wait_idle(page)
+    page.locator("input[type=file]").set_input_files([str(path)])
+    page.get_by_text(path.name).first.wait_for()
+    wait_idle(page)
+    page.get_by_role("button", name="Ingest").click()
+    page.get_by_text("Last upload: 1 ingested").wait_for()
+    wait_idle(page)
+
+
 def thread_of(page) -> str:  # noqa: ANN001 - a Playwright page
     found = re.search(r"[?&]thread=([0-9a-f]+)", page.url)
     assert found, page.url
@@ -120,7 +133,7 @@ def embedded_lines(replicas: list[Replica]) -> list[list[int]]:
 def test_two_replicas_share_chats_sign_ins_documents_and_feedback(
     browser, deployment, tmp_path: Path
 ) -> None:
-    shared, (one, two), _ = deployment
+    shared, (one, two), root = deployment
     manual = tmp_path / "boiler-manual.md"
     manual.write_text(MANUAL, encoding="utf-8")
 
@@ -129,15 +142,7 @@ def test_two_replicas_share_chats_sign_ins_documents_and_feedback(
     page = ada.page
     ada.sign_in("ada")
     assert ada.session_cookie()
-    page.get_by_role("link", name="Admin").click()
-    page.get_by_text("Upload documents").wait_for()
-    wait_idle(page)
-    page.locator("input[type=file]").set_input_files([str(manual)])
-    page.get_by_text("boiler-manual.md").first.wait_for()
-    wait_idle(page)
-    page.get_by_role("button", name="Ingest").click()
-    page.get_by_text("Last upload: 1 ingested").wait_for()
-    wait_idle(page)
+    upload(page, manual)
 
     # -- she asks on replica 1 ...
     page.get_by_role("link", name="Chat").click()
@@ -151,6 +156,7 @@ def test_two_replicas_share_chats_sign_ins_documents_and_feedback(
     page.get_by_text("nine weeks").first.wait_for()  # the answer given on replica 1
     second = ask(page, FOLLOW_UP, message=3)
     assert "Ilse Varga" in second.inner_text()
+    shoot(page, root, "replica-two-continues")
     page.get_by_role("button", name="Open hop trace →").last.click()
     page.get_by_role("heading", name="Hop trace").wait_for()
     page.get_by_text("Query sent:").first.wait_for()
@@ -237,14 +243,7 @@ def test_each_chunk_is_embedded_by_one_replica(browser, deployment, tmp_path: Pa
     ada.sign_in("ada")
     page = ada.page
     before = [sum(c) for c in embedded_lines(replicas)]
-    page.get_by_role("link", name="Admin").click()
-    page.get_by_text("Upload documents").wait_for()
-    wait_idle(page)
-    page.locator("input[type=file]").set_input_files([str(notes)])
-    page.get_by_text("depot-notes.md").first.wait_for()
-    wait_idle(page)
-    page.get_by_role("button", name="Ingest").click()
-    page.get_by_text("Last upload: 1 ingested").wait_for()
+    upload(page, notes)
     deadline = time.monotonic() + 120  # the elected worker looks again every 30 s
     while time.monotonic() < deadline:
         after = [sum(c) for c in embedded_lines(replicas)]
@@ -262,26 +261,29 @@ def test_postgres_stopped_mid_conversation_then_back(
 ) -> None:
     """The page says the conversation store is unavailable and still answers; when the
     database is back, answers are saved again."""
-    _, (one, _two), _ = deployment
+    _, (one, _two), root = deployment
     ada = Session(browser, one.url)
     ada.sign_in("ada")
     page = ada.page
-    page.get_by_role("button", name="New chat").click()
-    wait_idle(page)
+    page.set_viewport_size({"width": 420, "height": 900})  # a phone from here on
     ask(page, "Hello")
     postgres.pause()
     try:
         page.reload()
-        page.get_by_text("Signed in as ada").wait_for()  # a session this replica verified
+        page.get_by_text("Signed in as ada").wait_for(state="attached")  # verified here before
         page.get_by_text("Conversations are not being saved").first.wait_for()
         assert "is unavailable" in page.locator("main").inner_text()
         during = ask(page, "Where are spare impellers kept?")
         assert "north depot" in during.inner_text()
         page.get_by_text("This answer was not saved").first.wait_for()
+        wait_idle(page)
+        (root / "screenshots").mkdir(exist_ok=True)
+        page.screenshot(path=str(root / "screenshots" / "replica-db-down-420.png"))
     finally:
         postgres.resume()
     page.wait_for_timeout(4000)  # the fast-fail window after the last failure
-    page.get_by_role("button", name="New chat").click()
+    page.goto(one.url)  # a new browser session: a new chat
+    page.get_by_text("Signed in as ada").wait_for(state="attached")
     wait_idle(page)
     after = ask(page, "When are impellers reordered?")
     assert "four" in after.inner_text()
