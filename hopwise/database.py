@@ -322,7 +322,8 @@ class PostgresDatabase(Database):
         self.url, self.what = url, what
         self.label = safe_location(url)
         self._down_until = 0.0
-        self._last_problem = ""
+        self._last_problem = ""  # set by a lost connection until the server answers again
+        self._recovering = threading.Lock()
         self.pool: Any = ConnectionPool(
             url,
             min_size=1,
@@ -352,6 +353,22 @@ class PostgresDatabase(Database):
         if time.monotonic() < self._down_until:
             raise StoreUnavailable(self._last_problem)
 
+    def _recover(self) -> None:
+        """The first call after a failure: reach the server directly, and when it answers
+        renew the pool's connections at once (instead of waiting out the pool's own reconnect
+        backoff, which grows while the server is down)."""
+        import psycopg
+
+        with self._recovering:
+            if not self._last_problem:
+                return
+            try:
+                psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S).close()
+                self.pool.check()
+            except psycopg.Error as exc:
+                raise self.failed(exc) from exc
+            self._last_problem = ""
+
     def failed(self, exc: BaseException) -> StoreUnavailable:
         self._last_problem = self.problem(exc)
         self._down_until = time.monotonic() + RETRY_AFTER_FAILURE_S
@@ -366,6 +383,8 @@ class PostgresDatabase(Database):
         from psycopg_pool import PoolTimeout
 
         self.available()
+        if self._last_problem:
+            self._recover()
         try:
             with self.pool.connection() as conn:
                 yield conn
