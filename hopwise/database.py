@@ -100,6 +100,14 @@ class Database:
                 )
             return max(version, len(steps))
 
+    def ready(self, component: str, steps: Sequence[Step]) -> None:
+        """`migrate` once per component for this object: later calls cost nothing, and a
+        failed one (the database unreachable) is tried again on the next use."""
+        done: set[str] = self.__dict__.setdefault("_migrated", set())
+        if component not in done:
+            self.migrate(component, steps)
+            done.add(component)
+
     def exclusive(self, name: str) -> contextlib.AbstractContextManager[Cursor]:
         """A transaction that holds `name` until it ends (no other writer of the deployment
         runs one at the same time)."""
@@ -116,7 +124,7 @@ class Database:
 
     def secret(self, name: str, make: Callable[[], str]) -> str:
         """The shared value `name`, made with `make()` by the first process to ask."""
-        self.migrate("secrets", SECRET_STEPS)
+        self.ready("secrets", SECRET_STEPS)
         with self.transaction() as cur:
             cur.execute(
                 "INSERT INTO hopwise_secrets (name, value) VALUES (?, ?) ON CONFLICT (name) "

@@ -111,18 +111,11 @@ class Tables:
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._ready = False
-        self._lock = threading.Lock()
         with contextlib.suppress(StoreUnavailable):  # unreachable now: on first use instead
             self.ready()
 
     def ready(self) -> None:
-        if self._ready:
-            return
-        with self._lock:
-            if not self._ready:
-                self.db.migrate(self.component, self.steps)
-                self._ready = True
+        self.db.ready(self.component, self.steps)
 
     def fetch(self, sql: str, args: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         self.ready()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.postgres import PostgresServer, missing_reason
+from tests.deploy.postgres import PostgresServer, running_server
 from tests.fakes.env import isolate_hopwise_env
 
 # No test may reach the network: keep every library's telemetry and hub access off.
@@ -27,9 +27,5 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def postgres() -> Iterator[PostgresServer]:
     """A real PostgreSQL server for the run (Debian's binaries, a temp dir, a loopback port);
     skipped, with the reason, where the binaries are absent (`make postgres` installs them)."""
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer().start()
-    yield server
-    server.stop()
+    with running_server() as server:
+        yield server

@@ -212,14 +212,11 @@ class SignInGuard:
 
     def __init__(self, store: Path | Database, *, clock: Callable[[], float] = time.time) -> None:
         self.db, self._clock = state_database(store, "the sign-in store"), clock
-        self._ready = False
         with contextlib.suppress(StoreUnavailable):  # unreachable now: on first use instead
             self._ensure()
 
     def _ensure(self) -> None:
-        if not self._ready:
-            self.db.migrate("sign_in", SIGN_IN_STEPS)
-            self._ready = True
+        self.db.ready("sign_in", SIGN_IN_STEPS)
 
     def wait_s(self, account: str) -> float:
         """How long until `account` may try again (0 when it may try now)."""
@@ -372,14 +369,11 @@ class SessionStore:
         self._seen: dict[str, tuple[str, int, float, float]] = {}
         self._pending: set[str] = set()  # sign-outs not yet written (the store was down)
         self._seen_lock = threading.Lock()
-        self._ready = False
         with contextlib.suppress(StoreUnavailable):  # unreachable now: created on first use
             self._ensure()
 
     def _ensure(self) -> None:
-        if not self._ready:
-            self.db.migrate("sessions", SESSION_STEPS)
-            self._ready = True
+        self.db.ready("sessions", SESSION_STEPS)
 
     def _signature(self, session_id: str, user: User, expires: int) -> str:
         message = json.dumps([session_id, user.name, expires, user.password]).encode("utf-8")

@@ -13,9 +13,11 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
+import pytest
 
 
 def postgres_bin() -> Path | None:
@@ -125,3 +127,17 @@ class PostgresServer:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+
+@contextlib.contextmanager
+def running_server() -> Iterator[PostgresServer]:
+    """A started server, stopped afterwards; the test is skipped, with the reason, where
+    Debian's server binaries are absent (`make postgres` installs them)."""
+    reason = missing_reason()
+    if reason:
+        pytest.skip(reason)
+    server = PostgresServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -16,7 +16,7 @@ from hopwise.app import Hopwise
 from hopwise.database import RETRY_AFTER_FAILURE_S, PostgresDatabase
 from hopwise.settings import Settings
 from hopwise.state import open_postgres_checkpointer
-from tests.deploy.postgres import PostgresServer, missing_reason
+from tests.deploy.postgres import PostgresServer, running_server
 from tests.fakes.reasoner import ScriptedReasoner
 from tests.fakes.retriever import KeywordRetriever, sample_chunks
 
@@ -83,75 +83,65 @@ def test_concurrent_questions_on_two_replicas_lose_nothing(
 
 
 @pytest.fixture
-def own_server() -> Iterator[PostgresServer]:
-    """A server of the test's own: these tests stop and start it."""
-    reason = missing_reason()
-    if reason:
-        pytest.skip(reason)
-    server = PostgresServer().start()
-    yield server
-    server.stop()
+def alone(tmp_path: Path) -> Iterator[tuple[PostgresServer, Hopwise]]:
+    """A server of the test's own (these tests stop and start it) and a replica on it."""
+    with running_server() as server:
+        app = replica(tmp_path, server.url, "one")
+        try:
+            yield server, app
+        finally:
+            app.close()
 
 
 def test_postgres_going_away_costs_the_saving_not_the_answer(
-    tmp_path: Path, own_server: PostgresServer
+    alone: tuple[PostgresServer, Hopwise],
 ) -> None:
-    server = own_server
-    app = replica(tmp_path, server.url, "one")
-    try:
-        first = app.ask(QUESTION, owner="ana")
-        assert not first.notices and app.history_problem == ""
-        server.pause()
-        during = app.ask(FOLLOW_UP, thread_id=first.thread_id, owner="ana")
-        assert during.citations  # answered from the documents, history off
-        assert any("not saved" in n and "unavailable" in n for n in during.notices)
-        assert "unavailable" in app.history_problem
-        assert app.list_threads("ana") == []  # nothing readable, nothing raised
-        server.resume()
-        time.sleep(RETRY_AFTER_FAILURE_S)  # the fast-fail window after the last failure
-        after = app.ask(FOLLOW_UP, thread_id=first.thread_id, owner="ana")
-        assert not after.notices and app.history_problem == ""
-        assert [r.question for r in app.thread_answers(first.thread_id, "ana")] == [
-            QUESTION,
-            FOLLOW_UP,
-        ]
-    finally:
-        app.close()
-
-
-def test_a_replica_started_while_postgres_is_down_catches_up(
-    tmp_path: Path, own_server: PostgresServer
-) -> None:
-    server = own_server
+    server, app = alone
+    first = app.ask(QUESTION, owner="ana")
+    assert not first.notices and app.history_problem == ""
     server.pause()
-    app = replica(tmp_path, server.url, "one")
-    try:
-        down = app.ask(QUESTION, owner="ana")
-        assert down.citations and any("not saved" in n for n in down.notices)
-        server.resume()
-        time.sleep(RETRY_AFTER_FAILURE_S)
-        up = app.ask(QUESTION, owner="ana")
-        assert not up.notices
-        assert len(app.thread_answers(up.thread_id, "ana")) == 1
-    finally:
-        app.close()
+    during = app.ask(FOLLOW_UP, thread_id=first.thread_id, owner="ana")
+    assert during.citations  # answered from the documents, history off
+    assert any("not saved" in n and "unavailable" in n for n in during.notices)
+    assert "unavailable" in app.history_problem
+    assert app.list_threads("ana") == []  # nothing readable, nothing raised
+    server.resume()
+    time.sleep(RETRY_AFTER_FAILURE_S)  # the fast-fail window after the last failure
+    after = app.ask(FOLLOW_UP, thread_id=first.thread_id, owner="ana")
+    assert not after.notices and app.history_problem == ""
+    assert [r.question for r in app.thread_answers(first.thread_id, "ana")] == [
+        QUESTION,
+        FOLLOW_UP,
+    ]
+
+
+def test_a_replica_started_while_postgres_is_down_catches_up(tmp_path: Path) -> None:
+    with running_server() as server:
+        server.pause()
+        app = replica(tmp_path, server.url, "one")
+        try:
+            down = app.ask(QUESTION, owner="ana")
+            assert down.citations and any("not saved" in n for n in down.notices)
+            server.resume()
+            time.sleep(RETRY_AFTER_FAILURE_S)
+            up = app.ask(QUESTION, owner="ana")
+            assert not up.notices
+            assert len(app.thread_answers(up.thread_id, "ana")) == 1
+        finally:
+            app.close()
 
 
 def test_a_thread_whose_owner_cannot_be_read_is_neither_read_nor_written(
-    tmp_path: Path, own_server: PostgresServer
+    alone: tuple[PostgresServer, Hopwise],
 ) -> None:
-    server = own_server
-    app = replica(tmp_path, server.url, "one")
-    try:
-        anas = app.ask(QUESTION, owner="ana")
-        server.pause()
-        eves = app.ask(FOLLOW_UP, thread_id=anas.thread_id, owner="eve")
-        assert eves.citations and any("not saved" in n for n in eves.notices)
-        server.resume()
-        time.sleep(RETRY_AFTER_FAILURE_S)
-        assert [r.question for r in app.thread_answers(anas.thread_id, "ana")] == [QUESTION]
-        with pytest.raises(ThreadAccessError):
-            app.ask(FOLLOW_UP, thread_id=anas.thread_id, owner="eve")
-        assert [t["answers"] for t in app.list_threads("ana")] == [1]
-    finally:
-        app.close()
+    server, app = alone
+    anas = app.ask(QUESTION, owner="ana")
+    server.pause()
+    eves = app.ask(FOLLOW_UP, thread_id=anas.thread_id, owner="eve")
+    assert eves.citations and any("not saved" in n for n in eves.notices)
+    server.resume()
+    time.sleep(RETRY_AFTER_FAILURE_S)
+    assert [r.question for r in app.thread_answers(anas.thread_id, "ana")] == [QUESTION]
+    with pytest.raises(ThreadAccessError):
+        app.ask(FOLLOW_UP, thread_id=anas.thread_id, owner="eve")
+    assert [t["answers"] for t in app.list_threads("ana")] == [1]
