@@ -233,10 +233,6 @@ class Hopwise:
             return self.database.health()
         return ""
 
-    @history_problem.setter
-    def history_problem(self, problem: str) -> None:
-        self.opening_problem = problem
-
     def web_allowed(self) -> bool:
         """Whether a question may go to the web search: HOPWISE_WEB_SEARCH when it is set,
         else the admin's choice on the Admin page (off until an admin allows it)."""
@@ -275,7 +271,7 @@ class Hopwise:
             if database is not None:
                 database.close()
             raise
-        app.history_problem = problem
+        app.opening_problem = problem
         return app
 
     def ask(
@@ -457,14 +453,10 @@ class Hopwise:
     def start_background_work(self) -> None:
         """Long-running processes (the app): fill missing vectors in the background, unless
         HOPWISE_EMBEDDING_WORKER=off. With a shared database, one process of the deployment
-        is elected to do it (see `is_embedding_worker`)."""
+        is elected to do it (see `WorkerElection`)."""
         starter = getattr(self.retriever, "start_embedding_worker", None)
         if callable(starter) and self.settings.embedding_worker != "off":
-            starter(elect=self.is_embedding_worker, on_document=log_embedded)
-
-    def is_embedding_worker(self) -> bool:
-        """Whether this process fills vectors now (see WorkerElection)."""
-        return self.election()
+            starter(elect=self.election, on_document=log_embedded)
 
     # ---- documents (the Admin page and the CLI change the knowledge base through these)
 
