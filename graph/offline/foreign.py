@@ -6,6 +6,8 @@ win on what is asked. Rather than 'the documents do not say' with the entry in h
 quotes the entry's values of the asked kind (its dates for 'when', its amounts for 'how much'),
 verbatim and never stated: the reader sees them all and picks. Only when exactly one record
 holds the code, the entry's labels are in the other language, and it has few such values.
+A document whose title is the code (a contract by its number) is about the code as a whole:
+its header record is not the one the question names, so its passages are left to the reader.
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ def quote(
     codes = [c for c in rd.anchors_of(question) if any(ch.isdigit() for ch in c)]
     if kind not in ("date", "number") or not codes:
         return None
+    titled = {e.n for e in items if any(_holds(e.title, c) for c in codes)}
     named = {
         r.shown: r
         for r in records(items)
-        if all(any(_holds(v, c) for _, v in r.fields) for c in codes)
+        if r.n not in titled and all(any(_holds(v, c) for _, v in r.fields) for c in codes)
     }
     given = tx.fold(question).casefold()
     typed_of = {shown: _typed(r, codes, kind, given) for shown, r in named.items()}

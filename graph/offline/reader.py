@@ -428,6 +428,8 @@ def read_row(
         if kind in ("number", "date") and not spans_of(kind, value) and not re.search(r"\d", value):
             match *= params.reader_not_a_value
         scored.append((match, header, value))
+    if kind in ("number", "date"):  # a row with no value of the asked kind holds no answer
+        scored = [x for x in scored if spans_of(kind, x[2]) or re.search(r"\d", x[2])]
     if not scored:
         return "", False, ""
     scored.sort(key=lambda x: -x[0])

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graph.offline import OfflineReasoner
 from graph.offline import foreign as fq
+from graph.protocols import EvidenceItem
 from tests.graph.offline_app import evidence, offline_answer, offline_app
+from tests.graph.test_crossread import scripted
 
 NOTICE = (
     "[RX-31]\nDate: 2031-03-02\nType: DELAY NOTICE\nOrder: PO-88\nPart: QZ-778 x 2\n"
@@ -57,3 +60,32 @@ def test_a_chinese_question_about_an_english_log_in_a_real_knowledge_base(tmp_pa
     first = result.answer.splitlines()[0]
     assert first.startswith("文档原文：“") and "Expected arrival: 2031-03-20" in first
     assert result.citations and result.citations[0].source == "notices.txt"
+
+
+CONTRACT_ZH = (
+    "合同编号：QK-77-9\n甲方：北溪仓储有限公司\n乙方：南岭物流有限公司\n签订日期：2031年2月3日\n\n"
+    "第一条 合同期限 本合同服务期自2031年3月1日起至2033年2月28日止。"
+)
+
+
+def test_a_document_titled_by_the_code_is_read_as_a_whole_not_by_its_header_record() -> None:
+    """The header of a contract named by its number holds the number and the signing date;
+    a question about when the contract runs is not a question about that record."""
+    titled = EvidenceItem(n=1, chunk_id="c1", title="QK-77-9", source="qk.pdf", text=CONTRACT_ZH)
+    assert fq.quote("Until when does contract QK-77-9 run?", [titled], "date") is None
+    untitled = evidence(1, CONTRACT_ZH, "contracts.pdf")  # one contract of several: a record
+    found = fq.quote("Until when does contract QK-77-9 run?", [untitled], "date")
+    assert found is not None and "签订日期: 2031年2月3日" in found.text
+
+
+def test_a_period_sentence_answers_until_when_across_languages() -> None:
+    titled = EvidenceItem(n=1, chunk_id="c1", title="QK-77-9", source="qk.pdf", text=CONTRACT_ZH)
+    near = scripted({"服务期": 0.84, "签订日期": 0.78})
+    parts = OfflineReasoner(similarity=near).answer(
+        "Until when does contract QK-77-9 run?", [titled], []
+    )
+    first = "".join(p for p in parts if isinstance(p, str)).splitlines()[0]
+    assert (
+        first
+        == "The documents say: “第一条 合同期限 本合同服务期自2031年3月1日起至2033年2月28日止。” [1]"
+    )

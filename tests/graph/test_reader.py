@@ -483,3 +483,16 @@ def test_steps_that_each_came_as_a_block_are_quoted_as_one_list() -> None:
     first = offline_answer("What are the steps to return a part?", steps).splitlines()[0]
     assert "1. Open a request" in first and "3. Pack the part" in first, first
     assert "help desk" not in first
+
+
+def test_a_row_with_no_value_of_the_asked_kind_has_no_answer_span() -> None:
+    """'When …?' over a row whose only cell the question does not give is a label: no date
+    is bolded as if it were one."""
+    [row] = rd.units(_item(1, "Field | Value\nParent contract | QK-77-9"))
+    assert rd.read_row("When does QK-77-9 end?", "When does QK-77-9 end?", row, "date") == (
+        "",
+        False,
+        "",
+    )
+    [dated] = rd.units(_item(1, "Field | Value\nEnds on | 2033-02-28"))
+    assert rd.read_row("When does it end?", "When does it end?", dated, "date")[0] == "2033-02-28"
