@@ -17,6 +17,7 @@ from graph.offline import bridge as br
 from graph.offline import crossread as xr
 from graph.offline import evidence as ev
 from graph.offline import foreign as fq
+from graph.offline import intervals as iv
 from graph.offline import reader as rd
 from graph.offline import records as recs
 from graph.offline import route as rt
@@ -281,6 +282,14 @@ def compose_answer(
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{summed.answer} [{summed.n}]")
             path.extend((r.n, r.shown) for r in summed.rows)
+            found_any = True
+            continue
+        between = iv.gap(part if len(parts) > 1 else question, pool, params)
+        if between is not None:  # 'how many days': the two dates stated, subtracted
+            lines.append(f"{'答案：' if zh else 'Answer: '}{between.answer} [{between.n}]")
+            path.append((between.n, between.shown))
+            quoted.add(between.shown)
+            used.update(between.texts)
             found_any = True
             continue
         joined = recs.join(part if len(parts) > 1 else question, pool)

@@ -56,6 +56,14 @@ _ZH_RE = re.compile(
     rf"(?:等于|是|合|有|换算成|换算为|折合|折算成)(?:多少|几)\s*(?:个)?\s*(?P<to>{_UNIT_NAMES})",
     re.IGNORECASE,
 )
+
+
+def is_measure(word: str) -> bool:
+    """Whether a word names a unit of measure ('days', '小时'): 'how many days' asks a
+    quantity, not a count of rows or entries."""
+    return word.casefold() in _UNITS
+
+
 _ARITHMETIC_RE = re.compile(r"^[\d\s+\-*/().^%×÷,]+$")
 _ARITHMETIC_LEAD_RE = re.compile(
     r"^(?:what is|what's|calculate|compute|计算|算一下)\s*|\s*(?:=\s*\?*|等于多少|等于几|是多少)$",

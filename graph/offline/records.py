@@ -18,6 +18,7 @@ from graph.offline import evidence as ev
 from graph.offline import reader as rd
 from graph.offline import values as vl
 from graph.offline.answer import answer_type
+from graph.offline.calc import is_measure
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
 from graph.protocols import EvidenceItem
@@ -418,10 +419,16 @@ def difference(question: str, items: Sequence[EvidenceItem]) -> Difference | Non
     return Difference(answer, used, used[0].n)
 
 
+def counts(question: str) -> bool:
+    """'几张', 'how many orders': a count of rows or entries; 'how many days' asks a quantity
+    in a unit of measure, which no count of entries answers."""
+    return bool(_COUNT_RE.search(question)) and not is_measure(vl.asked_unit(question))
+
+
 def aggregates(question: str) -> bool:
     """A count or a sum over rows ('一共有几张', 'how many … in total'): its 的 phrases filter
     the rows, they are no chain to follow."""
-    return bool(_TOTAL_RE.search(question) or _COUNT_RE.search(question))
+    return bool(_TOTAL_RE.search(question)) or counts(question)
 
 
 @dataclass(frozen=True)
@@ -520,7 +527,7 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
             parts = [f"{v:g}" for v in values if v is not None]
             amount = sum(v for v in values if v is not None)
             answer = f"{amount:g} = {' + '.join(parts)}" if len(parts) > 1 else parts[0]
-        elif _COUNT_RE.search(question) and named:
+        elif counts(question) and named:
             answer = f"{len(named)}{vl.asked_unit(question) if tx.has_cjk(question) else ''}"
         else:
             continue
@@ -564,7 +571,7 @@ def _log_count(question: str, documents: Sequence[EvidenceItem], counted: str) -
     """'How many … are there' over a log read whole: its entries (blocks of field lines) that
     hold a value the question names ('等级：P1'), counted; None unless exactly one log has
     such entries."""
-    if not _COUNT_RE.search(question):
+    if not counts(question):
         return None
     found = []
     for doc in documents:
