@@ -319,8 +319,9 @@ def _links(path: Sequence[Record]) -> set[str]:
 _TOTAL_RE = re.compile(
     r"一共|总共|合计|加起来|总计|共计|\b(?:in total|total|altogether|sum|combined)\b", re.IGNORECASE
 )
-_COUNT_RE = re.compile(
-    r"几(?:台|张|个|项|条|份|件|次|位)|多少(?:台|张|个|项|条|份|件|位)|\bhow many\b", re.IGNORECASE
+_COUNT_RE = re.compile(  # '那几台设备', '这几张', '好几次' point at some, they ask no count
+    r"(?<![那这哪好前后])几(?:台|张|个|项|条|份|件|次|位)|多少(?:台|张|个|项|条|份|件|位)|\bhow many\b",
+    re.IGNORECASE,
 )
 
 

@@ -133,3 +133,14 @@ def test_a_kind_noun_makes_a_column_asked_only_with_a_whole_word_before_it() -> 
     # 'Account' is no 'count' column: 'Ac' is not a word of the question
     assert recs.asked_head("How many units does the contract cover?", ["Account", "Customer"]) == ""
     assert recs.asked_head("When will the pump ship?", ["Item", "Ship date"]) == "Ship date"
+
+
+def test_those_few_points_at_rows_and_asks_no_count() -> None:
+    """'那几台设备' (those devices), '哪几张' (which ones), '好几次' (several times) name rows;
+    only '几台' or '多少台' on its own asks how many of them."""
+    assert recs.counts("Ada Moss 负责的设备一共有几台？")
+    for pointing in ("Ada Moss 负责的那几台设备", "哪几张工单超时了？", "好几次停机是谁处理的？"):
+        assert not recs.counts(pointing), pointing
+    item = EvidenceItem(n=1, chunk_id="p", text=PLAN)
+    assert recs.total("Ada Moss 负责的那几台设备一共有几台？", [item]) is not None
+    assert recs.total("Ada Moss 负责的那几台设备，是谁负责的？", [item]) is None
