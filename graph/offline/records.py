@@ -195,6 +195,7 @@ def join(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
     if not head:
         return None
     starts = described(question, found)
+    kind = answer_type(question)
     answers: dict[str, Joined] = {}
     for start in starts:
         if any(label == head for label, _ in start.fields):
@@ -206,9 +207,15 @@ def join(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
                 if target.group == start.group or not _shares(value, target):
                     continue
                 for field, answer in target.fields:
-                    if answer and field == head and answer not in value:
+                    if answer and field == head and answer not in value and _fits(kind, answer):
                         answers.setdefault(answer, Joined(answer, field, start, target, value))
     return next(iter(answers.values())) if len(answers) == 1 else None
+
+
+def _fits(kind: str, value: str) -> bool:
+    """Whether a field's value can answer a question of the kind: 'how long' or 'how many' is
+    no date or time of day ('到场: 2024-09-06 14:05' for '多久到场'), 'when' holds a date."""
+    return kind not in ("number", "date") or bool(vl.spans_of(kind, value))
 
 
 @dataclass(frozen=True)

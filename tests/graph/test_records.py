@@ -144,3 +144,15 @@ def test_those_few_points_at_rows_and_asks_no_count() -> None:
     item = EvidenceItem(n=1, chunk_id="p", text=PLAN)
     assert recs.total("Ada Moss 负责的那几台设备一共有几台？", [item]) is not None
     assert recs.total("Ada Moss 负责的那几台设备，是谁负责的？", [item]) is None
+
+
+def test_a_joined_field_must_be_of_the_asked_kind() -> None:
+    """'多久到场' (how long) is not answered with the arrival's date and time of one log entry
+    the named row leads to; '哪天到场' (which day) is."""
+    register = evidence(1, "设备 | 医院\nKX-1 | 北溪医院\nKX-2 | 南岭医院", "台账.md")
+    log = evidence(2, "[GD-1]\n设备：KX-1\n到场：2031-02-03 23:10", "工单.txt")
+    assert recs.join("北溪医院的设备报修后多久到场？", [register, log]) is None
+    found = recs.join("北溪医院的设备是哪天到场的？", [register, log])
+    assert found is not None and found.answer == "2031-02-03 23:10"
+    first = offline_answer("北溪医院的设备报修后多久到场？", register, log).splitlines()[0]
+    assert not first.startswith("答案：2031")
