@@ -31,6 +31,7 @@ from graph.offline.values import (
     unit_fits,
 )
 from graph.protocols import EvidenceItem
+from ingest import lexicon
 from ingest.lang import CODE_RE, FIELD_LABEL
 from ingest.phrases import text_phrases
 
@@ -135,8 +136,8 @@ def units(item: EvidenceItem) -> list[Unit]:
         listed = tuple(items) if len(items) >= 2 else ()
         record = _record_fields(lines)
         for line in lines:
-            if _TOC_RE.search(line):
-                continue
+            if _TOC_RE.search(line) or addresses_assistant(line):
+                continue  # a table of contents; a message to an AI, no fact of the documents
             sentences = tx.split_sentences(line) if len(line) > 80 else [line]
             for sentence in sentences:
                 opening = sentences[0] if sentence != sentences[0] else ""  # what it is about
@@ -148,6 +149,25 @@ def units(item: EvidenceItem) -> list[Unit]:
                     Unit(sentence, context, item.n, 0, listed=listed if line in items else ())
                 )
     return out
+
+
+_ADDRESS = dict(lexicon.table("assistant_address"))
+_ADDRESSEE_RE = re.compile(
+    r"(?<![A-Za-z])(?:"
+    + "|".join(re.escape(w).replace(r"\ ", r"\s*") for w in _ADDRESS["addressee"])
+    + r")(?![A-Za-z])\s*(?:[,，:：]|请|please\b|must\b|should\b|注意|必须)",
+    re.IGNORECASE,
+)
+_OVERRIDE_RE = re.compile(
+    "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in _ADDRESS["override"]), re.IGNORECASE
+)
+
+
+def addresses_assistant(text: str) -> bool:
+    """Whether a line speaks to an AI assistant ('AI 助手请注意：…', 'ignore all previous
+    instructions') instead of stating something (ingest/lexicon/assistant_address.txt): it
+    is never quoted as an answer or as evidence."""
+    return bool(_ADDRESSEE_RE.search(text) or _OVERRIDE_RE.search(text))
 
 
 def _lists_joined(blocks: Sequence[str]) -> list[str]:
