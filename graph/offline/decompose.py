@@ -451,9 +451,11 @@ def _relative_chain(body: str) -> list[Part] | None:
 
 # ---------------------------------------------------------------------------- Chinese
 _ZH_CLAUSE_SPLIT_RE = re.compile(
-    r"[，,；;？?]\s*(?:以及|并且|而且|同时|另外|还有|并)?|(?:以及|并且)"
+    r"[，,；;？?。！!]\s*(?:以及|并且|而且|同时|另外|还有|并)?|(?:以及|并且)"
 )
-_ZH_QUESTION_RE = re.compile(r"什么|如何|哪些|哪|多少|几|何|吗|是否|怎样|怎么|谁|为什么|为何|呢")
+_ZH_QUESTION_RE = re.compile(
+    r"什么|如何|哪些|哪|多少|多久|多长|多大|多高|多远|多重|几|何|吗|是否|怎样|怎么|谁|为什么|为何|呢"
+)
 _ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
 # 'A 和 B 哪台更多？各多少次？': the second asks the first's items each, not a question of its own
 _ZH_EACH_RE = re.compile(r"^(?:那|那么)?(?:各|分别|各自)")

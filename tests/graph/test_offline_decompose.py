@@ -92,6 +92,17 @@ def test_a_chinese_statement_clause_sets_the_scene_and_is_not_asked() -> None:
     assert any("电话" in s.question for s in both) and any("地址" in s.question for s in both)
 
 
+def test_how_long_asks_and_a_full_stop_ends_the_scene() -> None:
+    """'多久' asks like '多少'; a sentence ended by '。' is a clause of its own: the
+    statements before the question set its scene, they are no parts to answer."""
+    subs = decompose_question("南岭仓库的叉车突然坏了，整条线停了。维修组最晚多久要到？", None)
+    assert len(subs) == 1 and subs[0].question.endswith("维修组最晚多久要到")
+    assert "坏了" not in subs[0].question and "停了" not in subs[0].question
+    long = decompose_question("北溪仓库的货到了。卸货一般要多长时间？", None)
+    assert len(long) == 1 and long[0].question.endswith("卸货一般要多长时间")
+    assert "到了" not in long[0].question
+
+
 def test_paraphrasing_the_wh_word_keeps_the_structure() -> None:
     assert shape_of("When was the director of Quorra Nights born?") == shape_of(
         "Where was the director of Quorra Nights born?"
