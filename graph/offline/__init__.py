@@ -256,7 +256,11 @@ def compose_answer(
     used: set[str] = set()
     lines: list[str] = []
     found_any = False
-    decided = ans.short_answer(question, evidence, asked, params) if kind in _DECIDED else None
+    decided = (
+        ans.short_answer(question, evidence, asked, params, similarity)
+        if kind in _DECIDED
+        else None
+    )
     if decided is not None:  # a choice or yes/no is decided by comparing values, not read
         lines.append(f"{'答案：' if zh else 'Answer: '}{decided.text} [{decided.n}]")
         found_any = True

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from graph import text as tx
 from graph.offline.evidence import nearness
@@ -21,6 +22,9 @@ from graph.offline.spans import MASK_RE, mask, question_spans
 from graph.protocols import EvidenceItem, HopView
 from ingest import lexicon
 from ingest.phrases import cjk_name_kinds, text_phrases
+
+if TYPE_CHECKING:
+    from graph.offline.reader import Similarity
 
 ANSWER_TYPES = lexicon.table("answer_types")
 # 'what new ship date', 'which amount': the noun the wh-word asks for, up to three words on
@@ -81,13 +85,15 @@ def short_answer(
     evidence: Sequence[EvidenceItem],
     hops: Sequence[HopView] = (),
     params: OfflineParams = PARAMS,
+    similarity: Similarity | None = None,
 ) -> Short | None:
-    """The answer as briefly as the question allows, with the passage that says it."""
+    """The answer as briefly as the question allows, with the passage that says it (the
+    built-in embedder's `similarity` breaks a choice its words leave tied)."""
     if not evidence:
         return None
     kind = answer_type(question)
     if kind == "choice":
-        return _choice(question, evidence, hops, params)
+        return _choice(question, evidence, hops, params, similarity)
     if kind == "yes_no":
         return _yes_no(question, evidence, hops, params)
     parallel = len(hops) > 1 and not any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in hops)
@@ -285,6 +291,7 @@ def _choice(
     evidence: Sequence[EvidenceItem],
     hops: Sequence[HopView],
     params: OfflineParams = PARAMS,
+    similarity: Similarity | None = None,
 ) -> Short | None:
     """'Which …, A or B?': the item whose value the comparison word picks (an earlier date,
     a larger number); without one, the item whose passage best matches the question."""
@@ -307,7 +314,11 @@ def _choice(
     if direction and len(values) == len(items):
         value, name, n = (min if direction < 0 else max)(values)
         return Short(name, n, params.choice_by_value)
-    rel_terms = tx.term_set(MASK_RE.sub(" ", masked))
+    names_at = {f"⟨{k}⟩": names[int(k)] for k in MASK_RE.findall(masked)}
+    asked = MASK_RE.sub(  # the question without the compared items; other names kept
+        lambda m: " " if names_at[m.group(0)] in items else names_at[m.group(0)], masked
+    )
+    rel_terms = tx.term_set(asked)
     scored = []
     for name in items:
         passage = _passage_about(name, evidence)
@@ -315,7 +326,34 @@ def _choice(
             scored.append((len(rel_terms & tx.term_set(passage.text)), name, passage.n))
     if not scored:
         return None
-    _, name, n = max(scored)
+    scored.sort(key=lambda x: -x[0])
+    if len(scored) > 1 and scored[0][0] == scored[1][0]:  # as many of the question's words:
+        return _by_meaning(asked, scored[:2], evidence, similarity, params)  # not by the name
+    _, name, n = scored[0]
+    return Short(name, n, params.choice_by_words)
+
+
+def _by_meaning(
+    asked: str,
+    tied: Sequence[tuple[int, str, int | None]],
+    evidence: Sequence[EvidenceItem],
+    similarity: Similarity | None,
+    params: OfflineParams,
+) -> Short | None:
+    """Of two items whose passages hold as many of the question's words, the one whose
+    passage is nearer in meaning to what is asked ('from Japan' and a passage saying
+    'Japanese') by `choice_meaning_margin`; None without the embedder or when as near."""
+    asked = tx.normalize_space(asked)
+    texts = [next((e.text for e in evidence if e.n == n), "") for _, _, n in tied]
+    if similarity is None or not asked or not all(texts):
+        return None
+    try:
+        sims = similarity(asked, texts)
+    except Exception:  # noqa: BLE001 - without meaning the tie stays a tie
+        return None
+    if len(sims) != 2 or abs(sims[0] - sims[1]) < params.choice_meaning_margin:
+        return None
+    _, name, n = tied[0] if sims[0] > sims[1] else tied[1]
     return Short(name, n, params.choice_by_words)
 
 

@@ -57,6 +57,7 @@ class OfflineParams:
     span_repeat: float = 0.5  # added per further sentence offering the same span
     choice_by_value: float = 1.0  # confidence of a choice the compared values settle
     choice_by_words: float = 0.6  # ... that only the passages' words settle
+    choice_meaning_margin: float = 0.01  # words tied: the nearer passage in meaning by this
     yes_no_compared: float = 0.8  # confidence of a 'both / same' answer
     yes_supported: float = 0.7  # confidence of a 'yes' every part has a passage for
     evidence_lines: int = 4  # supporting lines after the answer

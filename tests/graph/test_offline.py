@@ -403,3 +403,36 @@ def test_a_part_reads_for_its_own_kind_only_when_it_asks_by_itself(part: str, as
     from graph.offline import _ASKS_RE
 
     assert bool(_ASKS_RE.search(part)) is asks
+
+
+def test_a_choice_the_words_leave_tied_is_decided_by_meaning_never_by_the_name() -> None:
+    """'Which …, A or B?' when both passages hold as many of the question's words: the passage
+    nearer in meaning to what is asked (the built-in embedder) decides, the other item named
+    before or after it alphabetically never does; without the embedder nothing is stated."""
+    items = [
+        EvidenceItem(
+            n=1, chunk_id="a", title="Orlo Vane", text="Orlo Vane is a ferry built at Kessel."
+        ),
+        EvidenceItem(
+            n=2, chunk_id="b", title="Zell Marr", text="Zell Marr is a ferry built at Ostrand."
+        ),
+    ]
+    question = "Which ferry was built at Kessel yards, Orlo Vane or Zell Marr?"
+    assert ans.short_answer(question, items) is not None  # 'Kessel' is in one passage only
+    tied = "Which ferry was made in a northern yard, Orlo Vane or Zell Marr?"
+    assert ans.short_answer(tied, items) is None  # as many words each: no guess
+    asked: list[str] = []
+
+    def nearer_zell(query: str, texts: list[str]) -> list[float]:
+        asked.append(query)
+        return [0.70 if "Ostrand" in t else 0.60 for t in texts]
+
+    found = ans.short_answer(tied, items, similarity=nearer_zell)
+    assert found is not None and found.text == "Zell Marr" and found.n == 2
+    assert asked and "Orlo" not in asked[0] and "Zell" not in asked[0]  # what is asked only
+    flipped = ans.short_answer(
+        tied, items, similarity=lambda q, t: [0.7 if "Kessel" in x else 0.6 for x in t]
+    )
+    assert flipped is not None and flipped.text == "Orlo Vane"
+    close = ans.short_answer(tied, items, similarity=lambda q, t: [0.700, 0.695])
+    assert close is None  # nearer by less than the margin: still a tie
