@@ -312,6 +312,8 @@ def _choice(
         if value is not None:
             values.append((value, name, passage.n))
     if direction and len(values) == len(items):
+        if len({v for v, _, _ in values}) < len(values):
+            return None  # the same value (both born in 1958): neither is earlier or larger
         value, name, n = (min if direction < 0 else max)(values)
         return Short(name, n, params.choice_by_value)
     names_at = {f"⟨{k}⟩": names[int(k)] for k in MASK_RE.findall(masked)}

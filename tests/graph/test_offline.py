@@ -119,6 +119,8 @@ def test_a_choice_compares_the_values_the_comparison_word_asks_for() -> None:
     last = ans.short_answer("Which opened last, Kessler Mills or Brant Hall?", evidence)
     assert first is not None and first.text == "Brant Hall" and first.n == 2
     assert last is not None and last.text == "Kessler Mills"
+    same = [_item(1, a), _item(2, _hit("b", "Brant Hall", "Brant Hall opened in 1931."))]
+    assert ans.short_answer("Which opened first, Kessler Mills or Brant Hall?", same) is None
 
 
 def test_the_answer_states_the_answer_first_then_the_evidence_per_hop() -> None:
