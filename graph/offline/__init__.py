@@ -224,6 +224,7 @@ def judge(
 ) -> EvidenceVerdict:
     """Enough when every part was answered by one passage (its terms held together) and a
     short answer of the expected type was found; else which parts are missing, in words."""
+    evidence = rd.without_planted(evidence)  # a message to the assistant supports nothing
     zh = tx.language_of(question) == "zh"
     missing: list[str] = []
     for asked, ids, said in _parts(question, hops):
@@ -250,6 +251,7 @@ def compose_answer(
     """First line(s), one per part asked: a short answer only when the reader is confident,
     else the best sentence quoted verbatim with its key span in bold, else that the documents
     do not say it. Then one supporting line per hop, in reasoning order."""
+    evidence = rd.without_planted(evidence)  # a message to the assistant answers nothing
     zh = tx.language_of(question) == "zh"
     asked = [h for h in hops if not h.follow_up]
     kind = ans.answer_type(question)

@@ -420,6 +420,8 @@ def _yes_no(
         values = [set(_attributes(e.text)) for e in support]
         shared = set.intersection(*values) if values else set()
         return Short(yes if shared else no, support[0].n, params.yes_no_compared)
+    if any(relevance(p, e.title, e.text) < 1.0 for p, e in zip(parts, support, strict=True)):
+        return None  # 'was it cancelled?' over a passage without 'cancelled': no yes to state
     return Short(yes, support[0].n, params.yes_supported)
 
 

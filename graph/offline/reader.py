@@ -170,6 +170,19 @@ def addresses_assistant(text: str) -> bool:
     return bool(_ADDRESSEE_RE.search(text) or _OVERRIDE_RE.search(text))
 
 
+def without_planted(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """The passages with every line that speaks to an AI assistant taken out: whatever reads
+    them (a yes/no, a count, a quote) reads the documents' statements only."""
+    out = []
+    for item in items:
+        lines = item.text.splitlines()
+        kept = [ln for ln in lines if not addresses_assistant(ln)]
+        out.append(
+            item if len(kept) == len(lines) else item.model_copy(update={"text": "\n".join(kept)})
+        )
+    return out
+
+
 def _lists_joined(blocks: Sequence[str]) -> list[str]:
     """Blocks in order, a run of list items that each stand alone ('1. Sign in …', '2. Attach
     …': parsers give every item its own block) joined into the one list they are."""
