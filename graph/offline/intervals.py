@@ -87,6 +87,6 @@ def gap(question: str, items: Sequence[EvidenceItem], params: OfflineParams = PA
         return None  # not a calendar date ('2024-02-30')
     count = (late - early).days
     span = f"{late.isoformat()} − {early.isoformat()}"
-    if tx.has_cjk(question):
+    if tx.language_of(question) == "zh":  # a Chinese name in an English question: English
         return Gap(f"{count} 天：{span}", unit.n, shown, texts)
     return Gap(f"{count} day{'s' if count != 1 else ''}: {span}", unit.n, shown, texts)

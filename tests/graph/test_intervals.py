@@ -37,6 +37,10 @@ def test_chinese_dates_and_a_chinese_answer() -> None:
     text = "北溪仓库于2031年6月14日前应交付货物。货物实际于2031年6月19日送达北溪仓库。"
     found = iv.gap("北溪仓库的货物比约定晚了多少天送达？", [evidence(1, text, "交付.md")])
     assert found is not None and found.answer == "5 天：2031-06-19 − 2031-06-14"
+    english = iv.gap(
+        "How many days late did 北溪仓库 get the goods?", [evidence(1, text, "交付.md")]
+    )
+    assert english is not None and english.answer == "5 days: 2031-06-19 − 2031-06-14"
 
 
 def test_a_stated_duration_working_days_or_other_than_two_dates_give_no_gap() -> None:
