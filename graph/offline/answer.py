@@ -316,29 +316,27 @@ def _choice(
             return None  # the same value (both born in 1958): neither is earlier or larger
         value, name, n = (min if direction < 0 else max)(values)
         return Short(name, n, params.choice_by_value)
-    names_at = {f"⟨{k}⟩": names[int(k)] for k in MASK_RE.findall(masked)}
     asked = MASK_RE.sub(  # the question without the compared items; other names kept
-        lambda m: " " if names_at[m.group(0)] in items else names_at[m.group(0)], masked
+        lambda m: " " if names[int(m.group(1))] in items else names[int(m.group(1))], masked
     )
     rel_terms = tx.term_set(asked)
     scored = []
     for name in items:
         passage = _passage_about(name, evidence)
         if passage is not None:
-            scored.append((len(rel_terms & tx.term_set(passage.text)), name, passage.n))
+            scored.append((len(rel_terms & tx.term_set(passage.text)), name, passage))
     if not scored:
         return None
     scored.sort(key=lambda x: -x[0])
     if len(scored) > 1 and scored[0][0] == scored[1][0]:  # as many of the question's words:
-        return _by_meaning(asked, scored[:2], evidence, similarity, params)  # not by the name
-    _, name, n = scored[0]
-    return Short(name, n, params.choice_by_words)
+        return _by_meaning(asked, scored[:2], similarity, params)  # never by the name
+    _, name, passage = scored[0]
+    return Short(name, passage.n, params.choice_by_words)
 
 
 def _by_meaning(
     asked: str,
-    tied: Sequence[tuple[int, str, int | None]],
-    evidence: Sequence[EvidenceItem],
+    tied: Sequence[tuple[int, str, EvidenceItem]],
     similarity: Similarity | None,
     params: OfflineParams,
 ) -> Short | None:
@@ -346,17 +344,16 @@ def _by_meaning(
     passage is nearer in meaning to what is asked ('from Japan' and a passage saying
     'Japanese') by `choice_meaning_margin`; None without the embedder or when as near."""
     asked = tx.normalize_space(asked)
-    texts = [next((e.text for e in evidence if e.n == n), "") for _, _, n in tied]
-    if similarity is None or not asked or not all(texts):
+    if similarity is None or not asked:
         return None
     try:
-        sims = similarity(asked, texts)
+        sims = similarity(asked, [passage.text for _, _, passage in tied])
     except Exception:  # noqa: BLE001 - without meaning the tie stays a tie
         return None
     if len(sims) != 2 or abs(sims[0] - sims[1]) < params.choice_meaning_margin:
         return None
-    _, name, n = tied[0] if sims[0] > sims[1] else tied[1]
-    return Short(name, n, params.choice_by_words)
+    _, name, passage = tied[0] if sims[0] > sims[1] else tied[1]
+    return Short(name, passage.n, params.choice_by_words)
 
 
 def _via_hop(

@@ -76,7 +76,7 @@ def gap(question: str, items: Sequence[EvidenceItem], params: OfflineParams = PA
         return None
     unit = ranked[0][1]
     item = next((e for e in items if e.n == unit.n), None)
-    found = _pair(unit, rd.units(item) if item else [], days) if item else None
+    found = _pair(unit, rd.units(item), days) if item else None
     if found is None:
         return None
     (a, b), texts = found

@@ -84,7 +84,6 @@ class OfflineParams:
     cross_read_margin: float = 0.02  # cosine by which the other language's unit must lead
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context
-    reader_not_a_value: float = 0.3  # kept by a cell with no value of the asked kind
     reader_column_sure: float = 0.99  # a column header matches the asked words this well ...
     reader_column_rival: float = 0.5  # ... and no other header this well: the cell is stated
     reader_column_min: float = 0.5  # a comparison reads the column that matches at least this

@@ -136,8 +136,8 @@ def units(item: EvidenceItem) -> list[Unit]:
         listed = tuple(items) if len(items) >= 2 else ()
         record = _record_fields(lines)
         for line in lines:
-            if _TOC_RE.search(line) or addresses_assistant(line):
-                continue  # a table of contents; a message to an AI, no fact of the documents
+            if _TOC_RE.search(line):
+                continue
             sentences = tx.split_sentences(line) if len(line) > 80 else [line]
             for sentence in sentences:
                 opening = sentences[0] if sentence != sentences[0] else ""  # what it is about
@@ -171,8 +171,9 @@ def addresses_assistant(text: str) -> bool:
 
 
 def without_planted(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
-    """The passages with every line that speaks to an AI assistant taken out: whatever reads
-    them (a yes/no, a count, a quote) reads the documents' statements only."""
+    """The passages with every line that speaks to an AI assistant taken out, once where the
+    offline reasoner takes its evidence (the verdict, the answer): whatever reads them after
+    (units, records, a yes/no, a count, a quote) reads the documents' statements only."""
     out = []
     for item in items:
         lines = item.text.splitlines()
@@ -459,10 +460,8 @@ def read_row(
             continue
         match = header_match(part, header)
         if kind in ("number", "date") and not spans_of(kind, value) and not re.search(r"\d", value):
-            match *= params.reader_not_a_value
+            continue  # no value of the asked kind: a row of only such cells holds no answer
         scored.append((match, header, value))
-    if kind in ("number", "date"):  # a row with no value of the asked kind holds no answer
-        scored = [x for x in scored if spans_of(kind, x[2]) or re.search(r"\d", x[2])]
     if not scored:
         return "", False, ""
     scored.sort(key=lambda x: -x[0])

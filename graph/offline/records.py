@@ -50,7 +50,6 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
                 out.append(Record(unit.cells, unit.n, unit.shown(), unit.context))
         for block in re.split(r"\n\s*\n", item.text):
             lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
-            lines = [ln for ln in lines if not rd.addresses_assistant(ln)]  # no fact: a message
             fields = []
             for line in lines:
                 tag = _TAG_RE.match(line)
