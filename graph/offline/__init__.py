@@ -355,6 +355,9 @@ def compose_answer(
             used.add(reading.unit.text)
             quote = rd.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
             lines.append(_quote_line(quote, reading.unit.n, zh))
+        if reading.via is not None:  # what put the subject in the read column's class
+            path.append((reading.via.n, reading.via.shown()))
+            used.add(reading.via.text)
     yield "\n".join(dict.fromkeys(lines)) + "\n"  # parts read the same way say it once
     if not found_any and missing:
         lead = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "

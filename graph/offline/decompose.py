@@ -22,6 +22,7 @@ from graph import text as tx
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.records import aggregates
 from graph.offline.spans import MASK_RE, mask, question_spans, unmask
+from graph.offline.values import class_anchors
 from graph.protocols import PhraseLookup
 from graph.schemas import SubQuestion
 from ingest import lexicon
@@ -317,9 +318,10 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     pos, end = anchor
     noun = re.match(r"\s+([a-z][\w-]*)(?=\s|$)", body[end:])
     starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
-    if noun and is_noun(noun.group(1)) and re.search(r"\bthe\s+$", body[:pos], re.I):
-        end += noun.end()  # 'the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
-        starts.append(re.search(r"\bthe\s+$", body[:pos], re.I).start())  # type: ignore[union-attr]
+    the = re.search(r"\bthe\s+$", body[:pos], re.I)
+    if noun and is_noun(noun.group(1)) and the and _inside_phrase(body[: the.start()]):
+        end += noun.end()  # 'of the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
+        starts.append(the.start())
     possessive = _possessed(body[end:])
     hops: list[str] = []
     if possessive:
@@ -361,6 +363,15 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     if len(hops) < 2:
         return None
     return [(h, i if i else None) for i, h in enumerate(hops)]
+
+
+def _inside_phrase(before: str) -> bool:
+    """Whether 'the ⟨E⟩ N' sits inside a phrase that asks about it ('the birthplace of the
+    ⟨E⟩ performer'): the performer is found first. Right after 'What is', 'the ⟨E⟩ unit
+    price' is what is asked, an attribute of ⟨E⟩."""
+    return bool(
+        re.search(r"\b(?:of|for|by|with|from|to|in|at|on|that|which|who)\s+$", before, re.I)
+    )
 
 
 _NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]*)")
@@ -576,6 +587,8 @@ def _zh_chain(q: str) -> list[Part] | None:
         return None  # an attribute of a named thing
     if not names and (len(inner_terms) != 1 or len(inner) > 6 or "的" in inner):
         return None  # a long description is searched whole
+    if class_anchors(inner):
+        return None  # '一类站点的时限': a numbered class is named, not a role to resolve
     return [(inner, None), (f"#1的{outer}", 1)]
 
 

@@ -75,6 +75,11 @@ class OfflineParams:
     reader_dense_units: int = 40  # the best units by words whose meaning is compared
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search
     reader_missing_anchor: float = 0.5  # kept by a unit without a code the question names
+    reader_change_bonus: float = 0.2  # a unit that changes the asked value ('amended to 6 h')
+    reader_change_reach: int = 24  # characters after the change phrase its new value starts in
+    reader_class_top: int = (
+        3  # the subject's class is read in when one of these best units names one
+    )
     reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
     chunk_overlap_chars: int = 12  # two neighbouring chunks share this much to be read as one
     lead_links: int = 2  # records followed from the named one by a code they share

@@ -23,6 +23,7 @@ from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import (
     DATE_RE,
     asked_unit,
+    class_anchors,
     codes_in,
     date_keys,
     names_of_kind,
@@ -74,6 +75,7 @@ class Reading:
     confident: bool = False
     stated: str = ""  # the answer line's text when it is more than the span (a comparison)
     others: tuple[Unit, ...] = ()  # the other units the stated line quotes (compared rows)
+    via: Unit | None = None  # the unit that put the question's subject in the read column's class
 
 
 def table_cells(line: str) -> list[str]:
@@ -233,12 +235,39 @@ def _unit_names(found: Sequence[Unit], params: OfflineParams) -> list[str]:
 
 
 _ORDINAL_RE = re.compile(r"[（(][一二三四五六七八九十\d]{1,3}[）)]")
+_CHANGE_WORDS = {key: [w for k, ws in lexicon.table("changes") if k == key for w in ws]
+                 for key in ("change", "proposal")}  # fmt: skip
+_CHANGES = sorted(_CHANGE_WORDS["change"], key=len, reverse=True)
+_PROPOSAL_RE = re.compile(
+    "|".join(
+        rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in _CHANGE_WORDS["proposal"]
+    ),  # fmt: skip
+    re.IGNORECASE,
+)
+
+
+def states_change(text: str, kind: str, params: OfflineParams = PARAMS) -> bool:
+    """Whether the text changes a value of the asked kind ('… was amended to 6 hours',
+    '…修改为6小时'): what holds now, over an earlier statement of that value. A change only
+    asked for ('we request an extension to …', '申请…延长至') holds nothing yet."""
+    folded = text.casefold()
+    if _PROPOSAL_RE.search(text):
+        return False
+    kinds = [kind] if kind in ("number", "date") else ["number", "date"]
+    for phrase in _CHANGES:
+        for m in re.finditer(re.escape(phrase), folded):
+            after = text[m.end() : m.end() + params.reader_change_reach]
+            if any(spans_of(k, after) for k in kinds):
+                return True
+    return False
 
 
 def anchors_of(question: str) -> list[str]:
-    """What names one thing among its like: codes ('KX-200') and numbered parts ('（二）'). A
-    unit that answers the question holds each of them, itself or in its context."""
-    return [m.group(0) for m in (*CODE_RE.finditer(question), *_ORDINAL_RE.finditer(question))]
+    """What names one thing among its like: codes ('KX-200'), numbered parts ('（二）') and
+    numbered classes ('一类站点', 'Tier 2'). A unit that answers the question holds each of them,
+    itself or in its context."""
+    found = (*CODE_RE.finditer(question), *_ORDINAL_RE.finditer(question))
+    return [m.group(0) for m in found] + class_anchors(question)
 
 
 def holds_anchors(unit: Unit, anchors: Sequence[str]) -> bool:
@@ -318,6 +347,8 @@ def rank_units(
                 score += params.reader_type_bonus / (2 if kind == "date" else 1)
             elif kind == "explain" and unit.listed:  # 'how do I …': the steps, as listed
                 score += params.reader_type_bonus
+            if related and kind != "explain" and states_change(unit.text, kind, params):
+                score += params.reader_change_bonus  # the value as changed holds now
             if (
                 unit.cells
                 and max((header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
@@ -443,6 +474,9 @@ def header_match(question: str, header: str) -> float:
     if not terms:
         return 0.0
     by_terms = len(terms & q) / len(terms)
+    classes, asked = set(class_anchors(header)), set(class_anchors(question))
+    if classes and asked and not classes & asked:  # the column of another class than the asked
+        return 0.0
     if tx.has_cjk(header):
         core = re.sub(r"[（(].*?[）)]", "", header).strip()
         if core and core in question:
@@ -584,8 +618,18 @@ def read(
     own: frozenset[str] = frozenset(),
     similarity: Similarity | None = None,
 ) -> Reading | None:
-    """The best unit for the part and the answer inside it."""
+    """The best unit for the part and the answer inside it. A question that names no class
+    but a subject the evidence puts in one ('Hollow Creek' of 'Tier 2 sites: Hollow Creek') is
+    read as asking about that class, when the evidence tells classes of that kind apart."""
     ranked = rank_units(part, items, params, kind, own, similarity)
+    implied = implied_class(question, items, params)
+    top = [(sc, u) for sc, u in ranked  # the units that could answer, but the membership
+           if sc >= params.reader_min_score and (implied is None or u.text != implied[1].text)]  # fmt: skip
+    if implied is not None and _classes_matter(implied[0], top[: params.reader_class_top]):
+        part, question = f"{part} ({implied[0]})", f"{question} ({implied[0]})"
+        ranked = rank_units(part, items, params, kind, own, similarity)
+    else:
+        implied = None
     if not ranked:
         return None
     ranked = [(s, u) for s, u in ranked if not echoes(u, part)] or ranked  # says nothing new
@@ -613,7 +657,7 @@ def read(
         unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,
                     listed=tuple(u.shown() + ";" for u in rows))  # fmt: skip
         return Reading(unit, score)
-    reading = Reading(unit, score)
+    reading = Reading(unit, score, via=implied[1] if implied is not None else None)
     if unit.cells:
         reading.span, confident, header = read_row(part, question, unit, kind, params)
     else:
@@ -623,6 +667,60 @@ def read(
         confident and bool(reading.span) and stated and score >= params.reader_state_score
     )
     return reading
+
+
+def _class_kind(anchor: str) -> str:
+    """What a numbered class is a class of: '一类' -> '类', 'tier 2' -> 'tier'."""
+    return anchor.split()[0] if " " in anchor else anchor[-1]
+
+
+def _classes_matter(anchor: str, top: Sequence[tuple[float, Unit]]) -> bool:
+    """Whether the best units (beside the one giving the subject's class) tell classes of the
+    anchor's kind apart: one of them names such a class (a row in its headers). Otherwise the
+    subject's class has nothing to decide."""
+    kind = _class_kind(anchor)
+    return any(
+        _class_kind(c) == kind
+        for _, u in top
+        for c in class_anchors(f"{u.context} {u.shown()}" if u.cells else u.shown())
+    )
+
+
+def implied_class(
+    question: str, items: Sequence[EvidenceItem], params: OfflineParams = PARAMS
+) -> tuple[str, Unit] | None:
+    """(the class, the unit saying so) for a question that names no numbered class but a
+    subject that one unit of the evidence names with exactly one class ('Tier 2 sites: Hollow
+    Creek'), when other units name another class of that kind: the question is about that
+    class's row, column or clause. None when no such unit, or when the question names a class."""
+    if class_anchors(question):
+        return None
+    from graph.offline.spans import question_spans
+
+    read = [replace(u, listed=()) for item in items for u in units(item)]  # a membership may
+    # rank low: every passage; a list item by itself ('(1) Tier 1: …' apart from '(2) Tier 2: …')
+    subjects = {s.text for s in question_spans(question)}
+    subjects |= {n for n in _unit_names(read, params) if n in question}
+    subjects = {s.casefold() for s in subjects if len(s) >= 2 and not class_anchors(s)}
+    if not subjects:
+        return None
+    seen = {c for u in read for c in class_anchors(f"{u.context} {u.shown()}")}
+    for subject in sorted(subjects, key=len, reverse=True):
+        classes: set[str] = set()  # every class named with the subject, rows by their headers
+        via: Unit | None = None
+        for unit in read:
+            if subject not in unit.shown().casefold():
+                continue
+            around = f"{unit.context} {unit.shown()}" if unit.cells else unit.shown()
+            classes |= set(class_anchors(around))  # a row's class may be in its headers
+            if via is None and len(set(class_anchors(unit.shown()))) == 1:
+                via = unit
+        if len(classes) != 1 or via is None:
+            continue  # named with no class, or with several ('P1' in a row of every tier)
+        (anchor,) = classes
+        if any(c != anchor and _class_kind(c) == _class_kind(anchor) for c in seen):
+            return anchor, via
+    return None
 
 
 def unit_holding(span: str, item: EvidenceItem) -> Unit | None:

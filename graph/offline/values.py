@@ -166,3 +166,18 @@ def amount_beside(value: str, question: str) -> bool:
     ]
     rest = re.sub("|".join(re.escape(c) for c in named), " ", value) if named else ""
     return bool(re.search(r"\d", rest))
+
+
+# A member of a numbered class: '一类' / '二级' / '三期', 'class 2' / 'tier II' / 'level 3'
+# ('同一类' and '每一级' say "the same kind" and "each", not which one).
+_CLASS_RE = re.compile(
+    r"(?<![同每这那哪任某单唯统])[一二三四五六七八九十\d]{1,2}(?:类|级|期|档)"
+    r"|\b(?:class|tier|level|grade|phase|category|zone|band)\s+(?:\d{1,2}|[IVX]{1,4}|[A-D])\b",
+    re.IGNORECASE,
+)
+
+
+def class_anchors(text: str) -> list[str]:
+    """The numbered classes a text names ('一类', 'Tier 2'), folded for comparison: a
+    numbered class names one member among its like, as a code does."""
+    return [" ".join(m.group(0).casefold().split()) for m in _CLASS_RE.finditer(text)]
