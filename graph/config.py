@@ -19,7 +19,9 @@ class GraphConfig:
     max_hops: int = 4
     top_k: int = 8
     max_evidence_chunks: int = 12
-    whole_documents: int = 2  # a count or sum reads the table or log of this many best hits whole
+    whole_documents: int = (
+        3  # a count or sum reads the table or log of this many best documents whole
+    )
     whole_document_chunks: int = 40  # ... when its document has at most this many chunks
     max_web_searches: int = 1
     question_deadline_s: float = 120.0

@@ -84,10 +84,38 @@ def rank_pool(pool: dict[str, PoolEntry]) -> list[PoolEntry]:
     return sorted(pool.values(), key=lambda it: (it.get("rank", 0), -it.get("score", 0.0)))
 
 
+def _whole_documents_complete(ranked: Sequence[PoolEntry], limit: int) -> list[PoolEntry]:
+    """The first `limit` entries, each document read whole completed by its other chunks
+    (at most `limit` more in all); a document that cannot be completed is left out whole."""
+    first = list(ranked[:limit])
+    whole = {it["doc_id"] for it in first if it.get("whole_document") and it.get("doc_id")}
+    if not whole:
+        return first
+    rest = {d: [it for it in ranked[limit:] if it.get("doc_id") == d and it.get("whole_document")]
+            for d in whole}  # fmt: skip
+    room, complete = limit, set()
+    for doc in sorted(whole, key=lambda d: len(rest[d])):
+        if len(rest[doc]) <= room:
+            room -= len(rest[doc])
+            complete.add(doc)
+    out: list[PoolEntry] = []
+    for it in first:
+        doc = str(it.get("doc_id") or "")
+        if doc in whole and doc not in complete:
+            continue
+        out.append(it)
+        if doc in complete and it.get("whole_document"):
+            out += rest.pop(doc, [])  # its other chunks right after its first: one table
+    return out
+
+
 def evidence_items(
     pool: dict[str, PoolEntry], web_results: Sequence[WebHit], limit: int
 ) -> list[EvidenceItem]:
-    """Numbered evidence for the reasoner: up to `limit` chunks, then web results (untrusted)."""
+    """Numbered evidence for the reasoner: up to `limit` chunks, then web results (untrusted).
+    A document read whole (for a count or a sum) comes whole or not at all: its other chunks
+    follow the first one the limit lets in, so a table is never summed over half its rows."""
+    kept = _whole_documents_complete(rank_pool(pool), max(0, limit))
     items = [
         EvidenceItem(
             n=i,
@@ -102,7 +130,7 @@ def evidence_items(
             score=it.get("score", 0.0),
             whole_document=bool(it.get("whole_document")),
         )
-        for i, it in enumerate(rank_pool(pool)[: max(0, limit)], start=1)
+        for i, it in enumerate(kept, start=1)
     ]
     for result in web_results:
         items.append(

@@ -22,8 +22,11 @@ def run_hop(
     pool: dict[str, PoolEntry],
     hop_no: int,
     round_no: int,
+    asked: str = "",
 ) -> tuple[Hop, list[PoolEntry]]:
-    """One sub-question: bridge if dependent, search unless the query repeats, extract."""
+    """One sub-question: bridge if dependent, search unless the query repeats, extract.
+    `asked` is the whole question: a step of a sum or count ('那几台设备' of '…那几台设备，
+    维保费加起来是多少') reads its tables whole too."""
     query, bridged, explained, alternative = sq["question"], False, {}, ""
     earlier = [h for h in hops if h["sub_question_id"] == sq.get("depends_on")] or hops[-1:]
     if sq.get("depends_on") and earlier:
@@ -64,7 +67,7 @@ def run_hop(
         hits = interleave([hits, extra])[: ctx.config.top_k * 2]
         for hit in extra:
             found_by.setdefault(hit.chunk_id, translated)
-    whole, whole_docs = ([], set()) if repeated else read_whole(ctx, sq["question"], hits)
+    whole, whole_docs = ([], set()) if repeated else read_whole(ctx, sq["question"], hits, asked)
     seen = set(pool)
     records: list[HitTrace] = []
     items: list[PoolEntry] = []
@@ -114,7 +117,7 @@ def run_hop(
 
 
 def read_whole(
-    ctx: GraphContext, question: str, hits: Sequence[Hit]
+    ctx: GraphContext, question: str, hits: Sequence[Hit], asked: str = ""
 ) -> tuple[list[tuple[Hit, Hit]], set[str]]:
     """For a count or a sum ('一共有几张', 'how many … in total'): the documents of the best
     hits that hold a table or a log, read whole, so no row of it is missing; (chunk, the hit
@@ -124,22 +127,28 @@ def read_whole(
     from graph.offline.records import aggregates, tabular
 
     fetch = getattr(ctx.retriever, "document_hits", None)
-    if fetch is None or not aggregates(question):
+    if fetch is None or not (aggregates(question) or (asked and aggregates(asked))):
         return [], set()
     known = {h.chunk_id for h in hits}
     out: list[tuple[Hit, Hit]] = []
     read: set[str] = set()
     whole: set[str] = set()
-    for hit in [h for h in hits if tabular(h.text)][: ctx.config.whole_documents]:
+    # the hits that hold a table or log first; then, while there is room, a hit whose
+    # document holds one further on (the notes above a fee table are found, the table is
+    # not); each document read once
+    for hit in [h for h in hits if tabular(h.text)] + [h for h in hits if not tabular(h.text)]:
         if hit.doc_id in read:
-            continue
+            continue  # two chunks of one table are one document, not two of the few read
+        if len(whole) >= ctx.config.whole_documents or len(read) >= 2 * ctx.config.whole_documents:
+            break
         read.add(hit.doc_id)
         try:
             chunks = fetch(hit.doc_id, list(ctx.groups), ctx.config.whole_document_chunks)
         except Exception:  # noqa: BLE001 - the hits found stand; the count says what it saw
             continue
-        if chunks:
-            whole.add(hit.doc_id)
+        if not any(tabular(c.text) for c in chunks):
+            continue  # no table or log in it: nothing to count
+        whole.add(hit.doc_id)
         out += [(chunk, hit) for chunk in chunks if chunk.chunk_id not in known]
         known |= {c.chunk_id for c in chunks}
     return out, whole

@@ -92,7 +92,10 @@ def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> GraphStat
     for sq in next_batch(state, ctx.config.max_hops):
         if new_hops and ctx.deadline_passed():
             break
-        hop, items = run_hop(ctx, step, sq, hops, pool, len(hops) + 1, round_no)
+        hop, items = run_hop(
+            ctx, step, sq, hops, pool, len(hops) + 1, round_no,
+            asked=str(state.get("standalone_question") or state.get("question") or ""),
+        )  # fmt: skip
         hops.append(hop)
         new_hops.append(hop)
         for item in items:

@@ -284,6 +284,8 @@ def compose_answer(
 
         reading = rd.read(part, question, asks, pool, params, own, similarity) if pool else None
         summed = recs.total(question, pool) if len(parts) == 1 else None
+        if summed is None and len(parts) <= 2:  # the rows one table names, another's amounts
+            summed = recs.linked_total(question, pool)
         if summed is not None:
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{summed.answer} [{summed.n}]")

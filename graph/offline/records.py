@@ -23,6 +23,7 @@ from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
 from graph.protocols import EvidenceItem
 from ingest import lexicon
+from ingest.lang import CODE_RE
 
 # Fields side by side on one line: a wide gap, or a space before a Chinese 'label：'
 # ('报修：2024-05-28 09:40 等级：P2'; a time's ':' is no label).
@@ -475,6 +476,33 @@ def whole_documents(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
     return out
 
 
+def neighbours_joined(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
+    """Each run of two or more neighbouring chunks of one document in the evidence, as one
+    passage (a table cut between chunk 3 and chunk 4 is whole again when both were found)."""
+    parts: dict[str, dict[int, EvidenceItem]] = {}
+    for item in items:
+        m = _CHUNK_RE.match(item.chunk_id or "")
+        if m and not item.whole_document:
+            parts.setdefault(m.group("doc"), {})[int(m.group("index"))] = item
+    out = []
+    for chunks in parts.values():
+        run: list[EvidenceItem] = []
+        for index in sorted(chunks):
+            if run and index - 1 not in chunks:
+                out += [_run_passage(run)] if len(run) > 1 else []
+                run = []
+            run.append(chunks[index])
+        out += [_run_passage(run)] if len(run) > 1 else []
+    return out
+
+
+def _run_passage(run: Sequence[EvidenceItem]) -> EvidenceItem:
+    text = run[0].text
+    for item in run[1:]:
+        text = _joined(text, item.text)
+    return run[0].model_copy(update={"text": text})
+
+
 def _joined(a: str, b: str) -> str:
     """Two neighbouring chunks as one text: their overlap once; a table cut between them
     stays one block."""
@@ -522,12 +550,13 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
     whole = _whole_tables(documents, whole=True)
     asked = _counted(question, items)
     best: Total | None = None
+    filters = any(_filter_value(v, question) for r in records(items) for v in r.values())
     for key, rows in _unique_items(_whole_tables(items) | whole):
         if not _about(asked, question, [rows[0].group, *(r.shown for r in rows)]):
             continue  # a table of something else that happens to name the same value
         named = [r for r in rows if any(_filter_value(v, question) for v in r.values())]
-        if not named and key in whole:
-            continue  # a whole document's table is summed over the rows the question names
+        if not named and (key in whole or filters):
+            continue  # summed over the rows the question names: it names some elsewhere
         chosen = named or rows
         head = asked_head(question, [h for h, _ in rows[0].fields], match=0.5)
         values = [_number(dict(r.fields).get(head, "")) for r in chosen] if head else []
@@ -543,6 +572,87 @@ def total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
             return None  # two tables could answer: say neither
         best = Total(answer, tuple(chosen), chosen[0].n)
     return best or _log_count(question, documents, asked)
+
+
+def linked_total(question: str, items: Sequence[EvidenceItem]) -> Total | None:
+    """'The devices of site X: their fees added up', when one table names the rows (the
+    register's rows of site X, held whole) and another holds the asked amount for each of
+    them by the code they share (the fee schedule's row of each device): the amounts summed,
+    each shown with its code. None unless every named row has exactly one amount, from one
+    table whose asked column the question names (or its one column of amounts)."""
+    if not aggregates(question) or counts(question):
+        return None
+    documents = whole_documents(items)
+    held = _unique_items(
+        _whole_tables([*items, *neighbours_joined(items)]) | _whole_tables(documents, whole=True)
+    )
+    asked = _counted(question, items)
+    others = [r for r in records([*items, *documents]) if _is_row(r)]
+    found: Total | None = None
+    for _, rows in held:
+        named = [r for r in rows if any(_filter_value(v, question) for v in r.values())]
+        keys = [next((v for v in r.values() if CODE_RE.fullmatch(v)), "") for r in named]
+        if not named or not all(keys) or len(set(keys)) != len(keys):
+            continue
+        amounts = _amounts_by_key(question, asked, keys, rows[0].group, others)
+        if amounts is None:
+            continue
+        values = [amounts[k] for k in keys]
+        amount = sum(v for v, _, _ in values)
+        unit = _unit_of(values[0][2])
+        parts = [f"{v:g}{unit} ({k})" for k, (v, _, _) in zip(keys, values, strict=True)]
+        answer = f"{amount:g}{unit} = {' + '.join(parts)}" if len(parts) > 1 else parts[0]
+        if found is not None:
+            return None  # two tables name rows: say neither
+        targets = tuple(r for _, r, _ in values)
+        found = Total(answer, (*named, *targets), targets[0].n)
+    return found
+
+
+def _amounts_by_key(
+    question: str, asked: str, keys: Sequence[str], start: str, rows: Sequence[Record]
+) -> dict[str, tuple[float, Record, str]] | None:
+    """For each key, the asked amount of the one row of another table that holds it (with the
+    row and its column), all from one table about what is asked; None when a key has none or
+    several, or the tables that have them differ."""
+    by_table: dict[str, dict[str, list[tuple[float, Record, str]]]] = {}
+    for row in rows:
+        if row.group == start or not _about(asked, question, [row.group, row.shown]):
+            continue
+        key = next((k for k in keys if k in row.values()), "")
+        if not key:
+            continue
+        numeric = [h for h, v in row.fields if v != key and _plain_amount(v) is not None]
+        head = asked_head(question, numeric, match=0.5)  # the asked column of amounts,
+        head = head or (numeric[0] if len(numeric) == 1 else "")  # or the row's only one
+        value = _plain_amount(dict(row.fields).get(head, "")) if head else None
+        if value is not None:
+            table = by_table.setdefault(row.group, {})
+            if all(r.shown != row.shown for _, r, _ in table.get(key, [])):
+                table.setdefault(key, []).append((value, row, head))
+    complete = [
+        {k: found[0] for k, found in table.items()}
+        for table in by_table.values()
+        if set(table) == set(keys) and all(len(found) == 1 for found in table.values())
+    ]
+    amounts = {tuple(sorted((k, v) for k, (v, _, _) in table.items())) for table in complete}
+    return complete[0] if len(amounts) == 1 else None  # one table, maybe seen twice (a chunk's
+    # and its whole document's): the same amounts
+
+
+def _plain_amount(text: str) -> float | None:
+    """A cell that is one amount ('238,000', '42 EUR'), not a version ('5.0.1'), a date or a
+    code."""
+    m = re.fullmatch(r"\s*(-?\d[\d,]*(?:\.\d+)?)\s*[^\d\s.:/-]{0,3}\s*", text)
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def _unit_of(header: str) -> str:
+    """The unit a column header gives its amounts ('年度服务费（元）': '元', 'Cost (EUR)': ' EUR')."""
+    m = re.search(r"[（(]\s*([^\d\s（）()]{1,3})\s*[）)]\s*$", header)
+    if not m:
+        return ""
+    return m.group(1) if tx.has_cjk(m.group(1)) else f" {m.group(1)}"
 
 
 def _counted(question: str, items: Sequence[EvidenceItem]) -> str:
@@ -609,4 +719,13 @@ def _filter_value(value: str, question: str) -> bool:
     if (short_code and _word_in(value, question)) or _names_in(value, question):
         return True
     parts = [p for p in _PARTS_RE.split(value) if len(p) >= 2 and p != value]
-    return any(p in question if tx.has_cjk(p) else _word_in(p, question) for p in parts)
+    if any(tx.has_cjk(p) and p in question for p in parts):
+        return True
+    # in Latin script a part names the row when it is a code ('E-1001' of 'E-1001 Ada Moss'),
+    # or all its words but the codes are named together ('Ada Moss'); one word of a longer
+    # cell is no condition ('Thermal' of 'Thermal history endpoint' for 'thermal alarms')
+    codes = [p for p in parts if not tx.has_cjk(p) and re.search(r"\d", p)]
+    if any(_word_in(p, question) for p in codes):
+        return True
+    rest = " ".join(p for p in parts if not tx.has_cjk(p) and p not in codes)
+    return len(parts) > 1 and len(rest) >= 3 and rest != value and _word_in(rest, question)

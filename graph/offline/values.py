@@ -56,6 +56,16 @@ _CLAUSE_NUMBER_RE = re.compile(
 )  # '7.2 ...', '第七条 7.1'
 
 
+# A reference to a part of a document ('按主合同第3.3条', 'under Section 4.2', 'Article 5'):
+# the number names the part, it is no amount.
+_REFERENCE_RE = re.compile(
+    r"第\s*(\d+(?:\.\d+)*)\s*[条章节款项部篇页]"
+    r"|\b(?:section|clause|article|chapter|paragraph|appendix|annex|schedule|page|item)s?\s+"
+    r"(\d+(?:\.\d+)*)",
+    re.IGNORECASE,
+)
+
+
 def codes_in(text: str) -> list[str]:
     """Identifiers in a text, in order ('KX-200', 'PO-77-0117')."""
     return [m.group(0) for m in CODE_RE.finditer(text)]
@@ -74,6 +84,7 @@ def spans_of(kind: str, text: str) -> list[str]:
         clause = _CLAUSE_NUMBER_RE.match(text)
         if clause:
             taken.append(clause.span())
+        taken += [m.span(1 if m.group(1) else 2) for m in _REFERENCE_RE.finditer(text)]  # '第3.3条'
         from graph.offline.answer import NUMBER_WORD_RE
 
         return [
