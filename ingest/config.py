@@ -54,7 +54,7 @@ class FusionConfig:
     dense_weight: float = 1.0
     cross_language_lexical_weight: float = 0.3
     depth_factor: int = 2  # each channel returns depth_factor * k candidates (at least 20)
-    # A code the question names ('LQ-FW-2024-017') is looked up letter for letter as a third
+    # A code the question names ('KF-FW-2031-017') is looked up letter for letter as a third
     # channel: BM25 cuts it into common pieces ('lq', '2024') and dense vectors blur it.
     exact_weight: float = 1.0
     max_codes: int = 3  # codes of one query looked up

@@ -21,9 +21,9 @@ CJK_RE = re.compile(f"[{CJK}]")
 # The label of a 'Label: value' field line, for the parsers (a field keeps its own line) and
 # the reader (a field is a unit, a block of them a record): one token without spaces ('组长',
 # 'PO'), or two to four words that start with a capital ('New ship date', 'ETA Berlin').
-# A code that names one thing among its like: 'KX-200', 'LQ-FW-2024-017', 'WO-240803-05',
+# A code that names one thing among its like: 'KX-200', 'KF-FW-2031-017', 'TK-310803-05',
 # 'ABC123' (capitals, then digits or hyphenated parts); also written against Chinese text
-# ('工单WO-240803-05的'): only Latin letters, digits, '_' and '-' continue a code.
+# ('工单TK-310803-05的'): only Latin letters, digits, '_' and '-' continue a code.
 CODE_RE = re.compile(
     r"(?<![A-Za-z0-9_-])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+(?![A-Za-z0-9_-])"
     r"|(?<![A-Za-z0-9_-])[A-Z]{1,4}\d{2,}[A-Z0-9]*(?![A-Za-z0-9_-])"

@@ -184,7 +184,7 @@ class OfflineReasoner:
 
 def _described_code(question: str, hop: HopView, evidence: Sequence[EvidenceItem]) -> str:
     """The code of the one record a question describes by its values instead of naming it
-    ('石屿县人民医院那台DR…' is the register row holding both: LQ-DR-002), from the hop's best
+    ('北湾县医院那台DR…' is the register row holding both: KX-DR-02), from the hop's best
     passages: what other documents file it under, so the next search looks for that. '' when
     the question names a code itself or no single record is described."""
     if vl.codes_in(question):

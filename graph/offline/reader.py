@@ -651,7 +651,7 @@ def read(
         if table is unit:
             tied = named
     elif named and same_table(named[0], unit):  # the one row the question names
-        unit, tied = named[0], [named[0]]  # ('保修到 2027 年 1 月 21 日的设备', 'QT-7's cost')
+        unit, tied = named[0], [named[0]]  # ('保修到 2031 年 3 月 9 日的设备', 'QT-7's cost')
     if len(tied) > 1:  # rows the part cannot tell apart: the reader sees them all
         rows = tied[: params.reader_tied_rows]
         unit = Unit(" / ".join(u.text for u in rows), unit.context, unit.n, unit.rank,

@@ -77,7 +77,7 @@ _ACRONYM_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]+(?![A-Za-z0-9])")
 
 def described(question: str, found: Sequence[Record]) -> list[Record]:
     """The records the question names, or describes best: those holding the most of what it
-    gives (its values, and names it marks such as 'DR'); '石屿县人民医院那台DR' is the one row
+    gives (its values, and names it marks such as 'DR'); '北湾县医院那台DR' is the one row
     holding both, not every row of that hospital."""
     marked = {s.text for s in question_spans(question) if len(s.text) >= 2}
     marked |= set(_ACRONYM_RE.findall(question))  # a type or unit named in capitals ('DR')
@@ -713,8 +713,8 @@ def _is_row(record: Record) -> bool:
 
 
 def _filter_value(value: str, question: str) -> bool:
-    """A cell value the question names as a condition ('严可欣', 'P1', 'KX-200'), whole or as
-    one of its parts ('严可欣' of 'E-1073 严可欣')."""
+    """A cell value the question names as a condition ('柯明远', 'P1', 'KX-200'), whole or as
+    one of its parts ('柯明远' of 'E-2073 柯明远')."""
     short_code = len(value) >= 2 and bool(re.fullmatch(r"[A-Za-z]+\d+", value))
     if (short_code and _word_in(value, question)) or _names_in(value, question):
         return True

@@ -141,7 +141,7 @@ _PERSONAL_RE = re.compile(r"he|him|his|she|her|hers|他|她", re.IGNORECASE)
 
 
 def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
-    """The person the last reply names ('Answer: Christopher Nolan [1]', '由工程师 E-1 祁文博
+    """The person the last reply names ('Answer: Christopher Nolan [1]', '由工程师 E-1 章若
     处理。'): what 'he' or 'she' in the next question most likely means."""
     from graph.result import short_answer_of
     from ingest.phrases import cjk_name_kinds
@@ -206,7 +206,7 @@ def _after_clause(name: str, noun: str) -> str:
 
 def _demonstrative_reference(question: str, said: str) -> str | None:
     """'那家医院…' / 'that hospital …': the named thing of that kind the conversation just
-    mentioned ('枫港市人民医院', 'Riverside Hospital'), the last answer first."""
+    mentioned ('河口市人民医院', 'Riverside Hospital'), the last answer first."""
     m = _DEMONSTRATIVE_RE.search(question)
     if not m:
         return None

@@ -27,7 +27,7 @@ _EN_DATE = (
 
 DATE_RE = re.compile(
     rf"(?<![A-Za-z0-9\-])(?:{_ISO_DATE}|{_ZH_DATE})(?![\d\-])|\b(?:{_EN_DATE})\b"
-)  # never the tail of a code ('IR-2024-09-01')
+)  # never the tail of a code ('IR-2031-04-01')
 
 
 _YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d.\-])")

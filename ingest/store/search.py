@@ -82,7 +82,7 @@ class SearchPart(StoreBase):
     def _exact(
         self, query: str, expr: str, limit: int
     ) -> list[tuple[float, dict[str, Any]]] | None:
-        """Chunks that hold a code the query names letter for letter ('LQ-FW-2024-017'), most
+        """Chunks that hold a code the query names letter for letter ('KF-FW-2031-017'), most
         codes first; None when the query names none (the channel then takes no part)."""
         codes = list(dict.fromkeys(CODE_RE.findall(query)))[: self.fusion.max_codes]
         if not codes or self.index_format < 3:

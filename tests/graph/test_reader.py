@@ -237,8 +237,8 @@ def _turns(question: str, answer: str) -> list[dict[str, str]]:
 def test_a_demonstrative_with_its_noun_takes_the_named_thing_of_that_kind() -> None:
     from graph.offline.route import rewrite_followup
 
-    zh = _turns("KX-9 装在哪家医院？", "KX-9 安装在枫港市人民医院。")
-    assert rewrite_followup("那家医院的联系人是谁？", zh) == "枫港市人民医院的联系人是谁？"
+    zh = _turns("KX-9 装在哪家医院？", "KX-9 安装在河口市人民医院。")
+    assert rewrite_followup("那家医院的联系人是谁？", zh) == "河口市人民医院的联系人是谁？"
     org = _turns("合同的供货方是谁？", "供货方是深圳星河电子有限公司。")
     assert rewrite_followup("这家公司的地址在哪里？", org) == "深圳星河电子有限公司的地址在哪里？"
     en = _turns("Where is KX-9 installed?", "KX-9 is installed at Riverside Hospital.")

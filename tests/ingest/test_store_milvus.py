@@ -432,21 +432,21 @@ def test_a_format_1_collection_gains_the_metadata_field(
 def test_a_code_the_query_names_is_found_letter_for_letter_inside_the_readers_groups(
     milvus_lite_db: str,
 ) -> None:
-    """BM25 cuts 'LQ-FW-2024-017' into pieces that dozens of other codes share and dense
+    """BM25 cuts 'KF-FW-2031-017' into pieces that dozens of other codes share and dense
     vectors blur it: the chunk holding the code itself comes first through the exact channel,
     and a chunk outside the reader's groups that holds it never comes back."""
     from ingest.config import FusionConfig
 
     filler = [
-        f"Unit LQ-CT-{i:03d} was serviced in 2024 by the LQ team; the 2024 log of LQ-CT-{i:03d} "
+        f"Unit KX-CT-{i:03d} was serviced in 2024 by the KX team; the 2024 log of KX-CT-{i:03d} "
         "lists 017 checks and the FW version."
         for i in range(30)
     ]
     contract = (
-        "Framework agreement, number LQ-FW-2024-017. The service term runs from 1 January 2024 "
+        "Framework agreement, number KF-FW-2031-017. The service term runs from 1 January 2024 "
         "until 31 December 2026. " + "Further clauses on fees, notices and disputes follow. " * 12
     )
-    board = "Board note BRD-9 on LQ-FW-2024-017: the renewal price stays confidential."
+    board = "Board note BRD-9 on KF-FW-2031-017: the renewal price stays confidential."
     store = MilvusStore(milvus_lite_db, collection="exact_codes", embedder=HashEmbedder(64))
     plain = MilvusStore(
         milvus_lite_db,
@@ -458,7 +458,7 @@ def test_a_code_the_query_names_is_found_letter_for_letter_inside_the_readers_gr
         store.replace_document(make_chunks("register", filler))
         store.replace_document(make_chunks("contract", [contract]))
         store.replace_document(make_chunks("board", [board], groups=["board"]))
-        question = "Until when does contract LQ-FW-2024-017 run?"
+        question = "Until when does contract KF-FW-2031-017 run?"
         hits = store.search(question, ["all"], k=5)
         assert hits[0].doc_id == "contract"
         assert all(h.doc_id != "board" for h in hits)
