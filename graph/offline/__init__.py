@@ -282,7 +282,10 @@ def compose_answer(
         own_kind = ans.answer_type(part) if len(parts) > 1 and question_spans(part) else kind
         asks = own_kind if own_kind != "entity" or _ASKS_RE.search(part) else kind  # 'QT-9的呢'
 
-        reading = rd.read(part, question, asks, pool, params, own, similarity) if pool else None
+        scene = question if len(parts) == 1 else ""  # its codes and classes: the part's
+        reading = (
+            rd.read(part, question, asks, pool, params, own, similarity, scene) if pool else None
+        )
         summed = recs.total(question, pool) if len(parts) == 1 else None
         if summed is None and len(parts) <= 2:  # the rows one table names, another's amounts
             summed = recs.linked_total(question, pool)

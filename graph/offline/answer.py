@@ -27,9 +27,9 @@ if TYPE_CHECKING:
     from graph.offline.reader import Similarity
 
 ANSWER_TYPES = lexicon.table("answer_types")
-# 'what new ship date', 'which amount': the noun the wh-word asks for, up to three words on
+# 'what new ship date', 'which amount': the noun the wh-word asks for, up to four words on
 _ANSWER_NOUNS = [
-    (kind, re.compile(rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,3}}?(?:{'|'.join(nouns)})s?\b"))
+    (kind, re.compile(rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,4}}?(?:{'|'.join(nouns)})s?\b"))
     for kind, nouns in lexicon.table("answer_nouns")
 ]
 DIRECTIONS = {

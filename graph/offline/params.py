@@ -73,10 +73,13 @@ class OfflineParams:
     reader_state_relation: float = 0.5  # ... that holds this much of the relation's words itself
     reader_dense_weight: float = 0.3  # most a unit loses for meaning less than the best
     reader_dense_units: int = 40  # the best units by words whose meaning is compared
+    reader_dense_noise: float = 0.02  # a cosine gap this small is noise: the least spread
     reader_other_step: float = 0.8  # score kept by a unit outside the part's own search
     reader_missing_anchor: float = 0.5  # kept by a unit without a code the question names
+    reader_other_member: float = 0.5  # given up by a unit naming a sibling ('K1' for 'K2')
     reader_change_bonus: float = 0.2  # a unit that changes the asked value ('amended to 6 h')
     reader_change_reach: int = 24  # characters after the change phrase its new value starts in
+    reader_requested: float = 0.6  # kept by a unit that only asks for a change of the value
     reader_class_top: int = (
         3  # the subject's class is read in when one of these best units names one
     )

@@ -246,20 +246,44 @@ _PROPOSAL_RE = re.compile(
 )
 
 
-def states_change(text: str, kind: str, params: OfflineParams = PARAMS) -> bool:
+def states_change(text: str, kind: str, params: OfflineParams = PARAMS, about: str = "") -> bool:
     """Whether the text changes a value of the asked kind ('… was amended to 6 hours',
     '…修改为6小时'): what holds now, over an earlier statement of that value. A change only
-    asked for ('we request an extension to …', '申请…延长至') holds nothing yet."""
+    asked for in its clause ('we request an extension to …', '申请…延长至') holds nothing yet."""
+    return bool(changed_value(text, kind, params, about=about))
+
+
+def requests_change(text: str, kind: str, params: OfflineParams = PARAMS, about: str = "") -> bool:
+    """Whether the text only asks for a change of a value ('requests that the time be
+    extended to 36 hours'): the value it names does not hold."""
+    return bool(changed_value(text, kind, params, requested=True, about=about))
+
+
+_CLAUSE_END_RE = re.compile(r"[，,。；;!?！？]|\.\s")
+
+
+def changed_value(
+    text: str, kind: str, params: OfflineParams = PARAMS, requested: bool = False,
+    about: str = "",
+) -> str:  # fmt: skip
+    """The value a change phrase sets ('7 hours' of '… is amended to 7 hours'), of a change
+    that holds, or with `requested`, of one its clause only asks for ('申请…延长至'); with
+    `about` (what is asked), only a change of it: its clause names a word of it ('the visit
+    time … is amended to', not '截止日期调整为' for when an extension was agreed); ''."""
     folded = text.casefold()
-    if _PROPOSAL_RE.search(text):
-        return False
     kinds = [kind] if kind in ("number", "date") else ["number", "date"]
     for phrase in _CHANGES:
         for m in re.finditer(re.escape(phrase), folded):
+            clause = _CLAUSE_END_RE.split(text[: m.start()])[-1]
+            if bool(_PROPOSAL_RE.search(clause)) != requested:
+                continue
+            if about and not holds_relation(about, "", clause):
+                continue
             after = text[m.end() : m.end() + params.reader_change_reach]
-            if any(spans_of(k, after) for k in kinds):
-                return True
-    return False
+            found = next((spans_of(k, after)[0] for k in kinds if spans_of(k, after)), "")
+            if found:
+                return found
+    return ""
 
 
 def anchors_of(question: str) -> list[str]:
@@ -314,6 +338,7 @@ def rank_units(
     kind: str = "",
     own: frozenset[str] = frozenset(),
     similarity: Similarity | None = None,
+    scene: str = "",
 ) -> list[tuple[float, Unit]]:
     """Every unit of the first passages, best first (ties: the earlier passage); a unit that
     holds a value of the expected kind (a full date more than a bare year) and a word of what
@@ -324,7 +349,9 @@ def rank_units(
     order = 0
     read = [(item, units(item)) for item in items[: params.reader_passages]]
     relation = relation_of(part, _unit_names([u for _, found in read for u in found], params))
-    anchors = anchors_of(part)
+    anchors = list(dict.fromkeys([*anchors_of(part), *anchors_of(scene)]))  # the scene's too:
+    # '东坡仓的K2故障，上门时限是多少' asks of K2 though its one part is the asking clause
+    requested = not _PROPOSAL_RE.search(part)  # a question about a request reads requests
     asked_fields = False  # a record line the part names by its label was found
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
@@ -335,7 +362,8 @@ def rank_units(
             score = _unit_score(part, related, unit, rank, params)
             if elsewhere:
                 score *= params.reader_other_step
-            if anchors and not holds_anchors(unit, anchors):
+            anchored = not anchors or holds_anchors(unit, anchors)
+            if not anchored:
                 score *= params.reader_missing_anchor
             if echoes(unit, part):
                 score *= params.reader_echo
@@ -347,8 +375,15 @@ def rank_units(
                 score += params.reader_type_bonus / (2 if kind == "date" else 1)
             elif kind == "explain" and unit.listed:  # 'how do I …': the steps, as listed
                 score += params.reader_type_bonus
-            if related and kind != "explain" and states_change(unit.text, kind, params):
+            if (
+                related
+                and anchored
+                and kind != "explain"
+                and states_change(unit.text, kind, params, relation)
+            ):
                 score += params.reader_change_bonus  # the value as changed holds now
+            elif requested and requests_change(unit.text, kind, params, relation):
+                score *= params.reader_requested  # a change asked for: not the value that holds
             if (
                 unit.cells
                 and max((header_match(part, h) for h, _ in unit.cells), default=0) >= 0.99
@@ -367,6 +402,14 @@ def rank_units(
     scored.sort(key=lambda x: (-x[0], x[1]))
     if similarity is not None and len(scored) > 1:
         scored = _with_meaning(part, scored, similarity, params)
+    if anchors:  # a unit about another member ('K1' where 'K2' is asked), however near in
+        scored = sorted(  # meaning (it names the same subject), is no answer for this one
+            (
+                (s - params.reader_other_member if _names_sibling(u, anchors) else s, o, u)
+                for s, o, u in scored
+            ),  # fmt: skip
+            key=lambda x: (-x[0], x[1]),
+        )
     scored = sorted(_named_by_date(part, scored, params), key=lambda x: (-x[0], x[1]))
     return [(s, u) for s, _, u in scored]
 
@@ -438,7 +481,8 @@ def _with_meaning(
     # is nearest it in meaning by saying nothing new: it sets no bar for the others
     telling = [sim for (_, _, unit), sim in zip(head, sims, strict=True) if not echoes(unit, part)]
     best = max(telling or sims)
-    spread = max(best - sorted(sims)[len(sims) // 2], 1e-3)
+    # cosines closer than the embedder's noise do not tell units apart, however few they are
+    spread = max(best - sorted(sims)[len(sims) // 2], params.reader_dense_noise)
     tables: dict[str, float] = {}  # rows of one table compete as the table: the words decide
     for (_, _, unit), sim in zip(head, sims, strict=True):  # between rows, or show them all
         if unit.cells:
@@ -617,17 +661,19 @@ def read(
     params: OfflineParams = PARAMS,
     own: frozenset[str] = frozenset(),
     similarity: Similarity | None = None,
+    scene: str = "",
 ) -> Reading | None:
-    """The best unit for the part and the answer inside it. A question that names no class
+    """The best unit for the part and the answer inside it; `scene` is the question around a
+    part that is its only one (its codes and classes name what the part asks of). A question that names no class
     but a subject the evidence puts in one ('Hollow Creek' of 'Tier 2 sites: Hollow Creek') is
     read as asking about that class, when the evidence tells classes of that kind apart."""
-    ranked = rank_units(part, items, params, kind, own, similarity)
+    ranked = rank_units(part, items, params, kind, own, similarity, scene)
     implied = implied_class(question, items, params)
     top = [(sc, u) for sc, u in ranked  # the units that could answer, but the membership
            if sc >= params.reader_min_score and (implied is None or u.text != implied[1].text)]  # fmt: skip
     if implied is not None and _classes_matter(implied[0], top[: params.reader_class_top]):
         part, question = f"{part} ({implied[0]})", f"{question} ({implied[0]})"
-        ranked = rank_units(part, items, params, kind, own, similarity)
+        ranked = rank_units(part, items, params, kind, own, similarity, scene)
     else:
         implied = None
     if not ranked:
@@ -660,17 +706,48 @@ def read(
     reading = Reading(unit, score, via=implied[1] if implied is not None else None)
     if unit.cells:
         reading.span, confident, header = read_row(part, question, unit, kind, params)
+    elif states_change(unit.text, kind, params, relation_of(part)):  # the value it changes to
+        reading.span, confident = (
+            changed_value(unit.text, kind, params, about=relation_of(part)),
+            True,
+        )
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
     stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation
+    # a value said of one member of a class ('二类网点…修改为6小时') is not stated for a
+    # question that does not say which member it asks of: quoted, its member in view
+    said = {_class_kind(c) for c in class_anchors(question)}  # ('类' of '一类站点', 'p' of 'P1')
+    said |= {_class_kind(implied[0])} if implied is not None else set()
+    unsaid = any(_class_kind(c) not in said for c in class_anchors(unit.text))
     reading.confident = (
-        confident and bool(reading.span) and stated and score >= params.reader_state_score
+        confident
+        and bool(reading.span)
+        and stated
+        and score >= params.reader_state_score
+        and not unsaid
     )
     return reading
 
 
+def _names_sibling(unit: Unit, anchors: Sequence[str]) -> bool:
+    """Whether the unit itself names another member of a class the question names ('K1' or
+    '二类' where 'K2' or '一类' is asked): it is about that member."""
+    asked = [a for a in anchors if a in class_anchors(a.upper())]  # folded: 'k2' of 'K2'
+    held = class_anchors(unit.shown())
+    return any(
+        c != a and _class_kind(c) == _class_kind(a) and a not in held for a in asked for c in held
+    )
+
+
+# A grade or priority written as a letter and a digit ('L4', 'P1'): an anchor when the question
+# names it, but a row's own grade is often what is asked ('他是什么职级'), never read in.
+_SHORT_CLASS_RE = re.compile(r"[a-z]\d")
+
+
 def _class_kind(anchor: str) -> str:
-    """What a numbered class is a class of: '一类' -> '类', 'tier 2' -> 'tier'."""
+    """What a numbered class is a class of: '一类' -> '类', 'tier 2' -> 'tier', 'p1' -> 'p'."""
+    if _SHORT_CLASS_RE.fullmatch(anchor):
+        return anchor[0]
     return anchor.split()[0] if " " in anchor else anchor[-1]
 
 
@@ -689,12 +766,12 @@ def _classes_matter(anchor: str, top: Sequence[tuple[float, Unit]]) -> bool:
 def implied_class(
     question: str, items: Sequence[EvidenceItem], params: OfflineParams = PARAMS
 ) -> tuple[str, Unit] | None:
-    """(the class, the unit saying so) for a question that names no numbered class but a
-    subject that one unit of the evidence names with exactly one class ('Tier 2 sites: Hollow
-    Creek'), when other units name another class of that kind: the question is about that
-    class's row, column or clause. None when no such unit, or when the question names a class."""
-    if class_anchors(question):
-        return None
+    """(the class, the unit saying so) for a question that names no numbered class of a kind
+    but a subject that one unit of the evidence names with exactly one class of it ('Tier 2
+    sites: Hollow Creek'), when other units name another class of that kind: the question is
+    about that class's row, column or clause. None when no such unit, or when the question
+    names a class of that kind itself ('P1' settles the priority, not the tier)."""
+    named = {_class_kind(c) for c in class_anchors(question)}  # kinds the question settles
     from graph.offline.spans import question_spans
 
     read = [replace(u, listed=()) for item in items for u in units(item)]  # a membership may
@@ -712,12 +789,18 @@ def implied_class(
             if subject not in unit.shown().casefold():
                 continue
             around = f"{unit.context} {unit.shown()}" if unit.cells else unit.shown()
-            classes |= set(class_anchors(around))  # a row's class may be in its headers
-            if via is None and len(set(class_anchors(unit.shown()))) == 1:
+            found = [c for c in class_anchors(around) if _class_kind(c) not in named
+                     and not _SHORT_CLASS_RE.fullmatch(c)]  # fmt: skip
+            classes |= set(found)  # a row's class may be in its headers
+            own = {c for c in class_anchors(unit.shown())
+                   if _class_kind(c) not in named and not _SHORT_CLASS_RE.fullmatch(c)}  # fmt: skip
+            if via is None and len(own) == 1:
                 via = unit
         if len(classes) != 1 or via is None:
             continue  # named with no class, or with several ('P1' in a row of every tier)
         (anchor,) = classes
+        if _class_kind(anchor) in named:
+            continue  # the question says which one ('Tier 1 sites'): nothing to read in
         if any(c != anchor and _class_kind(c) == _class_kind(anchor) for c in seen):
             return anchor, via
     return None

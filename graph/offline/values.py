@@ -183,12 +183,13 @@ def amount_beside(value: str, question: str) -> bool:
 # ('同一类' and '每一级' say "the same kind" and "each", not which one).
 _CLASS_RE = re.compile(
     r"(?<![同每这那哪任某单唯统])[一二三四五六七八九十\d]{1,2}(?:类|级|期|档)"
-    r"|\b(?:class|tier|level|grade|phase|category|zone|band)\s+(?:\d{1,2}|[IVX]{1,4}|[A-D])\b",
+    r"|\b(?:class|tier|level|grade|phase|category|zone|band)\s+(?:\d{1,2}|[IVX]{1,4}|[A-D])\b"
+    r"|(?<![A-Za-z0-9_-])(?-i:[A-Z])\d(?![A-Za-z0-9_.]|-\d)",  # a priority or grade: 'P1', 'K2', 'L3'
     re.IGNORECASE,
 )
 
 
 def class_anchors(text: str) -> list[str]:
-    """The numbered classes a text names ('一类', 'Tier 2'), folded for comparison: a
+    """The numbered classes a text names ('一类', 'Tier 2', 'P1'), folded for comparison: a
     numbered class names one member among its like, as a code does."""
     return [" ".join(m.group(0).casefold().split()) for m in _CLASS_RE.finditer(text)]

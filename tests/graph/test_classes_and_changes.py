@@ -147,3 +147,73 @@ def test_a_change_for_another_class_than_the_subjects_does_not_answer() -> None:
         _item(3, "Tier 1 sites: Orlin General, Bay Clinic.", "site list"),
     )  # fmt: skip
     assert "7 hours" not in first and "5 hours" in first
+
+
+def test_a_requested_change_is_not_the_value_that_holds() -> None:
+    request = (
+        "The provider requests that the P2 visit time for Tier 2 sites be extended to 36 hours."
+    )
+    first = _first("What is the P2 visit time at a Tier 2 site?", _item(1, SLA),
+                   _item(2, request, "supplement"))  # fmt: skip
+    assert "30 hours" in first and "36 hours" not in first
+    asked = _first("What did the provider request for the P2 visit time at Tier 2 sites?",
+                   _item(1, SLA), _item(2, request, "supplement"))  # fmt: skip
+    assert "36 hours" in asked  # asked about the request: the request answers
+    assert rd.requests_change(request, "number")
+    assert not rd.requests_change("The P2 visit time is amended to 36 hours.", "number")
+
+
+def test_the_span_of_a_change_is_the_value_it_sets() -> None:
+    amended = (
+        "Since the new depot opened, the P1 visit time for Tier 2 sites is amended to 7 hours."
+    )
+    first = _first("What is the P1 visit time at a Tier 2 site?", _item(1, SLA),
+                   _item(2, amended, "supplement"))  # fmt: skip
+    assert first.startswith("Answer: 7 hours") or "**7 hours**" in first
+    assert "**2 sites**" not in first
+
+
+def test_a_request_is_told_by_its_own_clause() -> None:
+    """'同意延期，但…调整为 D，不同意延至申请的日期': the request named after the change is
+    another clause; the change holds."""
+    agreed = "同意延期，但修复截止日期调整为 2031-05-18，不同意延至申请的日期。"
+    assert rd.states_change(agreed, "date") and not rd.requests_change(agreed, "date")
+    asked = "我司申请将修复期限延长至 2031-05-20。"
+    assert rd.requests_change(asked, "date") and not rd.states_change(asked, "date")
+
+
+def test_a_change_answers_only_a_question_about_what_it_changes() -> None:
+    agreed = "同意延期，但修复截止日期调整为 2031-05-18。"
+    assert rd.changed_value(agreed, "date", about="修复截止日期是哪天") == "2031-05-18"
+    assert rd.changed_value(agreed, "date", about="医院是哪天同意延期的") == ""
+    amended = "The P1 visit time for Tier 2 sites is amended to 7 hours."
+    assert rd.changed_value(amended, "number", about="visit time") == "7 hours"
+    assert rd.changed_value(amended, "number", about="warranty end") == ""
+
+
+SITE_LIST = "Tier 1 sites: Orlin General, Bay Clinic."
+AMENDED = "The parties agree that the P1 visit time for Tier 2 sites is amended to 7 hours."
+
+
+def test_a_priority_code_names_one_row_and_a_sentence_of_another_priority_is_no_answer() -> None:
+    """'P2' is asked; the amendment changes P1's time: the P2 row answers."""
+    first = _first("What is the P2 visit time at a Tier 2 site?", _item(1, SLA),
+                   _item(2, AMENDED, "supplement"))  # fmt: skip
+    assert "30 hours" in first and "7 hours" not in first
+    assert class_anchors("a P1-level fault, grade L3") == ["p1", "l3"]
+    assert class_anchors("the B2B portal, KX-200, version 5.0.2") == []
+
+
+def test_a_value_said_of_one_class_is_quoted_not_stated_when_the_question_leaves_it_open() -> None:
+    """No tier named and none known for the subject: the amended time is shown with its tier."""
+    first = _first("What is the P1 visit time for Dune Rock?", _item(1, AMENDED, "supplement"))
+    assert not first.startswith("Answer:") and "Tier 2" in first
+    told = _first("What is the P1 visit time at a Tier 2 site?", _item(1, AMENDED, "supplement"))
+    assert told.startswith("Answer: 7 hours")
+
+
+def test_a_rows_own_grade_is_what_is_asked_not_read_in_as_its_class() -> None:
+    roster = "Staff | Name | Grade\nE-1 | Ada Moss | L4\nE-2 | Ben Ort | L2"
+    assert rd.implied_class("What grade is Ada Moss?", [_item(1, roster, "roster")]) is None
+    first = _first("What grade is Ada Moss?", _item(1, roster, "roster"))
+    assert "L4" in first and "**E-1**" not in first
