@@ -664,13 +664,14 @@ def read(
     scene: str = "",
 ) -> Reading | None:
     """The best unit for the part and the answer inside it; `scene` is the question around a
-    part that is its only one (its codes and classes name what the part asks of). A question that names no class
-    but a subject the evidence puts in one ('Hollow Creek' of 'Tier 2 sites: Hollow Creek') is
-    read as asking about that class, when the evidence tells classes of that kind apart."""
+    part that is its only one (its codes and classes name what the part asks of). A question
+    that names no class but a subject the evidence puts in one ('Hollow Creek' of 'Tier 2
+    sites: Hollow Creek') is read as asking about that class, when the evidence tells classes
+    of that kind apart."""
     ranked = rank_units(part, items, params, kind, own, similarity, scene)
     implied = implied_class(question, items, params)
-    top = [(sc, u) for sc, u in ranked  # the units that could answer, but the membership
-           if sc >= params.reader_min_score and (implied is None or u.text != implied[1].text)]  # fmt: skip
+    via = implied[1].text if implied is not None else None  # the membership itself aside,
+    top = [(sc, u) for sc, u in ranked if sc >= params.reader_min_score and u.text != via]
     if implied is not None and _classes_matter(implied[0], top[: params.reader_class_top]):
         part, question = f"{part} ({implied[0]})", f"{question} ({implied[0]})"
         ranked = rank_units(part, items, params, kind, own, similarity, scene)
@@ -752,9 +753,9 @@ def _class_kind(anchor: str) -> str:
 
 
 def _classes_matter(anchor: str, top: Sequence[tuple[float, Unit]]) -> bool:
-    """Whether the best units (beside the one giving the subject's class) tell classes of the
-    anchor's kind apart: one of them names such a class (a row in its headers). Otherwise the
-    subject's class has nothing to decide."""
+    """Whether the units that could answer (beside the one giving the subject's class) tell
+    classes of the anchor's kind apart: one of them names such a class (a row in its headers).
+    Otherwise the subject's class has nothing to decide."""
     kind = _class_kind(anchor)
     return any(
         _class_kind(c) == kind
