@@ -282,7 +282,11 @@ def compose_answer(
         own_kind = ans.answer_type(part) if len(parts) > 1 and question_spans(part) else kind
         asks = own_kind if own_kind != "entity" or _ASKS_RE.search(part) else kind  # 'QT-9的呢'
 
-        scene = question if len(parts) == 1 else ""  # its codes and classes: the part's
+        # the one part is the asking clause of the question: the statements around it set
+        # its scene, and their codes and classes are the part's ('K2' of '…的K2故障，…多少'); a
+        # chain's last step is not ('Which team owns #1?': its code named the first step)
+        clause = part.strip().rstrip("?？。.")
+        scene = question if len(parts) == 1 and clause and clause in question else ""
         reading = (
             rd.read(part, question, asks, pool, params, own, similarity, scene) if pool else None
         )
