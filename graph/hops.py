@@ -136,7 +136,7 @@ def read_whole(
     # the hits that hold a table or log first; then, while there is room, a hit whose
     # document holds one further on (the notes above a fee table are found, the table is
     # not); each document read once
-    for hit in [h for h in hits if tabular(h.text)] + [h for h in hits if not tabular(h.text)]:
+    for hit in sorted(hits, key=lambda h: not tabular(h.text)):  # stable: rank order kept
         if hit.doc_id in read:
             continue  # two chunks of one table are one document, not two of the few read
         if len(whole) >= ctx.config.whole_documents or len(read) >= 2 * ctx.config.whole_documents:

@@ -707,11 +707,8 @@ def read(
     reading = Reading(unit, score, via=implied[1] if implied is not None else None)
     if unit.cells:
         reading.span, confident, header = read_row(part, question, unit, kind, params)
-    elif states_change(unit.text, kind, params, relation_of(part)):  # the value it changes to
-        reading.span, confident = (
-            changed_value(unit.text, kind, params, about=relation_of(part)),
-            True,
-        )
+    elif changed := changed_value(unit.text, kind, params, about=relation_of(part)):
+        reading.span, confident = changed, True  # the value it changes to, none beside it
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
     stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation
@@ -764,6 +761,16 @@ def _classes_matter(anchor: str, top: Sequence[tuple[float, Unit]]) -> bool:
     )
 
 
+def _open_classes(text: str, named: set[str]) -> set[str]:
+    """The classes a text names of kinds the question leaves open, letter-and-digit grades
+    aside (a row's own grade is often what is asked)."""
+    return {
+        c
+        for c in class_anchors(text)
+        if _class_kind(c) not in named and not _SHORT_CLASS_RE.fullmatch(c)
+    }
+
+
 def implied_class(
     question: str, items: Sequence[EvidenceItem], params: OfflineParams = PARAMS
 ) -> tuple[str, Unit] | None:
@@ -790,12 +797,8 @@ def implied_class(
             if subject not in unit.shown().casefold():
                 continue
             around = f"{unit.context} {unit.shown()}" if unit.cells else unit.shown()
-            found = [c for c in class_anchors(around) if _class_kind(c) not in named
-                     and not _SHORT_CLASS_RE.fullmatch(c)]  # fmt: skip
-            classes |= set(found)  # a row's class may be in its headers
-            own = {c for c in class_anchors(unit.shown())
-                   if _class_kind(c) not in named and not _SHORT_CLASS_RE.fullmatch(c)}  # fmt: skip
-            if via is None and len(own) == 1:
+            classes |= _open_classes(around, named)  # a row's class may be in its headers
+            if via is None and len(_open_classes(unit.shown(), named)) == 1:
                 via = unit
         if len(classes) != 1 or via is None:
             continue  # named with no class, or with several ('P1' in a row of every tier)

@@ -468,11 +468,7 @@ def whole_documents(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
     out = []
     for chunks in parts.values():
         chunks.sort(key=lambda x: x[0])
-        text = chunks[0][1].text
-        for _, item in chunks[1:]:
-            text = _joined(text, item.text)
-        first = chunks[0][1]
-        out.append(first.model_copy(update={"text": text, "table_header": ""}))
+        out.append(_run_passage([item for _, item in chunks], table_header=""))
     return out
 
 
@@ -496,11 +492,12 @@ def neighbours_joined(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
     return out
 
 
-def _run_passage(run: Sequence[EvidenceItem]) -> EvidenceItem:
+def _run_passage(run: Sequence[EvidenceItem], **update: str) -> EvidenceItem:
+    """Neighbouring chunks, in order, as one passage: the first one's, with their joined text."""
     text = run[0].text
     for item in run[1:]:
         text = _joined(text, item.text)
-    return run[0].model_copy(update={"text": text})
+    return run[0].model_copy(update={"text": text, **update})
 
 
 def _joined(a: str, b: str) -> str:
