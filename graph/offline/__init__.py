@@ -263,10 +263,11 @@ def compose_answer(
         if kind in _DECIDED
         else None
     )
+    path: list[tuple[int, str]] = []  # records a joined answer went through, in order
     if decided is not None:  # a choice or yes/no is decided by comparing values, not read
         lines.append(f"{'答案：' if zh else 'Answer: '}{decided.text} [{decided.n}]")
+        path.extend(decided.shown)  # what each compared value was read from
         found_any = True
-    path: list[tuple[int, str]] = []  # records a joined answer went through, in order
     sources: dict[str, str] = {}  # a stated answer's unit -> how its evidence line shows it
     quoted: set[str] = set()  # records the path already quotes (briefly)
     diff = recs.difference(question, evidence) if decided is None else None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from graph import text as tx
 from graph.offline.evidence import nearness
+from graph.offline.nations import asks_nation, nation_keys, nations_in
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
 from graph.protocols import EvidenceItem, HopView
@@ -56,6 +57,7 @@ class Short:
     text: str
     n: int | None  # the citation of the passage that says it
     score: float
+    shown: tuple[tuple[int, str], ...] = ()  # (citation, sentence) the answer was read from
 
 
 def answer_type(question: str) -> str:
@@ -173,6 +175,8 @@ def name_spans(kind: str, sentence: str) -> list[str]:
 
 
 def _spans(kind: str, sentence: str) -> list[str]:
+    if kind == "nation":
+        return [name for _, name in nations_in(sentence)]
     if kind == "date":
         return [m.group(0) for m in _DATE_RE.finditer(sentence)]
     if kind == "number":
@@ -403,6 +407,9 @@ def _yes_no(
     questions, when the compared items' passages share the value asked about."""
     zh = tx.has_cjk(question)
     yes, no = ("是", "否") if zh else ("yes", "no")
+    compares = re.search(r"\b(?:same|both)\b|相同|同一|都", question, re.I)
+    if compares and asks_nation(question):  # 'the same country': each one's country, read
+        return _same_nation(question, evidence, hops, yes, no, params)
     parts = [h.query for h in hops] or [question]
     support: list[EvidenceItem] = []
     from graph.offline.evidence import relevance
@@ -413,13 +420,67 @@ def _yes_no(
         if best[1] is None or best[0] < params.relevant_coverage:
             return None  # no passage speaks to it: not found, not "no"
         support.append(best[1])
-    if len(support) >= 2 and re.search(r"\b(?:same|both)\b|相同|同一|都", question, re.I):
+    if len(support) >= 2 and compares:
         values = [set(_attributes(e.text)) for e in support]
         shared = set.intersection(*values) if values else set()
         return Short(yes if shared else no, support[0].n, params.yes_no_compared)
     if any(relevance(p, e.title, e.text) < 1.0 for p, e in zip(parts, support, strict=True)):
         return None  # 'was it cancelled?' over a passage without 'cancelled': no yes to state
     return Short(yes, support[0].n, params.yes_supported)
+
+
+def _same_nation(
+    question: str,
+    evidence: Sequence[EvidenceItem],
+    hops: Sequence[HopView],
+    yes: str,
+    no: str,
+    params: OfflineParams,
+) -> Short | None:
+    """Whether the compared things share a country: the ones a chain found ('the directors of
+    A and B'), else the two the question names; each read from the sentence that has it as
+    its subject ('X is a village in …, Iran', 'Y (born 1901) was an American director').
+    Nothing is stated unless both countries are read."""
+    from graph.offline.evidence import relevance
+
+    found = [h.entity for h in hops if h.entity and tx.PLACEHOLDER_RE.search(h.sub_question)]
+    parts = [h.query for h in hops if not tx.PLACEHOLDER_RE.search(h.sub_question)
+             and h.query.strip(" ?？") != question.strip(" ?？")]  # fmt: skip
+    compared: list[tuple[str, EvidenceItem | None]] = []
+    if len(found) >= 2:  # a chain found them: each by the name it found
+        compared = [(name, _passage_about(name, evidence)) for name in found[-2:]]
+    elif len(parts) >= 2 and evidence:  # one part each: the passage that answers it
+        for part in parts[-2:]:
+            best = max(evidence, key=lambda e: relevance(part, e.title, e.text))
+            compared.append((best.title, best))
+    elif len(named := _items_of(question)) == 2:  # asked whole: the two things it names
+        compared = [(name, _passage_about(name, evidence)) for name in named]
+    read: list[tuple[frozenset[str], int, str]] = []
+    for name, passage in compared:
+        keys, sentence = _nations_of(name, passage) if passage and name else (frozenset(), "")
+        if not keys or passage is None:
+            return None
+        read.append((keys, passage.n, sentence))
+    if len(read) < 2:
+        return None
+    shared = read[0][0] & read[1][0]
+    shown = tuple((n, sentence) for _, n, sentence in read)
+    return Short(yes if shared else no, read[0][1], params.yes_no_compared, shown)
+
+
+def _nations_of(name: str, passage: EvidenceItem) -> tuple[frozenset[str], str]:
+    """The countries the first sentence that names `name` says of it, those after the name
+    (a passage titled by the name: its first sentence), and that sentence."""
+    low = name.lower().strip('"“”《》')
+    titled = bool(passage.title) and low in passage.title.lower()
+    sentences = passage.sentences or tx.split_sentences(passage.text)
+    lines = [line.strip() for s in sentences for line in s.splitlines()]
+    for sentence in [x for x in lines if x and x != passage.title.strip()]:  # not its heading
+        at = sentence.lower().find(low)
+        if at < 0 and not titled:
+            continue
+        return nation_keys(sentence[at + len(low) :] if at >= 0 else sentence), sentence
+    return frozenset(), ""
 
 
 def _attributes(text: str) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Protocol
 
 from graph import text as tx
 from graph.offline.evidence import heading_like, nearness, relevance
+from graph.offline.nations import as_asked, nations_in
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import (
     DATE_RE,
@@ -359,7 +360,12 @@ def rank_units(
             if unit.listed and kind != "explain":  # the list is the answer to 'how' only:
                 unit = replace(unit, listed=())  # a value is read from its own item
             related = relation == part or holds_relation(relation, unit.context, unit.shown())
-            score = _unit_score(part, related, unit, rank, params)
+            if kind == "nation" and nations_in(unit.text):  # 'an American director' says a
+                related = True  # nationality in no word of 'nationality' or 'country'
+                score_bonus = params.reader_type_bonus
+            else:
+                score_bonus = 0.0
+            score = _unit_score(part, related, unit, rank, params) + score_bonus
             if elsewhere:
                 score *= params.reader_other_step
             anchored = not anchors or holds_anchors(unit, anchors)
@@ -597,6 +603,11 @@ def read_sentence(
     text = unit.text[marker.end() :] if marker else unit.text
     if kind in ("number", "date"):
         found = [s for s in spans_of(kind, text) if not _in_question(s, given)]
+    elif kind == "nation":  # 'an American director': its nationality, the one country named
+        countries = [(key, s) for key, s in nations_in(text) if not _in_question(s, given)]
+        if not countries:
+            return "", False
+        return countries[0][1], len({key for key, _ in countries}) == 1
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
@@ -712,6 +723,10 @@ def read(
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
     stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation
+    if kind == "nation" and reading.span:  # 'X … was an American director' says X's
+        stated = stated or _names_subject(part, unit, reading.span)  # nationality in no word
+        country = as_asked(question, reading.span)  # of it; 'which country': 'United States'
+        reading.stated = country if country != reading.span else ""
     # a value said of one member of a class ('二类网点…修改为6小时') is not stated for a
     # question that does not say which member it asks of: quoted, its member in view
     said = {_class_kind(c) for c in class_anchors(question)}  # ('类' of '一类站点', 'p' of 'P1')
@@ -725,6 +740,16 @@ def read(
         and not unsaid
     )
     return reading
+
+
+def _names_subject(part: str, unit: Unit, span: str) -> bool:
+    """Whether the unit names what the part asks about before the span, as the subject the
+    span is said of ('Ann Lee (born 1950) was an American …' for 'Ann Lee nationality'; not
+    'a 1915 American film directed by Ann Lee')."""
+    low = unit.text.lower()
+    at = low.find(span.lower())
+    names = text_phrases(tx.PLACEHOLDER_RE.sub(" ", part))
+    return at > 0 and any(0 <= low.find(n.lower()) < at for n in names)
 
 
 def _names_sibling(unit: Unit, anchors: Sequence[str]) -> bool:
