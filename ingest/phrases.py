@@ -20,7 +20,7 @@ from ingest import lexicon
 from ingest.lang import CJK
 from ingest.normalize import normalize_text
 
-PHRASER = "phrases-3"  # part of the index lineage: change it and `hopwise reindex` rebuilds
+PHRASER = "phrases-4"  # part of the index lineage: change it and `hopwise reindex` rebuilds
 MAX_PHRASES = 48  # per chunk, best kinds first
 MAX_KEY_CHARS = 120
 EN_STOPWORDS = lexicon.words("en_stopwords")
@@ -292,7 +292,8 @@ def cjk_org_names(text: str, *, hmm: bool = True) -> list[str]:
     return [n for n in seen if not any(n != o and n in o for o in seen)]
 
 
-_PIECE_RE = re.compile(r"(?<=[.!?。！？；])\s+|\n+")  # sentences and lines
+# sentences and lines; an initial's full stop ends none ('John B. Keane', 'William C. Ames')
+_PIECE_RE = re.compile(r"(?<=[.!?。！？；])(?<!\s[A-Z]\.)\s+|\n+")
 _TITLE_PAREN_RE = re.compile(r"\s*\([^()]{1,40}\)\s*$")
 _TABLE_ROW_RE = re.compile(r"^[^\n|]+(?:\s\|\s[^\n|]+)+$", re.MULTILINE)
 

@@ -20,6 +20,7 @@ from graph.offline.evidence import nearness
 from graph.offline.nations import asks_nation, nation_keys, nations_in
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
+from graph.offline.values import range_end, range_pair
 from graph.protocols import EvidenceItem, HopView
 from ingest import lexicon
 from ingest.phrases import cjk_name_kinds, text_phrases
@@ -262,6 +263,10 @@ def _best_span(
                 base *= params.span_off_topic  # about something else than what is asked
             spans = _spans(kind, sentence)
             spans = [x for x in spans if not any(x != y and x in y for y in spans)]
+            if kind == "date" and (end := range_end(sentence, spans, focus)):
+                spans = [
+                    x for x in spans if x == end or x not in (range_pair(sentence, spans) or ())
+                ]
             for span in spans:
                 terms = tx.term_set(span)
                 if span.lower() in given_names or (terms and terms <= given):

@@ -29,6 +29,7 @@ from graph.offline.values import (
     date_keys,
     names_of_kind,
     numeric_value,
+    range_end,
     spans_of,
     unit_fits,
 )
@@ -363,6 +364,9 @@ def rank_units(
             if kind == "nation" and nations_in(unit.text):  # 'an American director' says a
                 related = True  # nationality in no word of 'nationality' or 'country'
                 score_bonus = params.reader_type_bonus
+            elif kind == "date" and range_end(unit.text, spans_of("date", unit.text), part):
+                related = True  # '(4 March 1911 – 19 July 1979)' says when one was born, died
+                score_bonus = 0.0
             else:
                 score_bonus = 0.0
             score = _unit_score(part, related, unit, rank, params) + score_bonus
@@ -627,6 +631,9 @@ def read_sentence(
             return near[0][1], False
         found = fitting
     near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
+    ranged = range_end(text, found, part) if kind == "date" else ""
+    if ranged:  # 'X (3 May 1901 – 9 June 1980)': 'when did X die' asks the range's end
+        return ranged, False
     if kind in ("number", "date"):
         return near[0][1], len(near) == 1
     from graph.offline.answer import cue_fit

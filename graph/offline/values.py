@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 
 from graph import text as tx
+from ingest import lexicon
 from ingest.lang import CODE_RE
 
 _ISO_DATE = r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}"
@@ -193,3 +195,35 @@ def class_anchors(text: str) -> list[str]:
     """The numbered classes a text names ('一类', 'Tier 2', 'P1'), folded for comparison: a
     numbered class names one member among its like, as a code does."""
     return [" ".join(m.group(0).casefold().split()) for m in _CLASS_RE.finditer(text)]
+
+
+_RANGE_SIDES = {side: words for side, words in lexicon.table("range_sides")}
+# between the two dates: a dash or 'to', after a place the first date may name ('1899 Baltimore,
+# Maryland – 1980')
+_RANGE_DASH_RE = re.compile(r"^(?:,?\s*[A-Z][\w.'’-]*){0,4}\s*(?:[-–—~～]|to|至|到)\s*$")
+
+
+def range_end(text: str, dates: Sequence[str], part: str) -> str:
+    """The date at the end of a range of two ('3 May 1901 – 9 June 1980') the part asks for:
+    its start for 'born' / 'start', its end for 'died' / 'until' (lexicon range_sides.txt);
+    '' when the text holds no such range or the part asks neither end."""
+    words = [w.lower() for w in re.findall(r"\w+", part)]
+    zh = "".join(w for w in words if tx.has_cjk(w))
+    asked = [
+        side
+        for side, cues in _RANGE_SIDES.items()
+        if any((tx.has_cjk(c) and c in zh) or any(w.startswith(c) for w in words) for c in cues)
+    ]
+    pair = range_pair(text, dates) if len(asked) == 1 else None
+    if pair is None:
+        return ""
+    return pair[0] if asked[0] == "start" else pair[1]
+
+
+def range_pair(text: str, dates: Sequence[str]) -> tuple[str, str] | None:
+    """The first two dates of the text joined as a range ('1901 – 1980'), if any."""
+    for first, second in zip(dates, dates[1:], strict=False):
+        a, b = text.find(first), text.find(second)
+        if 0 <= a < b and _RANGE_DASH_RE.match(text[a + len(first) : b]):
+            return first, second
+    return None

@@ -53,3 +53,14 @@ def test_a_chunks_phrases_keep_organisations_and_people_whole() -> None:
     assert "华东精密仪器有限公司" in keys
     assert "王建国" in keys or "李娜" in keys
     assert "苏州工业园区管理委员会" in keys
+
+
+def test_an_initials_full_stop_does_not_cut_a_name_in_two() -> None:
+    """'Ansel T. Marrow' is one name, not 'Ansel T.' and 'Marrow'; 'U.S.' still ends a sentence."""
+    names = phrases.text_phrases(
+        "The Salt Road is a 1931 film directed by Ansel T. Marrow, with Ida Lorne."
+    )
+    assert "Ansel T. Marrow" in names and "Ansel T." not in names
+    assert phrases.text_phrases("She moved to the U.S. The Harbour Board hired her.") == [
+        "The Harbour Board"
+    ]
