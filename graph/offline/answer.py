@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from graph import text as tx
 from graph.offline.evidence import nearness
-from graph.offline.nations import asks_nation, nation_keys, nations_in
+from graph.offline.namelists import NAMED_KINDS
+from graph.offline.nations import asks_nation, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
 from graph.offline.values import range_end, range_pair
@@ -176,8 +177,8 @@ def name_spans(kind: str, sentence: str) -> list[str]:
 
 
 def _spans(kind: str, sentence: str) -> list[str]:
-    if kind == "nation":
-        return [name for _, name in nations_in(sentence)]
+    if kind in NAMED_KINDS:  # a country or nationality, a language: from their lists
+        return [name for _, name in NAMED_KINDS[kind].find(sentence)]
     if kind == "date":
         return [m.group(0) for m in _DATE_RE.finditer(sentence)]
     if kind == "number":

@@ -19,7 +19,8 @@ from typing import Protocol
 
 from graph import text as tx
 from graph.offline.evidence import heading_like, nearness, relevance
-from graph.offline.nations import as_asked, nations_in
+from graph.offline.namelists import NAMED_KINDS
+from graph.offline.nations import as_asked
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import (
     DATE_RE,
@@ -361,8 +362,8 @@ def rank_units(
             if unit.listed and kind != "explain":  # the list is the answer to 'how' only:
                 unit = replace(unit, listed=())  # a value is read from its own item
             related = relation == part or holds_relation(relation, unit.context, unit.shown())
-            if kind == "nation" and nations_in(unit.text):  # 'an American director' says a
-                related = True  # nationality in no word of 'nationality' or 'country'
+            if kind in NAMED_KINDS and NAMED_KINDS[kind].find(unit.text):  # 'an American
+                related = True  # director' says a nationality in no word of 'nationality'
                 score_bonus = params.reader_type_bonus
             elif kind == "date" and range_end(unit.text, spans_of("date", unit.text), part):
                 related = True  # '(4 March 1911 – 19 July 1979)' says when one was born, died
@@ -607,11 +608,11 @@ def read_sentence(
     text = unit.text[marker.end() :] if marker else unit.text
     if kind in ("number", "date"):
         found = [s for s in spans_of(kind, text) if not _in_question(s, given)]
-    elif kind == "nation":  # 'an American director': its nationality, the one country named
-        countries = [(key, s) for key, s in nations_in(text) if not _in_question(s, given)]
-        if not countries:
+    elif kind in NAMED_KINDS:  # 'an American director', 'a Tamil song': the one named
+        listed = [(k, s) for k, s in NAMED_KINDS[kind].find(text) if not _in_question(s, given)]
+        if not listed:
             return "", False
-        return countries[0][1], len({key for key, _ in countries}) == 1
+        return listed[0][1], len({key for key, _ in listed}) == 1
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
@@ -730,9 +731,10 @@ def read(
     else:
         reading.span, confident = read_sentence(part, question, unit, kind, params)
     stated = relevance(relation_of(part), "", unit.shown()) >= params.reader_state_relation
-    if kind == "nation" and reading.span:  # 'X … was an American director' says X's
+    if kind in NAMED_KINDS and reading.span:  # 'X … was an American director' says X's
         stated = stated or _names_subject(part, unit, reading.span)  # nationality in no word
-        country = as_asked(question, reading.span)  # of it; 'which country': 'United States'
+    if kind == "nation" and reading.span:  # of it; 'which country': 'United States'
+        country = as_asked(question, reading.span)
         reading.stated = country if country != reading.span else ""
     # a value said of one member of a class ('二类网点…修改为6小时') is not stated for a
     # question that does not say which member it asks of: quoted, its member in view

@@ -1,0 +1,45 @@
+"""A language is an answer of its own kind, read from a closed list (lexicon languages.txt):
+'a Tamil song' answers 'in which language', '以英文版本为准' answers '以哪种语言为准'.
+Documents and names are invented."""
+
+from __future__ import annotations
+
+from graph.offline import OfflineReasoner
+from graph.offline.answer import answer_type
+from graph.offline.namelists import LANGUAGES
+from graph.protocols import EvidenceItem
+
+R = OfflineReasoner()
+
+
+def _first(question: str, text: str, title: str = "notes") -> str:
+    item = EvidenceItem(n=1, chunk_id="c1", title=title, source=f"{title}.md", text=text)
+    return "".join(p for p in R.answer(question, [item], []) if isinstance(p, str)).splitlines()[0]
+
+
+def test_questions_that_ask_a_language_expect_one() -> None:
+    assert answer_type("In which language is the song Harbour Lights sung?") == "language"
+    assert answer_type("What language is the service manual written in?") == "language"
+    assert answer_type("本合同以哪种语言的版本为准？") == "language"
+    assert answer_type("哪国语言的说明书最全？") == "language"
+
+
+def test_language_names_are_found_where_they_stand_alone() -> None:
+    assert [k for k, _ in LANGUAGES.find("The letters were translated into Latin.")] == ["la"]
+    assert LANGUAGES.find("They crossed the English Channel.") == ()
+    assert [k for k, _ in LANGUAGES.find("本合同以中文和英文书就。")] == ["zh", "en"]
+
+
+def test_the_one_language_a_sentence_names_of_its_subject_is_the_answer() -> None:
+    first = _first(
+        "In which language is the song Harbour Lights sung?",
+        "Harbour Lights is a 1998 Tamil song composed by Ravi Moss for the film Tidewater.",
+        "Harbour Lights",
+    )
+    assert first.startswith("Answer: Tamil") or "**Tamil**" in first
+    two = _first(
+        "What language is the service manual written in?",
+        "The service manual is written in English, with a German summary for the depot.",
+        "service manual",
+    )
+    assert not two.startswith("Answer:")  # two languages: quoted, never stated
