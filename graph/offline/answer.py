@@ -329,6 +329,9 @@ def _choice(
     asked = MASK_RE.sub(  # the question without the compared items; other names kept
         lambda m: " " if names[int(m.group(1))] in items else names[int(m.group(1))], masked
     )
+    named = _by_named_value(asked, items, evidence, params)
+    if named is not None:  # 'which film is from Japan': the one whose passage says Japanese
+        return named
     rel_terms = tx.term_set(asked)
     scored = []
     for name in items:
@@ -342,6 +345,27 @@ def _choice(
         return _by_meaning(asked, scored[:2], similarity, params)  # never by the name
     _, name, passage = scored[0]
     return Short(name, passage.n, params.choice_by_words)
+
+
+def _by_named_value(
+    asked: str, items: Sequence[str], evidence: Sequence[EvidenceItem], params: OfflineParams
+) -> Short | None:
+    """Of the compared items, the only one whose passage names the country or language the
+    question asks about ('from Japan': 'a 2009 Japanese animated film'); None when the
+    question names none, or not exactly one item's passage names it."""
+    for names in NAMED_KINDS.values():
+        wanted = {key for key, _ in names.find(asked)}
+        if not wanted:
+            continue
+        holding = []
+        for name in items:
+            passage = _passage_about(name, evidence)
+            sentence = _sentence_about(name, passage) if passage is not None else ""
+            if passage is not None and wanted & {key for key, _ in names.find(sentence)}:
+                holding.append((name, passage.n))
+        if len(holding) == 1:
+            return Short(holding[0][0], holding[0][1], params.choice_by_words)
+    return None
 
 
 def _by_meaning(
@@ -477,16 +501,23 @@ def _same_nation(
 def _nations_of(name: str, passage: EvidenceItem) -> tuple[frozenset[str], str]:
     """The countries the first sentence that names `name` says of it, those after the name
     (a passage titled by the name: its first sentence), and that sentence."""
+    sentence = _sentence_about(name, passage)
+    low = name.lower().strip('"“”《》')
+    at = sentence.lower().find(low)
+    return nation_keys(sentence[at + len(low) :] if at >= 0 else sentence), sentence
+
+
+def _sentence_about(name: str, passage: EvidenceItem) -> str:
+    """The first sentence of a passage that names `name` (its first sentence when the
+    passage is titled by the name); '' when none."""
     low = name.lower().strip('"“”《》')
     titled = bool(passage.title) and low in passage.title.lower()
     sentences = passage.sentences or tx.split_sentences(passage.text)
     lines = [line.strip() for s in sentences for line in s.splitlines()]
     for sentence in [x for x in lines if x and x != passage.title.strip()]:  # not its heading
-        at = sentence.lower().find(low)
-        if at < 0 and not titled:
-            continue
-        return nation_keys(sentence[at + len(low) :] if at >= 0 else sentence), sentence
-    return frozenset(), ""
+        if titled or low in sentence.lower():
+            return sentence
+    return ""
 
 
 def _attributes(text: str) -> list[str]:

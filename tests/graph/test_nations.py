@@ -98,3 +98,15 @@ def test_same_nationality_through_a_chain_reads_the_people_the_chain_found() -> 
     assert _answer(question, films, hops).splitlines()[0].startswith("Answer: no")
     films[3] = _item(4, "Ansel Crane", "Ansel Crane (1920–1990) was a Norwegian film director.")
     assert _answer(question, films, hops).splitlines()[0].startswith("Answer: yes")
+
+
+def test_a_choice_by_country_takes_the_one_whose_passage_names_it() -> None:
+    """'Which film is from Norway, A or B?': the one whose own sentence says Norwegian."""
+    films = [
+        _item(1, "Low Tide", "Low Tide is a 1961 Norwegian drama film directed by Halvard Brisk."),
+        _item(2, "Night Ferry", "Night Ferry is a 1958 Swiss comedy film directed by Ansel Crane."),
+    ]
+    question = "Which 1960s film is from Norway, Night Ferry or Low Tide?"
+    assert _answer(question, films).splitlines()[0] == "Answer: Low Tide [1]"
+    films[1] = _item(2, "Night Ferry", "Night Ferry is a 1958 Norwegian comedy film.")
+    assert not _answer(question, films).splitlines()[0].startswith("Answer: Low Tide")
