@@ -329,9 +329,9 @@ def _choice(
     asked = MASK_RE.sub(  # the question without the compared items; other names kept
         lambda m: " " if names[int(m.group(1))] in items else names[int(m.group(1))], masked
     )
-    named = _by_named_value(asked, items, evidence, params)
-    if named is not None:  # 'which film is from Japan': the one whose passage says Japanese
-        return named
+    listed = _by_named_value(asked, items, evidence, params)
+    if listed is not None:  # 'which film is from Japan': the one whose passage says Japanese
+        return listed
     rel_terms = tx.term_set(asked)
     scored = []
     for name in items:
