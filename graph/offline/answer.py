@@ -479,10 +479,11 @@ def _same_nation(
     compared: list[tuple[str, EvidenceItem | None]] = []
     if len(found) >= 2:  # a chain found them: each by the name it found
         compared = [(name, _passage_about(name, evidence)) for name in found[-2:]]
-    elif len(parts) >= 2 and evidence:  # one part each: the passage that answers it
-        for part in parts[-2:]:
+    elif len(parts) >= 2 and evidence:  # one part each: the passage that answers it, read
+        for part in parts[-2:]:  # for the name the part asks about (else the passage's title)
             best = max(evidence, key=lambda e: relevance(part, e.title, e.text))
-            compared.append((best.title, best))
+            named = [n for n in text_phrases(part) if n.lower() in best.text.lower()]
+            compared.append((named[0] if named else best.title, best))
     elif len(named := _items_of(question)) == 2:  # asked whole: the two things it names
         compared = [(name, _passage_about(name, evidence)) for name in named]
     read: list[tuple[frozenset[str], int, str]] = []
@@ -514,8 +515,9 @@ def _sentence_about(name: str, passage: EvidenceItem) -> str:
     titled = bool(passage.title) and low in passage.title.lower()
     sentences = passage.sentences or tx.split_sentences(passage.text)
     lines = [line.strip() for s in sentences for line in s.splitlines()]
-    for sentence in [x for x in lines if x and x != passage.title.strip()]:  # not its heading
-        if titled or low in sentence.lower():
+    own = tx.term_set(f"{name} {passage.title}")
+    for sentence in lines:  # not a heading: a line of only the name or the title's words
+        if sentence and not tx.term_set(sentence) <= own and (titled or low in sentence.lower()):
             return sentence
     return ""
 

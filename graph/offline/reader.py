@@ -362,15 +362,13 @@ def rank_units(
             if unit.listed and kind != "explain":  # the list is the answer to 'how' only:
                 unit = replace(unit, listed=())  # a value is read from its own item
             related = relation == part or holds_relation(relation, unit.context, unit.shown())
-            if kind in NAMED_KINDS and NAMED_KINDS[kind].find(unit.text):  # 'an American
-                related = True  # director' says a nationality in no word of 'nationality'
-                score_bonus = params.reader_type_bonus
-            elif kind == "date" and range_end(unit.text, spans_of("date", unit.text), part):
-                related = True  # '(4 March 1911 – 19 July 1979)' says when one was born, died
-                score_bonus = 0.0
-            else:
-                score_bonus = 0.0
-            score = _unit_score(part, related, unit, rank, params) + score_bonus
+            # 'an American director' says a nationality in no word of 'nationality', and
+            # '(4 March 1911 – 19 July 1979)' when one was born and died
+            listed = kind in NAMED_KINDS and bool(NAMED_KINDS[kind].find(unit.text))
+            ranged = kind == "date" and bool(range_end(unit.text, spans_of(kind, unit.text), part))
+            related = related or listed or ranged
+            score = _unit_score(part, related, unit, rank, params)
+            score += params.reader_type_bonus if listed else 0.0
             if elsewhere:
                 score *= params.reader_other_step
             anchored = not anchors or holds_anchors(unit, anchors)
@@ -699,6 +697,8 @@ def read(
     if not ranked:
         return None
     ranked = [(s, u) for s, u in ranked if not echoes(u, part)] or ranked  # says nothing new
+    if kind in NAMED_KINDS:  # a unit naming no country / language answers no question of one
+        ranked = [(s, u) for s, u in ranked if NAMED_KINDS[kind].find(u.text)] or ranked
     if kind == "number":  # a unit with no amount cannot answer (a time may be said in words)
         ranked = [(s, u) for s, u in ranked if u.cells or spans_of(kind, u.text)] or ranked[:0]
         if not ranked:

@@ -43,3 +43,14 @@ def test_the_one_language_a_sentence_names_of_its_subject_is_the_answer() -> Non
         "service manual",
     )
     assert not two.startswith("Answer:")  # two languages: quoted, never stated
+
+
+def test_a_sentence_naming_no_language_does_not_answer_which_language() -> None:
+    """The sentence naming the agreement's code says nothing of its language; the one that
+    names a language does, though it does not repeat the code."""
+    text = (
+        "The service agreement SA-12 with Lomhed Tools runs from 1 May 2024 to 30 April 2025. "
+        "It is written in Portuguese only."
+    )
+    first = _first("What language is service agreement SA-12 written in?", text, "SA-12")
+    assert "Portuguese" in first

@@ -110,3 +110,22 @@ def test_a_choice_by_country_takes_the_one_whose_passage_names_it() -> None:
     assert _answer(question, films).splitlines()[0] == "Answer: Low Tide [1]"
     films[1] = _item(2, "Night Ferry", "Night Ferry is a 1958 Norwegian comedy film.")
     assert not _answer(question, films).splitlines()[0].startswith("Answer: Low Tide")
+
+
+def test_same_country_reads_each_named_thing_under_its_heading_in_one_document() -> None:
+    """Two sections of one 'Approved vendors' page: each part is read for the vendor it names,
+    past the section heading (a line of only the name)."""
+    vendors = [
+        _item(1, "Approved vendors", "Kessel Works\n\nKessel Works is a Norwegian foundry."),
+        _item(2, "Approved vendors", "Ubrecht Optics\n\nUbrecht Optics is a Swiss lens maker."),
+        _item(3, "Approved vendors", "Lomhed Tools\n\nLomhed Tools is a Norwegian toolmaker."),
+    ]
+    hops = [
+        HopView(sub_question="Kessel Works based country?", query="Kessel Works based country?"),
+        HopView(sub_question="Lomhed Tools based country?", query="Lomhed Tools based country?"),
+    ]
+    question = "Are Kessel Works and Lomhed Tools based in the same country?"
+    assert _answer(question, vendors, hops).splitlines()[0].startswith("Answer: yes")
+    hops[1] = HopView(sub_question="Ubrecht Optics country?", query="Ubrecht Optics country?")
+    question = "Are Kessel Works and Ubrecht Optics based in the same country?"
+    assert _answer(question, vendors, hops).splitlines()[0].startswith("Answer: no")
