@@ -20,7 +20,7 @@ from ingest import lexicon
 from ingest.lang import CJK
 from ingest.normalize import normalize_text
 
-PHRASER = "phrases-4"  # part of the index lineage: change it and `hopwise reindex` rebuilds
+PHRASER = "phrases-5"  # part of the index lineage: change it and `hopwise reindex` rebuilds
 MAX_PHRASES = 48  # per chunk, best kinds first
 MAX_KEY_CHARS = 120
 EN_STOPWORDS = lexicon.words("en_stopwords")
@@ -293,7 +293,14 @@ def cjk_org_names(text: str, *, hmm: bool = True) -> list[str]:
 
 
 # sentences and lines; an initial's full stop ends none ('John B. Keane', 'William C. Ames')
-_PIECE_RE = re.compile(r"(?<=[.!?。！？；])(?<!\s[A-Z]\.)\s+|\n+")
+# (unless a sentence's first word follows: 'World War I. He …'); a line always ends one
+_OPENERS = "|".join(
+    sorted((w.capitalize() for w in EN_STOPWORDS if w.isalpha()), key=len, reverse=True)
+)
+_PIECE_RE = re.compile(
+    r"(?<=[.!?。！？；])(?:(?<![\s(\"“][A-Z]\.)(?<!^[A-Z]\.)|(?=\s+(?:" + _OPENERS + r")\b))\s+"
+    r"|\n+"
+)
 _TITLE_PAREN_RE = re.compile(r"\s*\([^()]{1,40}\)\s*$")
 _TABLE_ROW_RE = re.compile(r"^[^\n|]+(?:\s\|\s[^\n|]+)+$", re.MULTILINE)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from graph import text as tx
 from graph.offline.evidence import nearness
 from graph.offline.namelists import NAMED_KINDS
-from graph.offline.nations import asks_nation, nation_keys
+from graph.offline.nations import asks_same_nation, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
 from graph.offline.values import range_end, range_pair
@@ -31,10 +31,28 @@ if TYPE_CHECKING:
 
 ANSWER_TYPES = lexicon.table("answer_types")
 # 'what new ship date', 'which amount': the noun the wh-word asks for, up to four words on
-_ANSWER_NOUNS = [
-    (kind, re.compile(rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,4}}?(?:{'|'.join(nouns)})s?\b"))
-    for kind, nouns in lexicon.table("answer_nouns")
-]
+# A country, a language or a place is what is asked only when its noun heads the phrase:
+# 'which country is …', 'the place of birth'; not 'which country singer', 'what event took
+# place'. 'nationality' and the nouns of dates and amounts head whatever follows them.
+_HEAD_NOUNS = frozenset({"country", "nation", "language", "place"})
+_HEAD_NOUN = (
+    r"(?<!\btook place)(?<!\btake place)(?<!\btakes place)"
+    r"(?=\s*(?:[?,.;:]|$)|\s+(?:"
+    + "|".join(sorted(tx.EN_STOPWORDS, key=len, reverse=True))
+    + r")\b)"
+)
+
+
+def _noun_pattern(nouns: Sequence[str]) -> re.Pattern[str]:
+    free = [n for n in nouns if n not in _HEAD_NOUNS]
+    head = [n for n in nouns if n in _HEAD_NOUNS]
+    asked = ([f"(?:{'|'.join(free)})s?\\b"] if free else []) + (
+        [f"(?:{'|'.join(head)})s?\\b{_HEAD_NOUN}"] if head else []
+    )
+    return re.compile(rf"\b(?:what|which)\s+(?:[\w-]+\s+){{0,4}}?(?:{'|'.join(asked)})")
+
+
+_ANSWER_NOUNS = [(kind, _noun_pattern(nouns)) for kind, nouns in lexicon.table("answer_nouns")]
 DIRECTIONS = {
     w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives") for w in ws
 }
@@ -63,7 +81,7 @@ class Short:
 
 
 def answer_type(question: str) -> str:
-    """yes_no | choice | number | date | place | person | entity."""
+    """yes_no | choice | number | date | nation | language | place | person | explain | entity."""
     q = question.strip().lower()
     question = question.replace("⟨", "〈").replace("⟩", "〉")  # ours mark spans
     spans = question_spans(question)
@@ -329,7 +347,7 @@ def _choice(
     asked = MASK_RE.sub(  # the question without the compared items; other names kept
         lambda m: " " if names[int(m.group(1))] in items else names[int(m.group(1))], masked
     )
-    listed = _by_named_value(asked, items, evidence, params)
+    listed = None if direction else _by_named_value(question, asked, items, evidence, params)
     if listed is not None:  # 'which film is from Japan': the one whose passage says Japanese
         return listed
     rel_terms = tx.term_set(asked)
@@ -348,12 +366,20 @@ def _choice(
 
 
 def _by_named_value(
-    asked: str, items: Sequence[str], evidence: Sequence[EvidenceItem], params: OfflineParams
+    question: str,
+    asked: str,
+    items: Sequence[str],
+    evidence: Sequence[EvidenceItem],
+    params: OfflineParams,
 ) -> Short | None:
     """Of the compared items, the only one whose passage names the country or language the
-    question asks about ('from Japan': 'a 2009 Japanese animated film'); None when the
-    question names none, or not exactly one item's passage names it."""
-    for names in NAMED_KINDS.values():
+    question asks about ('from Japan': 'a 2009 Japanese animated film'; 'in English': a film
+    in English, not a British one); None when the question names none, or not exactly one
+    item's passage names it."""
+    spoken = [name for _, name in NAMED_KINDS["language"].find(asked)]
+    in_one = any(re.search(rf"\b(?:in|into)\s+{re.escape(n)}\b", asked) for n in spoken)
+    kind = "language" if in_one or re.search(r"\blanguage\b|语言|文字", question) else "nation"
+    for names in (NAMED_KINDS[kind],):
         wanted = {key for key, _ in names.find(asked)}
         if not wanted:
             continue
@@ -438,7 +464,7 @@ def _yes_no(
     zh = tx.has_cjk(question)
     yes, no = ("是", "否") if zh else ("yes", "no")
     compares = re.search(r"\b(?:same|both)\b|相同|同一|都", question, re.I)
-    if compares and asks_nation(question):  # 'the same country': each one's country, read
+    if asks_same_nation(question):  # 'the same country': each one's country, read
         return _same_nation(question, evidence, hops, yes, no, params)
     parts = [h.query for h in hops] or [question]
     support: list[EvidenceItem] = []
@@ -467,56 +493,64 @@ def _same_nation(
     no: str,
     params: OfflineParams,
 ) -> Short | None:
-    """Whether the compared things share a country: the ones a chain found ('the directors of
-    A and B'), else the two the question names; each read from the sentence that has it as
-    its subject ('X is a village in …, Iran', 'Y (born 1901) was an American director').
-    Nothing is stated unless both countries are read."""
+    """Whether the compared things share a country: the two a chain found ('the directors of
+    A and B'), else the two parts' own names, else the two the question names; each read from
+    the first sentence naming it, where it is the subject ('X is a village in …, Iran', 'Y (born
+    1901) was an American director'). Nothing is stated unless each sentence names exactly
+    one country, from two different passages."""
     from graph.offline.evidence import relevance
 
     found = [h.entity for h in hops if h.entity and tx.PLACEHOLDER_RE.search(h.sub_question)]
     parts = [h.query for h in hops if not tx.PLACEHOLDER_RE.search(h.sub_question)
              and h.query.strip(" ?？") != question.strip(" ?？")]  # fmt: skip
     compared: list[tuple[str, EvidenceItem | None]] = []
-    if len(found) >= 2:  # a chain found them: each by the name it found
+    if found:  # a chain found them: each by the name it found (one found: the chain broke)
         compared = [(name, _passage_about(name, evidence)) for name in found[-2:]]
     elif len(parts) >= 2 and evidence:  # one part each: the passage that answers it, read
-        for part in parts[-2:]:  # for the name the part asks about (else the passage's title)
+        for part in parts[-2:]:  # for the name the part asks about
             best = max(evidence, key=lambda e: relevance(part, e.title, e.text))
             named = [n for n in text_phrases(part) if n.lower() in best.text.lower()]
-            compared.append((named[0] if named else best.title, best))
+            if not named:
+                return None  # no passage names it: not found, not "no"
+            compared.append((named[0], best))
     elif len(named := _items_of(question)) == 2:  # asked whole: the two things it names
         compared = [(name, _passage_about(name, evidence)) for name in named]
     read: list[tuple[frozenset[str], int, str]] = []
     for name, passage in compared:
         keys, sentence = _nations_of(name, passage) if passage and name else (frozenset(), "")
-        if not keys or passage is None:
-            return None
+        if len(keys) != 1 or passage is None:
+            return None  # none read, or several ('a French-Canadian film'): nothing to compare
         read.append((keys, passage.n, sentence))
-    if len(read) < 2:
-        return None
+    if len(read) < 2 or read[0][2] == read[1][2]:
+        return None  # one sentence read for both: the other was not found
     shared = read[0][0] & read[1][0]
     shown = tuple((n, sentence) for _, n, sentence in read)
     return Short(yes if shared else no, read[0][1], params.yes_no_compared, shown)
 
 
 def _nations_of(name: str, passage: EvidenceItem) -> tuple[frozenset[str], str]:
-    """The countries the first sentence that names `name` says of it, those after the name
-    (a passage titled by the name: its first sentence), and that sentence."""
+    """The countries the first sentence that names `name` says after it (a passage titled by
+    the name: its first sentence), and that sentence; a nationality that only describes a
+    language ('a French-language film') is none."""
     sentence = _sentence_about(name, passage)
     low = name.lower().strip('"“”《》')
     at = sentence.lower().find(low)
-    return nation_keys(sentence[at + len(low) :] if at >= 0 else sentence), sentence
+    said = _LANGUAGE_ADJECTIVE_RE.sub(" ", sentence[at + len(low) :] if at >= 0 else sentence)
+    return nation_keys(said), sentence
+
+
+_LANGUAGE_ADJECTIVE_RE = re.compile(r"\b[A-Z][a-z]+-(?:language|speaking)\b")
 
 
 def _sentence_about(name: str, passage: EvidenceItem) -> str:
-    """The first sentence of a passage that names `name` (its first sentence when the
-    passage is titled by the name); '' when none."""
+    """The first sentence of a passage, in its order, that names `name` (its first sentence
+    when the passage is titled by the name); never a heading of only the name or the title's
+    words. '' when none."""
     low = name.lower().strip('"“”《》')
     titled = bool(passage.title) and low in passage.title.lower()
-    sentences = passage.sentences or tx.split_sentences(passage.text)
-    lines = [line.strip() for s in sentences for line in s.splitlines()]
+    lines = [line.strip() for s in tx.split_sentences(passage.text) for line in s.splitlines()]
     own = tx.term_set(f"{name} {passage.title}")
-    for sentence in lines:  # not a heading: a line of only the name or the title's words
+    for sentence in lines:
         if sentence and not tx.term_set(sentence) <= own and (titled or low in sentence.lower()):
             return sentence
     return ""

@@ -3,7 +3,8 @@ line a key, then groups of names split by "/" (English names, then other groups)
 
 A name counts only as a whole word standing on its own: one inside a longer capitalised name
 ('New Mexico', 'Michael Jordan', 'Indian Ocean', 'English Channel') names something else, and
-so does one after 'state of' (the U.S. state of Georgia).
+so does one after 'the state of' (the U.S. state of Georgia). A Chinese name must be one of
+jieba's words, or start one with a grammatical suffix ('美国人'): '海地' of '上海地区' is none.
 """
 
 from __future__ import annotations
@@ -14,9 +15,22 @@ import re
 from graph import text as tx
 from ingest import lexicon
 
-_CAPITALISED_BEFORE_RE = re.compile(r"([A-Z][\w'’.-]*)\s+$")
-_CAPITALISED_AFTER_RE = re.compile(r"^\s+([A-Z][\w'’-]*)")
-_STATE_OF_RE = re.compile(r"\bstate\s+of\s+$", re.IGNORECASE)
+_CAPITALISED_BEFORE_RE = re.compile(r"([A-Z][\w'’-]*)[ \t]+$")  # on the line, no full stop
+_CAPITALISED_AFTER_RE = re.compile(r"^[ \t]+([A-Z][\w'’-]*)")
+_STATE_OF_RE = re.compile(r"\b(?:the|U\.S\.)\s+state\s+of\s+$")  # 'the U.S. state of Georgia'
+# what may follow a Chinese name inside one word: '美国人', '中国籍', '英文书就', '南非共和国';
+# not '洋' of '印度洋' or '半岛' of '朝鲜半岛' (another place)
+_CJK_SUFFIXES = ("人", "籍", "裔", "语", "文", "书", "版", "共和国", "政府")
+
+
+def _word_starts(text: str) -> dict[int, str]:
+    """jieba's words of a text by their start offset."""
+    starts: dict[int, str] = {}
+    at = 0
+    for token in tx.raw_tokens(text):
+        starts[at] = token
+        at += len(token)
+    return starts
 
 
 class NameList:
@@ -46,9 +60,15 @@ class NameList:
     def _find(self, text: str) -> tuple[tuple[str, str], ...]:
         """(key, the words as written) for each name the text holds, in order."""
         found: list[tuple[str, str]] = []
+        starts: dict[int, str] | None = None  # Chinese words by where they start in the text
         for m in self._re.finditer(text):
             name = m.group(0)
-            if not tx.has_cjk(name) and self._inside_longer_name(text, m.start(), m.end()):
+            if tx.has_cjk(name):
+                starts = _word_starts(text) if starts is None else starts
+                word = starts.get(m.start(), "")  # a word of its own: not '海地' of '上海地区'
+                if not word.startswith(name) or word[len(name) :] not in ("", *_CJK_SUFFIXES):
+                    continue
+            elif self._inside_longer_name(text, m.start(), m.end()):
                 continue
             found.append((self.keys[name], name))
         return tuple(found)

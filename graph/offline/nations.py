@@ -8,11 +8,14 @@ import re
 
 from graph.offline.namelists import COUNTRIES
 
-_ASKS_NATION_RE = re.compile(
-    r"\b(?:country|countries|nationality|nationalities|citizenship)\b|国家|国籍", re.IGNORECASE
+_SAME_NATION_RE = re.compile(
+    r"\bsame\s+(?:country|nationality|citizenship)\b|\bshare\s+(?:a\s+|the\s+)?nationality\b"
+    r"|同一(?:个)?国家|同一国籍|国籍相同|国籍一样",
+    re.IGNORECASE,
 )
 _ASKS_COUNTRY_RE = re.compile(r"\bcountry\b|国家|哪国", re.IGNORECASE)
 _ASKS_NATIONALITY_RE = re.compile(r"\bnationality\b|\bcitizen|国籍|哪国人", re.IGNORECASE)
+_COUNTRY_OF_RE = re.compile(r"\bcountry\s+of\s+citizenship\b", re.IGNORECASE)
 
 
 def nations_in(text: str) -> tuple[tuple[str, str], ...]:
@@ -33,11 +36,14 @@ def as_asked(question: str, span: str) -> str:
     names, demonyms = (groups + ((), ()))[:2]
     if span not in demonyms or not names:
         return span
-    if not _ASKS_COUNTRY_RE.search(question) or _ASKS_NATIONALITY_RE.search(question):
+    if not _ASKS_COUNTRY_RE.search(question):
         return span
+    if _ASKS_NATIONALITY_RE.search(question) and not _COUNTRY_OF_RE.search(question):
+        return span  # 'what nationality': as written; 'the country of citizenship': a country
     return names[0]
 
 
-def asks_nation(question: str) -> bool:
-    """Whether a question asks of a country or a nationality ('the same country')."""
-    return bool(_ASKS_NATION_RE.search(question))
+def asks_same_nation(question: str) -> bool:
+    """Whether a question asks if things share a country or a nationality ('in the same
+    country', 'share the same nationality', '国籍相同'); not 'both country singers'."""
+    return bool(_SAME_NATION_RE.search(question))

@@ -76,7 +76,7 @@ class Reading:
     score: float  # how well the unit answers the part (0..1+)
     span: str = ""  # the answer inside it, '' when none of the expected type
     confident: bool = False
-    stated: str = ""  # the answer line's text when it is more than the span (a comparison)
+    stated: str = ""  # the answer line's text when not the span (a comparison, a country)
     others: tuple[Unit, ...] = ()  # the other units the stated line quotes (compared rows)
     via: Unit | None = None  # the unit that put the question's subject in the read column's class
 
@@ -752,13 +752,19 @@ def read(
 
 
 def _names_subject(part: str, unit: Unit, span: str) -> bool:
-    """Whether the unit names what the part asks about before the span, as the subject the
-    span is said of ('Ann Lee (born 1950) was an American …' for 'Ann Lee nationality'; not
-    'a 1915 American film directed by Ann Lee')."""
+    """Whether the unit says the span of what the part asks about: the name, then 'is' / 'was'
+    and a few words, then the span ('Ann Lee (born 1950) was an American …', 'Tidewater is a
+    1998 Tamil song'); not 'a 1915 American film directed by Ann Lee', nor 'Ann Lee starred in
+    a French film'."""
     low = unit.text.lower()
     at = low.find(span.lower())
-    names = text_phrases(tx.PLACEHOLDER_RE.sub(" ", part))
-    return at > 0 and any(0 <= low.find(n.lower()) < at for n in names)
+    names = [n.lower() for n in text_phrases(tx.PLACEHOLDER_RE.sub(" ", part))]
+    starts = [low.find(n) + len(n) for n in names if 0 <= low.find(n) < at]
+    return any(_SAID_OF_RE.search(low[start:at]) for start in starts)
+
+
+# between the subject and the span: a copula and at most four words ('was an', 'is a 1998')
+_SAID_OF_RE = re.compile(r"\b(?:is|was|are|were|is\s+also|was\s+also)\s+(?:[\w'’-]+\s+){0,4}$")
 
 
 def _names_sibling(unit: Unit, anchors: Sequence[str]) -> bool:

@@ -200,19 +200,18 @@ def class_anchors(text: str) -> list[str]:
 _RANGE_SIDES = {side: words for side, words in lexicon.table("range_sides")}
 # between the two dates: a dash or 'to', after a place the first date may name ('1899 Baltimore,
 # Maryland – 1980')
-_RANGE_DASH_RE = re.compile(r"^(?:,?\s*[A-Z][\w.'’-]*){0,4}\s*(?:[-–—~～]|to|至|到)\s*$")
+_RANGE_DASH_RE = re.compile(r"^(?:,?\s*[A-Z][\w.'’-]*){0,4}\s*(?:[-–—~～]|\bto\b|至|到)\s*$")
 
 
 def range_end(text: str, dates: Sequence[str], part: str) -> str:
-    """The date at the end of a range of two ('3 May 1901 – 9 June 1980') the part asks for:
-    its start for 'born' / 'start', its end for 'died' / 'until' (lexicon range_sides.txt);
-    '' when the text holds no such range or the part asks neither end."""
-    words = [w.lower() for w in re.findall(r"\w+", part)]
-    zh = "".join(w for w in words if tx.has_cjk(w))
+    """Of a range of two dates in the text ('3 May 1901 – 9 June 1980'), the end the part asks
+    for: the start for 'born' / 'start', the end for 'died' / 'until' (lexicon
+    range_sides.txt); '' when the text holds no such range or the part asks neither end."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", part)}
     asked = [
         side
         for side, cues in _RANGE_SIDES.items()
-        if any((tx.has_cjk(c) and c in zh) or any(w.startswith(c) for w in words) for c in cues)
+        if any((c in part) if tx.has_cjk(c) else (c in words) for c in cues)
     ]
     pair = range_pair(text, dates) if len(asked) == 1 else None
     if pair is None:

@@ -54,3 +54,8 @@ def test_a_sentence_naming_no_language_does_not_answer_which_language() -> None:
     )
     first = _first("What language is service agreement SA-12 written in?", text, "SA-12")
     assert "Portuguese" in first
+
+
+def test_chinese_language_names_count_only_as_words_of_their_own() -> None:
+    assert LANGUAGES.find("其中文件已归档，精英文化另论。") == ()
+    assert [k for k, _ in LANGUAGES.find("本合同以中文和英文书就。")] == ["zh", "en"]

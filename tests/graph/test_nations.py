@@ -129,3 +129,33 @@ def test_same_country_reads_each_named_thing_under_its_heading_in_one_document()
     hops[1] = HopView(sub_question="Ubrecht Optics country?", query="Ubrecht Optics country?")
     question = "Are Kessel Works and Ubrecht Optics based in the same country?"
     assert _answer(question, vendors, hops).splitlines()[0].startswith("Answer: no")
+
+
+def test_same_country_states_nothing_from_one_side_or_from_a_sentence_naming_two() -> None:
+    """Only one of the two has a passage; a sentence naming two countries ('a French-Canadian
+    co-production', 'Elbert County, Georgia, United States') decides nothing; a question that
+    is not about sharing a country ('both country singers') is not compared by country."""
+    hops = [
+        HopView(sub_question="Ostern Vale country?", query="Ostern Vale country?"),
+        HopView(sub_question="Quill Marsh country?", query="Quill Marsh country?"),
+    ]
+    text = _answer("Are Ostern Vale and Quill Marsh in the same country?", [OSTERN], hops)
+    assert not text.splitlines()[0].startswith("Answer:")
+    both = _item(6, "Rook Hill", "Rook Hill is a town in Elbert County, Georgia, United States.")
+    text = _answer("Are Rook Hill and Kessing located in the same country?", [both, KESSING])
+    assert not text.splitlines()[0].startswith("Answer:")
+    lang = _item(7, "Pale Shore", "Pale Shore is a 2010 French-language Canadian drama film.")
+    other = _item(8, "Grey Sound", "Grey Sound is a 2001 French comedy film.")
+    text = _answer("Are Pale Shore and Grey Sound from the same country?", [lang, other])
+    assert text.splitlines()[0] == "Answer: no [7]"
+    singers = [
+        _item(1, "Ada Vell", "Ada Vell is an Australian country singer."),
+        _item(2, "Mo Rinn", "Mo Rinn is a Canadian country singer."),
+    ]
+    text = _answer("Are Ada Vell and Mo Rinn both country singers?", singers)
+    assert not text.splitlines()[0].startswith("Answer: no")
+
+
+def test_chinese_country_names_count_only_as_words_of_their_own() -> None:
+    assert nations_in("该供应商位于上海地区，产品销往欧美国家。") == ()
+    assert nation_keys("他是中国籍工程师，常驻南非共和国。") == {"CN", "ZA"}

@@ -64,3 +64,9 @@ def test_an_initials_full_stop_does_not_cut_a_name_in_two() -> None:
     assert phrases.text_phrases("She moved to the U.S. The Harbour Board hired her.") == [
         "The Harbour Board"
     ]
+    # a sentence's first word after an initial still starts a sentence; a leading initial too
+    assert phrases.text_phrases("He served in Unit K. He later moved to Lomhed.") == [
+        "Unit K.",
+        "Lomhed",
+    ]
+    assert "J. R. Marrow" in phrases.text_phrases("J. R. Marrow wrote the Salt Road survey.")
