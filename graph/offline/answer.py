@@ -21,7 +21,7 @@ from graph.offline.namelists import NAMED_KINDS
 from graph.offline.nations import asks_same_nation, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
-from graph.offline.values import range_end, range_pair
+from graph.offline.values import range_pair, range_side
 from graph.protocols import EvidenceItem, HopView
 from ingest import lexicon
 from ingest.phrases import cjk_name_kinds, text_phrases
@@ -271,6 +271,7 @@ def _best_span(
     given_names = {n.lower() for n in text_phrases(question) + text_phrases(focus)}
     anchors = [n.lower() for n in text_phrases(focus)]
     scores: dict[str, Short] = {}
+    ranged = range_side(focus) if kind == "date" else ""  # 'when did X die': a range's end
     for rank, item in enumerate(items[: params.span_passages], start=1):
         for sentence in item.sentences or tx.split_sentences(item.text)[: params.span_sentences]:
             overlap = len(focus_terms & tx.term_set(f"{item.title} {sentence}"))
@@ -282,10 +283,8 @@ def _best_span(
                 base *= params.span_off_topic  # about something else than what is asked
             spans = _spans(kind, sentence)
             spans = [x for x in spans if not any(x != y and x in y for y in spans)]
-            if kind == "date" and (end := range_end(sentence, spans, focus)):
-                spans = [
-                    x for x in spans if x == end or x not in (range_pair(sentence, spans) or ())
-                ]
+            if ranged and (pair := range_pair(sentence, spans)):  # the asked end only
+                spans = [x for x in spans if x not in pair or x == pair[ranged == "end"]]
             for span in spans:
                 terms = tx.term_set(span)
                 if span.lower() in given_names or (terms and terms <= given):
@@ -379,19 +378,17 @@ def _by_named_value(
     spoken = [name for _, name in NAMED_KINDS["language"].find(asked)]
     in_one = any(re.search(rf"\b(?:in|into)\s+{re.escape(n)}\b", asked) for n in spoken)
     kind = "language" if in_one or re.search(r"\blanguage\b|语言|文字", question) else "nation"
-    for names in (NAMED_KINDS[kind],):
-        wanted = {key for key, _ in names.find(asked)}
-        if not wanted:
-            continue
-        holding = []
-        for name in items:
-            passage = _passage_about(name, evidence)
-            sentence = _sentence_about(name, passage) if passage is not None else ""
-            if passage is not None and wanted & {key for key, _ in names.find(sentence)}:
-                holding.append((name, passage.n))
-        if len(holding) == 1:
-            return Short(holding[0][0], holding[0][1], params.choice_by_words)
-    return None
+    names = NAMED_KINDS[kind]
+    wanted = {key for key, _ in names.find(asked)}
+    holding = []
+    for name in items if wanted else ():
+        passage = _passage_about(name, evidence)
+        sentence = _sentence_about(name, passage) if passage is not None else ""
+        if passage is not None and wanted & {key for key, _ in names.find(sentence)}:
+            holding.append((name, passage.n))
+    if len(holding) != 1:
+        return None
+    return Short(holding[0][0], holding[0][1], params.choice_by_words)
 
 
 def _by_meaning(

@@ -31,6 +31,8 @@ from graph.offline.values import (
     names_of_kind,
     numeric_value,
     range_end,
+    range_pair,
+    range_side,
     spans_of,
     unit_fits,
 )
@@ -355,6 +357,7 @@ def rank_units(
     anchors = list(dict.fromkeys([*anchors_of(part), *anchors_of(scene)]))  # the scene's too:
     # '东坡仓的K2故障，上门时限是多少' asks of K2 though its one part is the asking clause
     requested = not _PROPOSAL_RE.search(part)  # a question about a request reads requests
+    side = range_side(part) if kind == "date" else ""  # 'when did X die': a range's end
     asked_fields = False  # a record line the part names by its label was found
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
@@ -365,7 +368,7 @@ def rank_units(
             # 'an American director' says a nationality in no word of 'nationality', and
             # '(4 March 1911 – 19 July 1979)' when one was born and died
             listed = kind in NAMED_KINDS and bool(NAMED_KINDS[kind].find(unit.text))
-            ranged = kind == "date" and bool(range_end(unit.text, spans_of(kind, unit.text), part))
+            ranged = bool(side) and range_pair(unit.text, spans_of(kind, unit.text)) is not None
             related = related or listed or ranged
             score = _unit_score(part, related, unit, rank, params)
             score += params.reader_type_bonus if listed else 0.0

@@ -203,20 +203,25 @@ _RANGE_SIDES = {side: words for side, words in lexicon.table("range_sides")}
 _RANGE_DASH_RE = re.compile(r"^(?:,?\s*[A-Z][\w.'’-]*){0,4}\s*(?:[-–—~～]|\bto\b|至|到)\s*$")
 
 
-def range_end(text: str, dates: Sequence[str], part: str) -> str:
-    """Of a range of two dates in the text ('3 May 1901 – 9 June 1980'), the end the part asks
-    for: the start for 'born' / 'start', the end for 'died' / 'until' (lexicon
-    range_sides.txt); '' when the text holds no such range or the part asks neither end."""
+@functools.lru_cache(maxsize=1024)
+def range_side(part: str) -> str:
+    """Which end of a range of two dates the part asks for: 'start' for 'born' / 'start',
+    'end' for 'died' / 'until' (lexicon range_sides.txt); '' for neither or both."""
     words = {w.lower() for w in re.findall(r"[A-Za-z]+", part)}
     asked = [
         side
         for side, cues in _RANGE_SIDES.items()
         if any((c in part) if tx.has_cjk(c) else (c in words) for c in cues)
     ]
-    pair = range_pair(text, dates) if len(asked) == 1 else None
-    if pair is None:
-        return ""
-    return pair[0] if asked[0] == "start" else pair[1]
+    return asked[0] if len(asked) == 1 else ""
+
+
+def range_end(text: str, dates: Sequence[str], part: str) -> str:
+    """Of a range of two dates in the text ('3 May 1901 – 9 June 1980'), the end the part asks
+    for (`range_side`); '' when the text holds no such range or the part asks neither end."""
+    side = range_side(part)
+    pair = range_pair(text, dates) if side else None
+    return "" if pair is None else pair[side == "end"]
 
 
 def range_pair(text: str, dates: Sequence[str]) -> tuple[str, str] | None:
