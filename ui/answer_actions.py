@@ -77,10 +77,19 @@ def _close_comment() -> None:
 @st.dialog("Your feedback", on_dismiss=_close_comment)
 def comment_dialog(thread_id: str, index: int, key: str, before: str) -> None:
     st.text_area("What was good or wrong?", value=before, key=f"comment_{key}", max_chars=2000)
-    if st.button("Send", type="primary", key=f"comment_send_{key}"):
-        rate(thread_id, index, key)
-        _close_comment()
-        st.rerun()
+    st.button(  # a callback: the click counts even if the dialog's own rerun is cut short
+        "Send",
+        type="primary",
+        key=f"comment_send_{key}",
+        on_click=_send_comment,
+        args=(thread_id, index, key),
+    )
+
+
+def _send_comment(thread_id: str, index: int, key: str) -> None:
+    rate(thread_id, index, key)
+    _close_comment()
+    st.rerun()  # the whole page again: the dialog closes, the notice shows
 
 
 def rate(thread_id: str, index: int, key: str) -> None:

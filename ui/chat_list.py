@@ -95,13 +95,28 @@ def confirm_delete(runner: Any, user: User, thread: dict[str, Any], thread_key: 
     st.warning(
         f"Delete “{thread_label(thread)}”? Its answers, traces and feedback are removed for good."
     )
-    with st.container(horizontal=True):
-        if st.button("Delete", key="confirm_delete", type="primary"):
-            delete_chat(runner, user, tid, thread_key)
-            st.rerun()
-        if st.button("Cancel", key="cancel_delete"):
-            st.session_state.pop(CONFIRM_KEY, None)
-            st.rerun()
+    with st.container(horizontal=True):  # callbacks: a click counts even on a busy server
+        st.button(
+            "Delete",
+            key="confirm_delete",
+            type="primary",
+            on_click=delete_and_redraw,
+            args=(runner, user, tid, thread_key),
+        )
+        st.button("Cancel", key="cancel_delete", on_click=cancel_delete)
+
+
+def delete_and_redraw(runner: Any, user: User, thread_id: str, thread_key: str) -> None:
+    """The dialog's Delete: runs before anything is drawn (a button callback), so the click
+    is not lost if the dialog's own rerun is cut short; then the whole page is drawn again,
+    without the chat and without the dialog."""
+    delete_chat(runner, user, thread_id, thread_key)
+    st.rerun()
+
+
+def cancel_delete() -> None:
+    st.session_state.pop(CONFIRM_KEY, None)
+    st.rerun()
 
 
 def open_chat(thread_key: str, thread_id: str) -> None:
