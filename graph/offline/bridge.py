@@ -58,12 +58,16 @@ def candidates(
     titles = {_PAREN_RE.sub("", h.title).strip().lower() for h in hits[: params.bridge_hits]}
     anchor = _anchor_terms(hop, hits)
     told = _anchored_telling(anchor, relation, hits[: params.bridge_hits], asked_terms)
+    # the anchor has a passage of its own among the hits: a passage about something else says
+    # the relation of that something else unless it names the anchor itself
+    own_passage = any(_aboutness(anchor, h, params) >= 1.0 for h in hits[: params.bridge_hits])
     for rank, hit in enumerate(hits[: params.bridge_hits], start=1):
-        weight = _aboutness(anchor, hit, params) / math.sqrt(rank)
+        about = _aboutness(anchor, hit, params)
+        weight = about / math.sqrt(rank)
         for i, sentence in enumerate(_sentences(hit)):
             sentence_terms = tx.term_set(sentence)
             rel_here = len(relation & sentence_terms)
-            if told and not anchor <= sentence_terms:
+            if (told or (own_passage and about < 1.0)) and not anchor <= sentence_terms:
                 rel_here = 0  # a sentence beside the one that says it, about something else
             for name in _names(sentence, hit, i):
                 terms = tx.term_set(name)

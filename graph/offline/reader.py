@@ -18,10 +18,12 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from graph import text as tx
+from graph.offline.addresses import address_level, asked_level
 from graph.offline.evidence import heading_like, nearness, relevance
 from graph.offline.namelists import NAMED_KINDS
-from graph.offline.nations import as_asked
+from graph.offline.nations import as_asked, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.slots import fills_slot
 from graph.offline.values import (
     DATE_RE,
     asked_unit,
@@ -359,6 +361,9 @@ def rank_units(
     requested = not _PROPOSAL_RE.search(part)  # a question about a request reads requests
     side = range_side(part) if kind == "date" else ""  # 'when did X die': a range's end
     asked_fields = False  # a record line the part names by its label was found
+    # 'which actor from the US': a unit that gives its subject another country is about
+    # someone else (not when the country is what is asked, nor for two countries asked)
+    nation = nation_keys(part) if kind not in NAMED_KINDS else frozenset()
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
@@ -379,6 +384,8 @@ def rank_units(
                 score *= params.reader_missing_anchor
             if echoes(unit, part):
                 score *= params.reader_echo
+            if len(nation) == 1 and (held := nation_keys(unit.text)) and not nation & held:
+                score *= params.reader_other_nation
             if not related:
                 pass  # a value beside the names only is no sign of the asked one
             elif kind == "date" and DATE_RE.search(unit.text):
@@ -640,11 +647,23 @@ def read_sentence(
         return near[0][1], len(near) == 1
     from graph.offline.answer import cue_fit
 
-    near = sorted(((n * cue_fit(kind, unit.text, s), s) for n, s in near), key=lambda x: -x[0])
+    near = sorted(
+        ((n * cue_fit(kind, unit.text, s) * _slot_weight(part, unit.text, s, params), s)
+         for n, s in near),
+        key=lambda x: -x[0],
+    )  # fmt: skip
+    level = asked_level(part) if kind in ("place", "entity") else ""
+    if level and (wider := address_level(unit.text, near[0][1], level)):
+        return wider, False  # 'what county': 'Hertfordshire' of 'Royston, Hertfordshire'
     best, second = near[0][0], (near[1][0] if len(near) > 1 else 0.0)
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
     fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
     return near[0][1], kind in ("person", "place") and clear and fits
+
+
+def _slot_weight(part: str, sentence: str, span: str, params: OfflineParams) -> float:
+    """More for a name where the part leaves its answer's slot ('role in X', 'X is a … actress')."""
+    return params.reader_slot_weight if fills_slot(part, sentence, span) else 1.0
 
 
 def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]:

@@ -89,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(markdown_table([result.report]), end="")
+    r = result.report
+    print(f"stated short answers: {r['stated']} of {r['n']} (EM {r['stated_em']:.2f}, "
+          f"F1 {r['stated_f1']:.2f}); the rest quote a sentence or say the documents do not")  # fmt: skip
     for kind, path in result.outputs.items():
         print(f"{kind}: {path}")
     return 0

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from graph.result import answer_kind
 from hopwise.evaluation import scoring as sc
 from hopwise.evaluation.data import Question
 from hopwise.evaluation.pipeline import QuestionRun
@@ -24,6 +25,7 @@ def score_question(q: Question, run: QuestionRun, *, unanswerable: bool) -> dict
         "first_hop": sc.hop_recall(q.groups, ids, 10, 0),
         "last_hop": sc.hop_recall(q.groups, ids, 10, -1),
         "short_answer": run.short_answer,
+        "answer_kind": answer_kind(run.answer),  # short | quote | not_found | other
         "em": sc.exact_match(run.short_answer, q.golds),
         "f1": sc.token_f1(run.short_answer, q.golds),
         "contains": sc.contains_answer(run.answer, q.golds, q.answer_parts or None),
@@ -70,6 +72,11 @@ def aggregate(
         "em": _mean([r["em"] for r in rows]),
         "f1": _mean([r["f1"] for r in rows]),
         "contains": _mean([r["contains"] for r in rows]),
+        # the answers that state a short answer (not a quote, not 'the documents do not
+        # say'): how many, and how right they are; a confident wrong line is the worst case
+        "stated": sum(1 for r in rows if r.get("answer_kind") == "short"),
+        "stated_em": _mean([r["em"] for r in rows if r.get("answer_kind") == "short"]),
+        "stated_f1": _mean([r["f1"] for r in rows if r.get("answer_kind") == "short"]),
         "abstention": _mean([float(r["abstained"]) for r in rows]) if unanswerable else None,
         "llm_calls_mean": _mean([r["llm_calls"] for r in rows]),
         "tokens_mean": _mean([r["tokens"] for r in rows]),

@@ -117,3 +117,23 @@ def test_the_nouns_after_a_name_in_a_relative_clause_stay_with_it(tmp_path: Path
         answer = app.ask("Who leads the team that owns the Ledgerline invoicing system?", web=False)
     first = answer.answer.splitlines()[0]
     assert "Ottilie Brandt" in first and "Samir Oduya" not in first, first
+
+
+def test_a_passage_about_something_else_gives_no_bridge_by_the_relation_word_alone() -> None:
+    """The anchor's own passage says who wrote it ('a novel by …', no word 'author'); another
+    passage says 'author of' about another book and shares a word with the title: the
+    anchor's passage gives the bridge."""
+    hits = [
+        Hit(chunk_id="c1", doc_id="d1", title="Gull Lantern Night",
+            text="Gull Lantern Night is a 1991 mystery novel by Perrin Ashdale.", score=1.0),
+        Hit(chunk_id="c2", doc_id="d2", title="Osk Varro",
+            text="Osk Varro was a sailor and poet. Osk Varro is credited as the author of "
+            "\"The Lantern Charts\", a guide to night harbours.", score=0.9),
+        Hit(chunk_id="c3", doc_id="d3", title="Mira Tolen",
+            text="Mira Tolen is a teacher and author. She wrote a study of \"The Lantern "
+            "Charts\" by Osk Varro.", score=0.8),
+    ]  # fmt: skip
+    hop = HopView(
+        sub_question="author of Gull Lantern Night?", query="author of Gull Lantern Night?"
+    )
+    assert br.candidates(hop, hits)[0].text == "Perrin Ashdale"

@@ -117,7 +117,8 @@ def test_eval_modes_on_a_small_set(
     single = _eval(capsys, str(dataset), "--mode", "single", "--k", "4", "--out", str(out))
     for key in ("n", "mode", "recall_at", "all_hops_covered", "first_hop_recall",
                 "last_hop_recall", "em", "f1", "contains", "abstention", "llm_calls_mean",
-                "hops_mean", "latency_p50_ms", "latency_p95_ms"):  # fmt: skip
+                "hops_mean", "latency_p50_ms", "latency_p95_ms", "stated", "stated_em",
+                "stated_f1"):  # fmt: skip
         assert key in single, key
     assert single["n"] == QUESTIONS and single["mode"] == "single"
     assert set(single["recall_at"]) == {"5", "10", "20"}
@@ -133,6 +134,13 @@ def test_eval_modes_on_a_small_set(
     assert adaptive["all_hops_covered_at"]["5"] > single["all_hops_covered_at"]["5"]
     assert adaptive["recall_at"]["10"] >= 0.9
     assert adaptive["contains"] > single["contains"]  # the extract names the birthplace
+    # the stated answers are counted and scored on their own: precision of the answer line
+    stated = [r for r in json.loads((out / "mini_en.adaptive.json").read_text())["questions"]
+              if r["answer_kind"] == "short"]  # fmt: skip
+    assert adaptive["stated"] == len(stated) > 0
+    assert adaptive["stated_em"] == pytest.approx(
+        sum(r["em"] for r in stated) / len(stated), abs=1e-3
+    )
 
     gold = _eval(capsys, str(dataset), "--mode", "gold", "--k", "4", "--limit", "4",
                  "--out", str(out))  # fmt: skip

@@ -1,0 +1,84 @@
+"""Where the asked-for name sits in a sentence: the sentence says it the way the question asks.
+
+A question leaves a slot for its answer ('for his role in which play?', 'which Canadian
+actress …'). A name that fills the same slot in a sentence is the answer more surely than one
+that only stands near the question's words:
+
+- the question's words before the slot, ending in a preposition ('role in which'), stand
+  right before the name in the sentence ('for his role in "Cymbeline"'), not 'role as Cassio';
+- the question asks for a kind ('which … actress', 'what … novel'), and the sentence says the
+  name is one ('Ann Lee (born 1950) is a Canadian actress …'): the sentence's subject, not
+  the role or the show named later in it.
+
+English only (Chinese questions mark the slot differently: 哪/什么 next to the noun, handled
+by the reader's nearness). A general rule of English syntax, no word list beyond a closed set
+of prepositions, determiners and copulas.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from graph import text as tx
+
+_PREPOSITIONS = "in|on|at|for|by|from|of|with|as|to|into|under|about|during|against"
+_DETERMINERS = r"(?:the|a|an|his|her|its|their|our|my|your)\s+"
+# 'role in which', 'born in what' (word, preposition, wh-word)
+_BEFORE_SLOT_RE = re.compile(
+    rf"([A-Za-z][\w'’-]*)\s+({_PREPOSITIONS})\s+(?:which|what|whose)\b", re.IGNORECASE
+)
+# 'which Canadian actress', 'what recurring character': up to four words, no punctuation
+_KIND_RE = re.compile(r"\b(?:which|what)\s+((?:[\w'’-]+\s+){0,3}[\w'’-]+)", re.IGNORECASE)
+_COPULA = r"(?:is|was|are|were)(?:\s+also)?"
+
+
+@lru_cache(maxsize=4096)
+def _slot_cues(part: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """(word, preposition) pairs before the slot, and the words that may name the asked kind."""
+    if tx.has_cjk(part):
+        return (), ()
+    before = tuple(
+        (m.group(1).lower(), m.group(2).lower())
+        for m in _BEFORE_SLOT_RE.finditer(part)
+        if not tx.is_stopword(m.group(1))
+    )
+    kinds: list[str] = []
+    for m in _KIND_RE.finditer(part):
+        for word in m.group(1).split():
+            low = word.lower()
+            if low in ("and", "or") or word[:1].isupper():
+                continue  # 'television and movie actor', 'which Canadian actress'
+            if tx.is_stopword(low) or low in tx.EN_QUESTION_WORDS:
+                break  # 'which of …', 'what is …'
+            kinds.append(low)
+    return before, tuple(dict.fromkeys(kinds))
+
+
+def fills_slot(part: str, sentence: str, span: str) -> bool:
+    """Whether `span` sits in `sentence` where `part` leaves its answer's slot (see above)."""
+    before, kinds = _slot_cues(part)
+    if not before and not kinds:
+        return False
+    at = sentence.find(span)
+    if at < 0:
+        return False
+    lead = sentence[:at]
+    for word, prep in before:  # '… role in "Cymbeline"'
+        if re.search(
+            rf"\b{re.escape(word)}\w{{0,3}}\s+{prep}\s+(?:{_DETERMINERS})?[\"“‘']?$",
+            lead,
+            re.IGNORECASE,
+        ):
+            return True
+    if kinds and not lead.strip(" \"“‘'"):  # the sentence's subject: 'X (…) is a … actress'
+        rest = sentence[at + len(span) :]
+        kind = "|".join(re.escape(k) for k in kinds)
+        said = re.match(
+            rf"\s*(?:\([^()]*\)\s*)?,?\s*{_COPULA}\s+(?:{_DETERMINERS})?(?:[\w'’-]+\s+){{0,4}}"
+            rf"(?:{kind})s?\b",
+            rest,
+            re.IGNORECASE,
+        )
+        return said is not None
+    return False

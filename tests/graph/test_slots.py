@@ -1,0 +1,75 @@
+"""The name in the question's slot: a sentence that says the answer the way the question asks
+('for his role in which play' / 'for his role in "Marrowby"'; 'which … violinist' / 'X is a
+… violinist') is read for that name, not for another one nearer the question's words; and a
+part that names one country reads a sentence about someone of another country last. Documents
+and names are invented."""
+
+from __future__ import annotations
+
+from graph.offline import OfflineReasoner
+from graph.offline.slots import fills_slot
+from graph.protocols import EvidenceItem
+
+R = OfflineReasoner()
+
+
+def _item(n: int, title: str, text: str) -> EvidenceItem:
+    return EvidenceItem(n=n, chunk_id=f"c{n}", title=title, source=f"{title}.md", text=text)
+
+
+def _answer(question: str, items: list[EvidenceItem]) -> str:
+    return "".join(p for p in R.answer(question, items, [], []) if isinstance(p, str))
+
+
+def _first(answer: str) -> str:
+    return answer.strip().splitlines()[0]
+
+
+ROLES = (
+    'Dace Orrin won the Pellam Prize for his role in "Marrowby" and was also nominated for '
+    'his role as Tibbet in "Quern Lane".'
+)
+PLAYER = (
+    "Ysolde Varga (born 3 May 1970) is a Danish violinist known for her role as Mira Stole in "
+    'the stage show "Lanterns".'
+)
+
+
+def test_the_slot_is_read_from_the_words_before_it_and_from_the_kind_it_asks() -> None:
+    asked = "Dace Orrin won the Pellam Prize for his role in which play?"
+    assert fills_slot(asked, ROLES, "Marrowby")
+    assert not fills_slot(asked, ROLES, "Tibbet")  # 'role as', not 'role in'
+    kind = "Lanterns featured which Danish violinist?"
+    assert fills_slot(kind, PLAYER, "Ysolde Varga")  # the subject that is one
+    assert not fills_slot(kind, PLAYER, "Mira Stole")
+    # no slot of either shape: nothing fills it
+    assert not fills_slot("Who won the Pellam Prize?", ROLES, "Dace Orrin")
+    assert not fills_slot("What is Marrowby?", ROLES, "Marrowby")
+
+
+def test_the_name_in_the_slot_is_the_one_in_bold() -> None:
+    answer = _answer(
+        "Dace Orrin won the Pellam Prize for his role in which play?",
+        [_item(1, "Dace Orrin", ROLES)],
+    )
+    assert "**Marrowby**" in _first(answer) and "**Tibbet**" not in answer
+    answer = _answer(
+        "The stage show Lanterns starred which Danish violinist?",
+        [_item(1, "Ysolde Varga", PLAYER)],
+    )
+    assert "Ysolde Varga" in _first(answer) and "**Mira Stole**" not in answer
+
+
+def test_a_sentence_about_someone_of_another_country_is_read_last() -> None:
+    fennic = _item(
+        1,
+        "Orlo Fennic",
+        "Orlo Fennic (born 1961 in Dunmere) is a Scottish radio actor who starred in Tidewell.",
+    )
+    brack = _item(
+        2,
+        "Tamsin Brack",
+        "Tamsin Brack (born 1958) is an American radio actor who starred in Tidewell.",
+    )
+    answer = _answer("Tidewell starred which radio actor from the United States?", [fennic, brack])
+    assert "Tamsin Brack" in _first(answer) and "Orlo Fennic" not in _first(answer)
