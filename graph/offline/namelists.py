@@ -3,7 +3,8 @@ line a key, then groups of names split by "/" (English names, then other groups)
 
 A name counts only as a whole word standing on its own: one inside a longer capitalised name
 ('New Mexico', 'Michael Jordan', 'Indian Ocean', 'English Channel') names something else, and
-so does one after 'the state of' (the U.S. state of Georgia). A Chinese name must be one of
+so does one after 'the state of' (the U.S. state of Georgia), and one that labels a name in
+its language ('Kacha (Ukrainian: Кача)'). A Chinese name must be one of
 jieba's words, or start one with a grammatical suffix ('美国人'): '海地' of '上海地区' is none.
 """
 
@@ -17,6 +18,7 @@ from ingest import lexicon
 
 _CAPITALISED_BEFORE_RE = re.compile(r"([A-Z][\w'’-]*)[ \t]+$")  # on the line, no full stop
 _CAPITALISED_AFTER_RE = re.compile(r"^[ \t]+([A-Z][\w'’-]*)")
+_LABEL_RE = re.compile(r"[ \t]*:")  # 'Ukrainian: Кача': a label, not a statement
 _STATE_OF_RE = re.compile(r"\b(?:the|U\.S\.)\s+state\s+of\s+$")  # 'the U.S. state of Georgia'
 # what may follow a Chinese name inside one word: '美国人', '中国籍', '英文书就', '南非共和国';
 # not '洋' of '印度洋' or '半岛' of '朝鲜半岛' (another place)
@@ -68,8 +70,10 @@ class NameList:
                 word = starts.get(m.start(), "")  # a word of its own: not '海地' of '上海地区'
                 if not word.startswith(name) or word[len(name) :] not in ("", *_CJK_SUFFIXES):
                     continue
-            elif self._inside_longer_name(text, m.start(), m.end()):
-                continue
+            elif self._inside_longer_name(text, m.start(), m.end()) or _LABEL_RE.match(
+                text, m.end()
+            ):
+                continue  # 'Kacha (Ukrainian: Кача)' labels a name in a language, no more
             found.append((self.keys[name], name))
         return tuple(found)
 

@@ -23,7 +23,7 @@ from graph.offline.evidence import heading_like, nearness, relevance
 from graph.offline.namelists import NAMED_KINDS
 from graph.offline.nations import as_asked, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.slots import fills_slot
+from graph.offline.slots import fills_slot, labelled_values
 from graph.offline.values import (
     DATE_RE,
     asked_unit,
@@ -624,6 +624,8 @@ def read_sentence(
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
+        if kind == "entity":  # 'what channel': 'channel 44'
+            found += [s for s in labelled_values(part, unit.text) if not _in_question(s, given)]
     else:
         found = []
     found = list(dict.fromkeys(found))

@@ -55,6 +55,20 @@ def _slot_cues(part: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
     return before, tuple(dict.fromkeys(kinds))
 
 
+def _labelled_re(kind: str, value: str = r"(\d[\w./-]*|[A-Z]{1,3}-?\d[\w./-]*)") -> re.Pattern[str]:
+    return re.compile(
+        rf"\b{re.escape(kind)}s?\s+(?:no\.?\s*|number\s+|#\s*)?{value}(?![\w-])", re.IGNORECASE
+    )
+
+
+def labelled_values(part: str, sentence: str) -> list[str]:
+    """The values the sentence labels with the noun the part asks for: 'channel 44' for
+    'on what UHF channel', 'Route 9' for 'which route' (a number is no name, yet answers)."""
+    _, kinds = _slot_cues(part)
+    found = [m.group(1).rstrip(".-/") for k in kinds for m in _labelled_re(k).finditer(sentence)]
+    return list(dict.fromkeys(found))
+
+
 def fills_slot(part: str, sentence: str, span: str) -> bool:
     """Whether `span` sits in `sentence` where `part` leaves its answer's slot (see above)."""
     before, kinds = _slot_cues(part)
@@ -64,6 +78,8 @@ def fills_slot(part: str, sentence: str, span: str) -> bool:
     if at < 0:
         return False
     lead = sentence[:at]
+    if any(_labelled_re(k, re.escape(span)).search(sentence) for k in kinds):
+        return True  # 'channel 44' for 'what channel'
     for word, prep in before:  # '… role in "Cymbeline"'
         if re.search(
             rf"\b{re.escape(word)}\w{{0,3}}\s+{prep}\s+(?:{_DETERMINERS})?[\"“‘']?$",

@@ -38,6 +38,8 @@ def test_names_and_nationalities_are_read_as_countries_only_where_they_stand_alo
     # inside a longer name, after 'state of', or a capitalised word of another kind: no country
     assert nations_in("Corvin Jordan moved to New Mexico, then to the state of Georgia.") == ()
     assert nations_in("They sailed the Indian Ocean for the American Film Archive.") == ()
+    # a label of the name in a language is no statement of a country
+    assert nations_in("Vell (Ukrainian: Велл; Russian: Велл) is a hamlet.") == ()
 
 
 def test_questions_that_ask_a_nationality_or_a_country_expect_one() -> None:

@@ -73,3 +73,17 @@ def test_a_sentence_about_someone_of_another_country_is_read_last() -> None:
     )
     answer = _answer("Tidewell starred which radio actor from the United States?", [fennic, brack])
     assert "Tamsin Brack" in _first(answer) and "Orlo Fennic" not in _first(answer)
+
+
+def test_the_noun_asked_with_labels_a_value_in_the_sentence() -> None:
+    from graph.offline.slots import labelled_values
+
+    relay = (
+        "Granted to Pellby, the relay sends a steady signal on VHF channel 31 (or shared "
+        "channel 5 at night) from a mast on Orm Hill."
+    )
+    asked = "On what VHF channel does the Pellby relay send?"
+    assert labelled_values(asked, relay) == ["31", "5"]
+    assert fills_slot(asked, relay, "31") and not fills_slot(asked, relay, "Granted")
+    first = _first(_answer(asked, [_item(1, "Pellby relay", relay)]))
+    assert "**31**" in first and "**Granted**" not in first
