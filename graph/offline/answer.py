@@ -180,7 +180,9 @@ def _focus_items(evidence: Sequence[EvidenceItem], hops: Sequence[HopView]) -> l
 
 _NUMBER_WORDS = lexicon.words("numbers")
 NUMBER_WORD_RE = re.compile(
-    r"\b(?:" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")\b(?:\s+[a-z]{3,12}\b)?",
+    r"\b(?:"
+    + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True))
+    + r")\b(?:\s+(?-i:[a-z]{3,12})\b)?",
     re.IGNORECASE,
 )
 _PLACE_CUES = frozenset({"in", "at", "from", "near"})

@@ -200,7 +200,9 @@ def class_anchors(text: str) -> list[str]:
 _RANGE_SIDES = {side: words for side, words in lexicon.table("range_sides")}
 # between the two dates: a dash or 'to', after a place the first date may name ('1899 Baltimore,
 # Maryland – 1980')
-_RANGE_DASH_RE = re.compile(r"^(?:,?\s*[A-Z][\w.'’-]*){0,4}\s*(?:[-–—~～]|\bto\b|至|到)\s*$")
+_RANGE_DASH_RE = re.compile(
+    r"^(?:,?\s*[A-Z][\w.'’-]*){0,4},?\s*(?:[-–—~～]|\bto\b|\buntil\b|\btill\b|至|到)\s*$"
+)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -30,3 +30,13 @@ def test_a_range_is_two_dates_joined_by_a_dash_or_to_and_the_question_must_ask_o
     assert range_end(LUND, dates, "What did Ivo Lund direct?") == ""  # asks neither end
     apart = "Ivo Lund was born on 4 March 1911. He retired on 19 July 1979."
     assert range_end(apart, dates, "When did Ivo Lund die?") == ""  # no range: left as read
+
+
+def test_from_one_date_until_another_is_a_range_too() -> None:
+    march = (
+        "The Vell Commons was a chartered grazing district that existed from May 2, 1861, "
+        "until October 9, 1874, when it was split between two parishes."
+    )
+    assert "**October 9, 1874**" in _first("Until when did the Vell Commons exist?", march, "Vell")
+    dates = ["May 2, 1861", "October 9, 1874"]
+    assert range_end(march, dates, "When did the Vell Commons end?") == "October 9, 1874"

@@ -496,3 +496,8 @@ def test_a_row_with_no_value_of_the_asked_kind_has_no_answer_span() -> None:
     )
     [dated] = rd.units(_item(1, "Field | Value\nEnds on | 2033-02-28"))
     assert rd.read_row("When does it end?", "When does it end?", dated, "date")[0] == "2033-02-28"
+
+
+def test_a_number_word_takes_a_lower_case_noun_not_the_name_after_it() -> None:
+    text = "Orlmark has three Coastal League clubs, two river ferries and Two Bridges Road."
+    assert vl.spans_of("number", text) == ["three", "two river", "Two"]
