@@ -307,12 +307,27 @@ def _items_of(question: str) -> list[str]:
 
 
 def _passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem | None:
-    """The best passage about a name: its title names it, else the first that mentions it."""
+    """The best passage about a name: its title names it, else the first that mentions it;
+    never one whose title is a longer name holding it ('Catan Dice Game' is no passage about
+    'Catan': another thing of the same name)."""
     low = name.lower().strip('"“”《》')
-    titled = [e for e in evidence if e.title and low in e.title.lower()]
+    own = [e for e in evidence if not _longer_name(e.title, low)]
+    titled = [e for e in own if e.title and low in e.title.lower()]
     if titled:
         return titled[0]
-    return next((e for e in evidence if low in e.text.lower()), None)
+    return next((e for e in own if low in e.text.lower()), None)
+
+
+def _longer_name(title: str, low: str) -> bool:
+    """Whether a title is a longer name that holds the name: a capitalised word right before
+    or after it ('Catan Dice Game', 'Old Catan'; not 'The Catan', 'Catan (game)')."""
+    plain = re.sub(r"\s*\([^()]*\)", "", title).strip()
+    at = plain.lower().find(low)
+    if at < 0 or not low:
+        return False
+    before = plain[:at].split()[-1:] if plain[:at].strip() else []
+    after = plain[at + len(low) :].split()[:1]
+    return any(w[:1].isupper() and w.lower() not in tx.EN_STOPWORDS for w in (*before, *after))
 
 
 def _choice(
@@ -332,19 +347,14 @@ def _choice(
     if len(items) < 2:
         return None
     direction = comparison_direction(question)
-    values: list[tuple[float, str, int | None]] = []
-    for name in items:
-        passage = _passage_about(name, evidence) or _via_hop(name, evidence, hops)
-        if passage is None:
-            continue
-        value = _first_value(passage.text)
-        if value is not None:
-            values.append((value, name, passage.n))
-    if direction and len(values) == len(items):
-        if len({v for v, _, _ in values}) < len(values):
+    passages = [_passage_about(name, evidence) or _via_hop(name, evidence, hops) for name in items]
+    if direction:  # 'which is larger': a value of the same kind for each, or no stated choice
+        found = [p for p in passages if p is not None]
+        values = _compared_values([p.text for p in found]) if len(found) == len(items) else None
+        if values is None or len(set(values)) < len(values):
             return None  # the same value (both born in 1958): neither is earlier or larger
-        value, name, n = (min if direction < 0 else max)(values)
-        return Short(name, n, params.choice_by_value)
+        pick = (min if direction < 0 else max)(range(len(items)), key=lambda i: values[i])
+        return Short(items[pick], found[pick].n, params.choice_by_value)
     asked = MASK_RE.sub(  # the question without the compared items; other names kept
         lambda m: " " if names[int(m.group(1))] in items else names[int(m.group(1))], masked
     )
@@ -357,8 +367,8 @@ def _choice(
         passage = _passage_about(name, evidence)
         if passage is not None:
             scored.append((len(rel_terms & tx.term_set(passage.text)), name, passage))
-    if not scored:
-        return None
+    if len(scored) < len(items):
+        return None  # one side's passage alone settles no choice: read, not stated
     scored.sort(key=lambda x: -x[0])
     if len(scored) > 1 and scored[0][0] == scored[1][0]:  # as many of the question's words:
         return _by_meaning(asked, scored[:2], similarity, params)  # never by the name
@@ -450,6 +460,55 @@ def _first_value(text: str) -> float | None:
             return int(years[-1]) + month / 13 + (int(day.group(0)) / 400 if day else 0)
     n = re.search(r"\d[\d,]*(?:\.\d+)?", text)
     return float(n.group(0).replace(",", "")) if n else None
+
+
+def _compared_values(texts: Sequence[str]) -> list[float] | None:
+    """One value per passage to compare: the first dates or years when each passage has one
+    first ('born 4 May 1901', 'a 1927 film'), else the first amount of a unit all of them give
+    ('7,816 m' and '8,051 m'; not the year '1808' against '8051 m'); None when they share no
+    kind of value."""
+    firsts = [_first_value(t) for t in texts]
+    if all(v is not None and _value_unit(t) == "date" for v, t in zip(firsts, texts, strict=True)):
+        return [v for v in firsts if v is not None]
+    per = [_amounts_by_unit(t) for t in texts]
+    common = [u for u in per[0] if u != "date" and all(u in p for p in per[1:])]
+    return [p[common[0]] for p in per] if common else None
+
+
+def _amounts_by_unit(text: str) -> dict[str, float]:
+    """The first number of each unit in a text, in order ('m' of '8,051 m'); a unit of the
+    units lexicon counts in its quantity's base unit ('7.8 km' is 7,800 of 'length')."""
+    from graph.offline.calc import base_unit
+
+    out: dict[str, float] = {}
+    for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])", text):
+        after = re.match(r"\s*([A-Za-z]+)", text[m.end() :])
+        word = after.group(1).lower() if after else ""
+        if not word or word in tx.EN_STOPWORDS:
+            if not re.fullmatch(r"\d{4}", m.group(0)):
+                continue  # a bare number counts nothing it says
+            word = "date"
+        value = float(m.group(0).replace(",", ""))
+        base = base_unit(word)
+        if base is not None:
+            word, value = base[0], value * base[1]
+        out.setdefault(word, value)
+    return out
+
+
+def _value_unit(text: str) -> str:
+    """What `_first_value` read: 'date' for a date or a bare year, else the word after the
+    number."""
+    m = _DATE_RE.search(text) or re.search(r"\d[\d,]*(?:\.\d+)?", text)
+    if m is None:
+        return ""
+    after = re.match(r"\s*([A-Za-z]+)", text[m.end() :])
+    word = after.group(1).lower() if after else ""
+    if re.search(r"[A-Za-z]", m.group(0)) or (
+        re.fullmatch(r"\d{4}", m.group(0)) and 1000 <= int(m.group(0)) < 2100
+    ):
+        return "date"  # '4 May 1901', '(born 1958)', 'a 1927 silent film'
+    return word
 
 
 _MONTH_ORDER = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

@@ -43,6 +43,14 @@ def _lexicons() -> tuple[dict[str, _Unit], dict[str, set[str]], dict[str, float]
 
 
 _UNITS, _MARKS, _VALUES = _lexicons()
+
+
+def base_unit(word: str) -> tuple[str, float] | None:
+    """(quantity, size in its base unit) of a unit's name ('metres' -> ('length', 1.0))."""
+    unit = _UNITS.get(word.casefold())
+    return (unit.quantity, unit.size) if unit else None
+
+
 _UNIT_NAMES = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 _EN_RE = re.compile(
     rf"^(?:how many|how much)\s+(?P<to>{_UNIT_NAMES})\s+(?:are there |is there |are |is |make |in )?"

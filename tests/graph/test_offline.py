@@ -123,6 +123,28 @@ def test_a_choice_compares_the_values_the_comparison_word_asks_for() -> None:
     assert ans.short_answer("Which opened first, Kessler Mills or Brant Hall?", same) is None
 
 
+def test_a_choice_compares_only_values_of_one_kind_from_passages_about_the_items() -> None:
+    def decide(question: str, *texts: tuple[str, str]) -> str | None:
+        found = [_item(i, _hit(f"h{i}", t, x)) for i, (t, x) in enumerate(texts, start=1)]
+        short = ans.short_answer(question, found)
+        return short.text if short else None
+
+    taller = "Which peak is higher, Mount Orrel or Vask Peak?"
+    # heights in one unit (the units lexicon converts): compared
+    assert decide(taller, ("Mount Orrel", "Mount Orrel rises to 6,950 m above the valley."),
+                  ("Vask Peak", "Vask Peak is 7.2 km high.")) == "Vask Peak"  # fmt: skip
+    # a year against a height, or one side's value missing: no stated choice
+    assert decide(taller, ("Mount Orrel", "Mount Orrel was first mapped in 1808 by surveyors."),
+                  ("Vask Peak", "Vask Peak stands 7120 m above sea level.")) is None  # fmt: skip
+    assert decide(taller, ("Mount Orrel", "Mount Orrel is a peak of the Dask range."),
+                  ("Vask Peak", "Vask Peak stands 7120 m above sea level.")) is None  # fmt: skip
+    # a passage about a longer name that holds the item is about something else
+    newer = "Which game came out more recently, Harrow Deep or Torrent?"
+    assert decide(newer, ("Harrow Deep", "Harrow Deep is a card game first published in 2004."),
+                  ("Torrent Dice Game", "Torrent Dice Game is a spin-off published in 2011."),
+                  ("Torrent", "Torrent is a board game first published in 1996.")) == "Harrow Deep"  # fmt: skip
+
+
 def test_the_answer_states_the_answer_first_then_the_evidence_per_hop() -> None:
     hits = [
         _hit("a", "Quorra Nights", "Quorra Nights is a drama film directed by Ilse Varga."),
