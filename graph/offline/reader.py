@@ -629,6 +629,8 @@ def read_sentence(
     else:
         found = []
     found = list(dict.fromkeys(found))
+    if kind == "person":  # 'who': a person's name before an organisation's
+        found = [s for s in found if _of_asked_kind(kind, part, s)] or found
     if not found:
         return "", False
     asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
@@ -771,8 +773,26 @@ def read(
         and stated
         and score >= params.reader_state_score
         and not unsaid
+        and _of_asked_kind(kind, part, reading.span)
     )
     return reading
+
+
+_ORG_WORDS = lexicon.words("en_org_words")
+
+
+def _of_asked_kind(kind: str, part: str, span: str) -> bool:
+    """Whether a span may be stated as the answer's kind: an organisation's name ('Bank of
+    America', '… Party') or a date is no person for 'who' (unless the part names such an
+    organisation as what it asks: 'what party … who ran'), and a country no answer to 'which
+    county' (read and quoted instead, the sentence in view)."""
+    asks_org = bool(_ORG_WORDS & set(tx.words(part)))  # 'what party … who ran': one is asked
+    if kind == "person" and (
+        (not asks_org and any(w.strip(".,").lower() in _ORG_WORDS for w in span.split()))
+        or any(c.isdigit() for c in span)  # 'May 27' is a date, no one's name
+    ):
+        return False
+    return not (asked_level(part) and nation_keys(span))
 
 
 def _names_subject(part: str, unit: Unit, span: str) -> bool:

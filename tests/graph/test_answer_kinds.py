@@ -1,0 +1,38 @@
+"""A stated answer is of the kind asked: 'who' is answered by a person, not by an
+organisation's name or a date; 'which county' not by a country. Such a span is quoted in its
+sentence instead. Documents and names are invented."""
+
+from __future__ import annotations
+
+from graph.offline import OfflineReasoner
+from graph.protocols import EvidenceItem
+
+R = OfflineReasoner()
+
+
+def _first(question: str, text: str) -> str:
+    item = EvidenceItem(n=1, chunk_id="c1", title="Orvell", source="orvell.md", text=text)
+    answer = "".join(p for p in R.answer(question, [item], [], []) if isinstance(p, str))
+    return answer.strip().splitlines()[0]
+
+
+def test_who_is_answered_by_a_person_not_by_an_organisation() -> None:
+    both = "The Orvell Trust is chaired by Mara Quist of the Tessel Party since 2019."
+    first = _first("Who chairs the Orvell Trust?", both)
+    assert "Mara Quist" in first and "Tessel Party" not in first.split("“")[0]
+    only = "The Orvell Trust is chaired by the Tessel Party since 2019."
+    first = _first("Who chairs the Orvell Trust?", only)
+    assert not first.startswith("Answer:"), first  # quoted, never stated
+
+
+def test_a_span_of_another_kind_is_never_stated() -> None:
+    from graph.offline.reader import _of_asked_kind
+
+    assert not _of_asked_kind("person", "Who is the CEO of Orvell?", "Bank of Tessel")
+    assert not _of_asked_kind("person", "Who chairs the trust?", "May 27")
+    assert _of_asked_kind("person", "Who chairs the trust?", "Mara Quist")
+    # the part asks for the organisation itself, though 'who' stands in it
+    assert _of_asked_kind("person", "What party backed the man who chairs it?", "Tessel Party")
+    assert not _of_asked_kind("entity", "Which county is Pellby in?", "Norway")
+    assert _of_asked_kind("entity", "Which county is Pellby in?", "Cranshire")
+    assert _of_asked_kind("nation", "Which country is Pellby in?", "Norway")
