@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from graph import text as tx
 from graph.offline.evidence import nearness
-from graph.offline.namelists import NAMED_KINDS
+from graph.offline.namelists import COUNTRIES, NAMED_KINDS
 from graph.offline.nations import asks_same_nation, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import MASK_RE, mask, question_spans
@@ -534,6 +534,12 @@ def _yes_no(
         if best[1] is None or best[0] < params.relevant_coverage:
             return None  # no passage speaks to it: not found, not "no"
         support.append(best[1])
+    if (
+        len(support) >= 2
+        and re.search(r"\bboth\b", question, re.I)
+        and not re.search(r"\bsame\b", question, re.I)
+    ):
+        return _both(question, support, yes, no, params)
     if len(support) >= 2 and compares:
         values = [set(_attributes(e.text)) for e in support]
         shared = set.intersection(*values) if values else set()
@@ -541,6 +547,28 @@ def _yes_no(
     if any(relevance(p, e.title, e.text) < 1.0 for p, e in zip(parts, support, strict=True)):
         return None  # 'was it cancelled?' over a passage without 'cancelled': no yes to state
     return Short(yes, support[0].n, params.yes_supported)
+
+
+def _both(
+    question: str, support: Sequence[EvidenceItem], yes: str, no: str, params: OfflineParams
+) -> Short | None:
+    """'Are A and B both X?': yes when each one's own first sentence says all of X ('… is a
+    board game'); no only when X names a country and a sentence gives its subject another one
+    ('a Hungarian director' for 'both American directors'). A word of X missing from a sentence
+    says nothing: quoted, not a 'no' ('a guitarist and singer' for 'lead vocalists')."""
+    tail = re.split(r"\bboth\b", question, maxsplit=1, flags=re.I)[-1]
+    for name in _items_of(question):  # the compared things, not 'American' of the asked
+        tail = tail if nation_keys(name) else tail.replace(name, " ")
+    wanted = nation_keys(tail)
+    terms = tx.term_set(tail) - {t for _, n in COUNTRIES.find(tail) for t in tx.term_set(n)}
+    firsts = [(tx.split_sentences(e.text) or [""])[0] for e in support]
+    said = [terms <= tx.term_set(f) for f in firsts]
+    held = [nation_keys(f) for f in firsts]
+    if wanted and any(h and not (h & wanted) for h in held):
+        return Short(no, support[0].n, params.yes_no_compared)
+    if all(said) and all(wanted <= h for h in held) and (terms or wanted):
+        return Short(yes, support[0].n, params.yes_no_compared)
+    return None
 
 
 def _same_nation(

@@ -36,3 +36,30 @@ def test_a_span_of_another_kind_is_never_stated() -> None:
     assert not _of_asked_kind("entity", "Which county is Pellby in?", "Norway")
     assert _of_asked_kind("entity", "Which county is Pellby in?", "Cranshire")
     assert _of_asked_kind("nation", "Which country is Pellby in?", "Norway")
+
+
+def test_both_says_yes_when_each_sentence_says_it_and_no_only_for_another_country() -> None:
+    from graph.offline.answer import short_answer
+
+    def both(question: str, one: str, two: str) -> str | None:
+        items = [
+            EvidenceItem(n=1, chunk_id="c1", title="Vellum Run", source="a.md", text=one),
+            EvidenceItem(n=2, chunk_id="c2", title="Tarrow Ring", source="b.md", text=two),
+        ]
+        parts = [f"{name} {question.split('both')[-1]}" for name in ("Vellum Run", "Tarrow Ring")]
+        from graph.protocols import HopView
+
+        hops = [HopView(sub_question=p, query=p) for p in parts]
+        short = short_answer(question, items, hops)
+        return short.text if short else None
+
+    games = "Are Vellum Run and Tarrow Ring both board games?"
+    vellum = "Vellum Run is a board game for two players, published in 1994."
+    tarrow = "Tarrow Ring is a board game of chance from the Orm valley."
+    assert both(games, vellum, tarrow) == "yes"
+    # a word of what is asked missing from one sentence: no 'no' by absence, nothing stated
+    assert both(games, vellum, "Tarrow Ring is a game of chance from the Orm valley.") is None
+    makers = "Are Vellum Run and Tarrow Ring both American board games?"
+    american = "Vellum Run is an American board game for two players."
+    assert both(makers, american, "Tarrow Ring is a Danish board game of chance.") == "no"
+    assert both(makers, american, "Tarrow Ring is an American board game of chance.") == "yes"
