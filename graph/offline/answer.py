@@ -347,8 +347,8 @@ def _choice(
     if len(items) < 2:
         return None
     direction = comparison_direction(question)
-    passages = [_passage_about(name, evidence) or _via_hop(name, evidence, hops) for name in items]
     if direction:  # 'which is larger': a value of the same kind for each, or no stated choice
+        passages = [_passage_about(n, evidence) or _via_hop(n, evidence, hops) for n in items]
         found = [p for p in passages if p is not None]
         values = _compared_values([p.text for p in found]) if len(found) == len(items) else None
         if values is None or len(set(values)) < len(values):
@@ -468,7 +468,7 @@ def _compared_values(texts: Sequence[str]) -> list[float] | None:
     ('7,816 m' and '8,051 m'; not the year '1808' against '8051 m'); None when they share no
     kind of value."""
     firsts = [_first_value(t) for t in texts]
-    if all(v is not None and _value_unit(t) == "date" for v, t in zip(firsts, texts, strict=True)):
+    if all(v is not None and _opens_with_date(t) for v, t in zip(firsts, texts, strict=True)):
         return [v for v in firsts if v is not None]
     per = [_amounts_by_unit(t) for t in texts]
     common = [u for u in per[0] if u != "date" and all(u in p for p in per[1:])]
@@ -482,8 +482,7 @@ def _amounts_by_unit(text: str) -> dict[str, float]:
 
     out: dict[str, float] = {}
     for m in re.finditer(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w.])", text):
-        after = re.match(r"\s*([A-Za-z]+)", text[m.end() :])
-        word = after.group(1).lower() if after else ""
+        word = _word_after(text, m.end())
         if not word or word in tx.EN_STOPWORDS:
             if not re.fullmatch(r"\d{4}", m.group(0)):
                 continue  # a bare number counts nothing it says
@@ -496,19 +495,23 @@ def _amounts_by_unit(text: str) -> dict[str, float]:
     return out
 
 
-def _value_unit(text: str) -> str:
-    """What `_first_value` read: 'date' for a date or a bare year, else the word after the
-    number."""
+def _opens_with_date(text: str) -> bool:
+    """Whether the value `_first_value` reads is a date or a bare year ('4 May 1901', '(born
+    1958)', 'a 1927 silent film'), not an amount."""
     m = _DATE_RE.search(text) or re.search(r"\d[\d,]*(?:\.\d+)?", text)
     if m is None:
-        return ""
-    after = re.match(r"\s*([A-Za-z]+)", text[m.end() :])
-    word = after.group(1).lower() if after else ""
-    if re.search(r"[A-Za-z]", m.group(0)) or (
-        re.fullmatch(r"\d{4}", m.group(0)) and 1000 <= int(m.group(0)) < 2100
-    ):
-        return "date"  # '4 May 1901', '(born 1958)', 'a 1927 silent film'
-    return word
+        return False
+    if re.search(r"[A-Za-z]", m.group(0)):
+        return True
+    if re.fullmatch(r"\d{4}", m.group(0)) and 1000 <= int(m.group(0)) < 2100:
+        return True
+    return _word_after(text, m.end()) == "date"
+
+
+def _word_after(text: str, end: int) -> str:
+    """The word right after a number, lower-cased ('m' of '8,051 m above'), or ''."""
+    after = re.match(r"\s*([A-Za-z]+)", text[end:])
+    return after.group(1).lower() if after else ""
 
 
 _MONTH_ORDER = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]

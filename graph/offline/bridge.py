@@ -60,9 +60,9 @@ def candidates(
     told = _anchored_telling(anchor, relation, hits[: params.bridge_hits], asked_terms)
     # the anchor has a passage of its own among the hits: a passage about something else says
     # the relation of that something else unless it names the anchor itself
-    own_passage = any(_aboutness(anchor, h, params) >= 1.0 for h in hits[: params.bridge_hits])
-    for rank, hit in enumerate(hits[: params.bridge_hits], start=1):
-        about = _aboutness(anchor, hit, params)
+    abouts = [_aboutness(anchor, h, params) for h in hits[: params.bridge_hits]]
+    own_passage = any(a >= 1.0 for a in abouts)
+    for rank, (hit, about) in enumerate(zip(hits, abouts, strict=False), start=1):
         weight = about / math.sqrt(rank)
         for i, sentence in enumerate(_sentences(hit)):
             sentence_terms = tx.term_set(sentence)

@@ -786,12 +786,12 @@ def _of_asked_kind(kind: str, part: str, span: str) -> bool:
     America', '… Party') or a date is no person for 'who' (unless the part names such an
     organisation as what it asks: 'what party … who ran'), and a country no answer to 'which
     county' (read and quoted instead, the sentence in view)."""
-    asks_org = bool(_ORG_WORDS & set(tx.words(part)))  # 'what party … who ran': one is asked
-    if kind == "person" and (
-        (not asks_org and any(w.strip(".,").lower() in _ORG_WORDS for w in span.split()))
-        or any(c.isdigit() for c in span)  # 'May 27' is a date, no one's name
-    ):
-        return False
+    if kind == "person":
+        if any(c.isdigit() for c in span):  # 'May 27' is a date, no one's name
+            return False
+        named_org = any(w.strip(".,").lower() in _ORG_WORDS for w in span.split())
+        if named_org and not _ORG_WORDS & set(tx.words(part)):  # 'what party … who ran'
+            return False
     return not (asked_level(part) and nation_keys(span))
 
 

@@ -55,9 +55,13 @@ def _slot_cues(part: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
     return before, tuple(dict.fromkeys(kinds))
 
 
-def _labelled_re(kind: str, value: str = r"(\d[\w./-]*|[A-Z]{1,3}-?\d[\w./-]*)") -> re.Pattern[str]:
+@lru_cache(maxsize=1024)
+def _labelled_re(kind: str) -> re.Pattern[str]:
+    """'channel 44', 'Route A-9', 'platform no. 3': the kind's noun, then a value it labels."""
     return re.compile(
-        rf"\b{re.escape(kind)}s?\s+(?:no\.?\s*|number\s+|#\s*)?{value}(?![\w-])", re.IGNORECASE
+        rf"\b{re.escape(kind)}s?\s+(?:no\.?\s*|number\s+|#\s*)?"
+        r"(\d[\w./-]*|[A-Z]{1,3}-?\d[\w./-]*)(?![\w-])",
+        re.IGNORECASE,
     )
 
 
@@ -78,7 +82,7 @@ def fills_slot(part: str, sentence: str, span: str) -> bool:
     if at < 0:
         return False
     lead = sentence[:at]
-    if any(_labelled_re(k, re.escape(span)).search(sentence) for k in kinds):
+    if span in labelled_values(part, sentence):
         return True  # 'channel 44' for 'what channel'
     for word, prep in before:  # '… role in "Cymbeline"'
         if re.search(
