@@ -313,9 +313,15 @@ def _passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem 
     low = name.lower().strip('"“”《》')
     own = [e for e in evidence if not _longer_name(e.title, low)]
     titled = [e for e in own if e.title and low in e.title.lower()]
-    if titled:
-        return titled[0]
+    exact = [e for e in titled if _plain_title(e.title) == low]
+    if titled:  # its own title first ('Catan' over 'Catan: Seafarers', an expansion's)
+        return (exact or titled)[0]
     return next((e for e in own if low in e.text.lower()), None)
+
+
+def _plain_title(title: str) -> str:
+    """A title without its qualifier, lower-cased ('catan' of 'Catan (game)')."""
+    return re.sub(r"\s*\([^()]*\)", "", title).strip().lower()
 
 
 def _longer_name(title: str, low: str) -> bool:
@@ -350,7 +356,8 @@ def _choice(
     if direction:  # 'which is larger': a value of the same kind for each, or no stated choice
         passages = [_passage_about(n, evidence) or _via_hop(n, evidence, hops) for n in items]
         found = [p for p in passages if p is not None]
-        values = _compared_values([p.text for p in found]) if len(found) == len(items) else None
+        texts = [p.text for p in found]
+        values = _compared_values(texts, _asks_time(question)) if len(found) == len(items) else None
         if values is None or len(set(values)) < len(values):
             return None  # the same value (both born in 1958): neither is earlier or larger
         pick = (min if direction < 0 else max)(range(len(items)), key=lambda i: values[i])
@@ -462,13 +469,23 @@ def _first_value(text: str) -> float | None:
     return float(n.group(0).replace(",", "")) if n else None
 
 
-def _compared_values(texts: Sequence[str]) -> list[float] | None:
+def _asks_time(question: str) -> bool:
+    """Whether a comparison word of the question compares times ('first', 'more recently',
+    'older'; time_comparatives.txt), not sizes ('more albums', 'larger')."""
+    return any(_has_word(question, w) for w in _TIME_WORDS)
+
+
+_TIME_WORDS = lexicon.words("time_comparatives")
+
+
+def _compared_values(texts: Sequence[str], dates: bool = True) -> list[float] | None:
     """One value per passage to compare: the first dates or years when each passage has one
-    first ('born 4 May 1901', 'a 1927 film'), else the first amount of a unit all of them give
-    ('7,816 m' and '8,051 m'; not the year '1808' against '8051 m'); None when they share no
-    kind of value."""
+    first ('born 4 May 1901', 'a 1927 film') and `dates` (the question compares times), else
+    the first amount of a unit all of them give ('7,816 m' and '8,051 m'; not the year '1808'
+    against '8051 m'); None when they share no kind of value."""
     firsts = [_first_value(t) for t in texts]
-    if all(v is not None and _opens_with_date(t) for v, t in zip(firsts, texts, strict=True)):
+    opens = [v is not None and _opens_with_date(t) for v, t in zip(firsts, texts, strict=True)]
+    if dates and all(opens):
         return [v for v in firsts if v is not None]
     per = [_amounts_by_unit(t) for t in texts]
     common = [u for u in per[0] if u != "date" and all(u in p for p in per[1:])]

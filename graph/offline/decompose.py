@@ -149,7 +149,100 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
 
 
 def _en_one(q: str, params: OfflineParams) -> list[Part]:
-    return _comparison_en(q) or _chain_en(q, params) or _role_chain_en(q) or [(q, None)]
+    return (
+        _comparison_en(q)
+        or _wrapped_clause_en(q)
+        or _chain_en(q, params)
+        or _modifier_chain_en(q)
+        or _role_chain_en(q)
+        or [(q, None)]
+    )
+
+
+# 'In what year was [the man that resigned as …] born?', 'What was [the arena, in which ⟨E⟩
+# were held,] called during …?': the whole relative clause names the one asked about, and
+# the closing participle (with its phrase) is what is asked of it
+_WRAPPED_RE = re.compile(
+    rf"^(?P<head>(?:(?:in|on|at|from|since|for|by)\s+)?{_WH}(?:\s+[a-z][\w-]*)?\s+{_AUX})\s+"
+    rf"(?P<np>the\s+(?:(?!(?:of|in|on|at|by|for|from|with|to)\s)[a-z][\w-]*\s+){{0,3}}?"
+    rf"[a-z][\w-]*,?\s+(?:(?:in|on|at|from|for|with|by|of)"
+    rf"\s+)?(?:that|who|whom|which|where)\s+(?:⟨\d+⟩\s+)*[a-z][\w-]*.*?),?\s+"
+    rf"(?P<tail>{_PARTICIPLE}(?:\s+(?:in|on|at|by|for|from|to|of|with|during|as|after|before)"
+    rf"\b[^,]*)?)$",
+    re.IGNORECASE,
+)
+
+
+def _wrapped_clause_en(q: str) -> list[Part] | None:
+    """'WH was the N that …, PARTICIPLE …?' -> ['N that …?', 'WH was #1 PARTICIPLE …?']: the
+    clause runs up to the question's own closing participle, not to the first name in it."""
+    m = _WRAPPED_RE.match(q.strip().rstrip(" ?"))
+    if not m:
+        return None
+    inner = _NP_LEAD_RE.sub("", m.group("np")).replace(",", "").strip()
+    if len(tx.tokenize(MASK_RE.sub(" x ", inner))) < 3:
+        return None
+    return [(inner + "?", None), (f"{m.group('head')} #1 {m.group('tail')}?", 1)]
+
+
+# A modifier holding the question's slot, right after an unnamed noun phrase: 'from an
+# Australian soap opera created by who', 'defeated the fighter who was the first to beat
+# which champion'. The noun phrase is what the rest of the sentence leads to.
+_SLOT_RE = re.compile(
+    r"\b(?:what|which|who|whom|when|where|how\s+(?:many|much|long|old))\b", re.IGNORECASE
+)
+_MODIFIER_RE = re.compile(
+    rf"\s+(?P<mod>(?:who|that|which|whose)\s+|(?:[a-z]+ly\s+)?{_PARTICIPLE}\s+(?=\S))"
+)
+_NP_BEFORE_RE = re.compile(
+    r"(?P<det>a|an|the)\s+(?P<np>(?:(?:[a-z][\w-]*|⟨\d+⟩)\s+){0,4}?(?:[a-z][\w-]*|⟨\d+⟩))$",
+    re.IGNORECASE,
+)
+
+
+def _noun_phrase_before(text: str) -> re.Match[str] | None:
+    """The noun phrase that ends `text`, from its nearest article ('a ⟨E⟩' of 'as a ⟨F⟩ on a
+    ⟨E⟩'), holding no preposition or conjunction; None when none ends it."""
+    for det in reversed(list(re.finditer(r"\b(?:a|an|the)\s", text, re.IGNORECASE))):
+        np = _NP_BEFORE_RE.match(text, det.start())
+        if np is not None and not any(w.lower() in _NP_STOP for w in np.group("np").split()):
+            return np
+    return None
+
+
+_NAME_AFTER_FIRST_RE = re.compile(r"^\S+\s+(?:.*\s)?[A-Z]")
+_NP_STOP = frozenset({"of", "in", "on", "at", "by", "for", "from", "with", "to", "and", "or"})
+
+
+def _modifier_chain_en(q: str) -> list[Part] | None:
+    """A statement that asks in a modifier of an unnamed noun phrase: '⟨E⟩ is a character
+    from an Australian soap opera created by who?' -> ['⟨E⟩ is a character from which
+    Australian soap opera?', '#1 created by who?']. The first step finds the noun phrase's
+    name from the named subject; the second asks the modifier of it."""
+    body = q.strip().rstrip(" ?")
+    if re.match(rf"^(?:{_WH}|{_AUX})\b", body, re.IGNORECASE) or not MASK_RE.search(body):
+        return None
+    slots = list(_SLOT_RE.finditer(body))
+    if not slots or slots[-1].start() == 0:
+        return None
+    slot = slots[-1].start()
+    for mod in reversed([m for m in _MODIFIER_RE.finditer(body) if m.start() < slot]):
+        np = _noun_phrase_before(body[: mod.start()])
+        if np is None:
+            continue
+        head = np.group("np").split()[-1]
+        named = MASK_RE.fullmatch(head) is not None  # 'a ⟨E⟩' is one of a kind; 'the ⟨E⟩' named
+        if (not is_noun(head) and not named) or (named and np.group("det").lower() == "the"):
+            continue
+        prefix = body[: np.start()].strip()
+        if np.start() == 0 or not (MASK_RE.search(prefix) or _NAME_AFTER_FIRST_RE.search(prefix)):
+            return None  # the noun phrase is reached from nothing the question names
+        rest = body[mod.start() :].strip()
+        rest = re.sub(r"^(?:who|that|which)\s+", "", rest, flags=re.IGNORECASE)
+        rest = re.sub(r"^whose\s+", "'s ", rest, flags=re.IGNORECASE)
+        first = f"{prefix} which {np.group('np')}?"
+        return [(first, None), (tx.normalize_space(f"#1 {rest}").replace(" 's", "'s") + "?", 1)]
+    return None
 
 
 _ROLE_CHAIN_RE = re.compile(

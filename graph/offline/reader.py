@@ -762,6 +762,8 @@ def read(
     if kind == "nation" and reading.span:  # of it; 'which country': 'United States'
         country = as_asked(question, reading.span)
         reading.stated = country if country != reading.span else ""
+    if kind == "date" and reading.span and _YEAR_ASKED_RE.search(part):  # 'in what year':
+        reading.span = year_of(reading.span) or reading.span  # the year of the date read
     # a value said of one member of a class ('二类网点…修改为6小时') is not stated for a
     # question that does not say which member it asks of: quoted, its member in view
     said = {_class_kind(c) for c in class_anchors(question)}  # ('类' of '一类站点', 'p' of 'P1')
@@ -776,6 +778,21 @@ def read(
         and _of_asked_kind(kind, part, reading.span)
     )
     return reading
+
+
+_YEAR_ASKED_RE = re.compile(r"\b(?:what|which)\s+year\b|哪一?年|何年", re.IGNORECASE)
+
+
+def year_of(span: str) -> str:
+    """The year a date states ('1981' of 'April 12, 1981', '2024年' of '2024年3月5日'), or ''
+    when the span is a year already or names none."""
+    zh = re.search(r"(\d{4})\s*年", span)
+    if zh:
+        year = zh.group(1) + "年"
+    else:
+        found = re.findall(r"(?<![\d.])\d{3,4}(?:\s*(?:BC|BCE|AD|CE)\b)?(?![\d.])", span)
+        year = found[-1] if found else ""
+    return year if year and year != span.strip() else ""
 
 
 _ORG_WORDS = lexicon.words("en_org_words")

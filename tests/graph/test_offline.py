@@ -143,6 +143,17 @@ def test_a_choice_compares_only_values_of_one_kind_from_passages_about_the_items
     assert decide(newer, ("Harrow Deep", "Harrow Deep is a card game first published in 2004."),
                   ("Torrent Dice Game", "Torrent Dice Game is a spin-off published in 2011."),
                   ("Torrent", "Torrent is a board game first published in 1996.")) == "Harrow Deep"  # fmt: skip
+    # the item's own page, not an expansion's whose title only starts with its name
+    assert decide(newer, ("Harrow Deep", "Harrow Deep is a card game first published in 2004."),
+                  ("Torrent: Islanders", "Torrent: Islanders is an expansion published in 2009."),
+                  ("Torrent", "Torrent is a board game first published in 1996.")) == "Harrow Deep"  # fmt: skip
+    # a size word ('more members') is never decided on the passages' first dates
+    more = "Which band has more members, Harrow Deep or Torrent?"
+    assert decide(more, ("Harrow Deep", "Harrow Deep is a band formed in 2004 in Ostrel."),
+                  ("Torrent", "Torrent is a band formed in 1996 in Vask.")) is None  # fmt: skip
+    assert decide("Which band was formed first, Harrow Deep or Torrent?",
+                  ("Harrow Deep", "Harrow Deep is a band formed in 2004 in Ostrel."),
+                  ("Torrent", "Torrent is a band formed in 1996 in Vask.")) == "Torrent"  # fmt: skip
 
 
 def test_the_answer_states_the_answer_first_then_the_evidence_per_hop() -> None:

@@ -237,3 +237,68 @@ def test_a_plain_question_stays_whole() -> None:
         "违约金是多少？",
     ):
         assert subs_of(question) == [question]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "Mira Kolt is a fictional character from a Danish radio drama created by who?",
+            ["Mira Kolt is a fictional character from which Danish radio drama?",
+             "#1 created by who?"],
+        ),
+        (
+            "Oren Vask defeated the boxer who was the first to beat which champion in the league?",
+            ["Oren Vask defeated which boxer?",
+             "#1 was the first to beat which champion in the league?"],
+        ),
+        (
+            "The Ostrel Chess League includes the Vask team that was formed in what year?",
+            ["The Ostrel Chess League includes which Vask team?", "#1 was formed in what year?"],
+        ),
+    ],
+)  # fmt: skip
+def test_a_statement_asking_in_the_modifier_of_an_unnamed_thing_finds_the_thing_first(
+    question: str, expected: list[str]
+) -> None:
+    """The slot sits in a clause about 'a radio drama' / 'the boxer' the question never names:
+    the named subject leads to it first, then the clause is asked of it."""
+    assert subs_of(question) == expected
+    assert shape_of(question) == [None, 1]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "In what year was the man that resigned as the mayor of Ostrel before the 1998 "
+            "election born?",
+            ["man that resigned as the mayor of Ostrel before the 1998 election?",
+             "In what year was #1 born?"],
+        ),
+        (
+            "What was the hall, in which the Vask Awards were held, called during the 1990 games?",
+            ["hall in which the Vask Awards were held?", "What was #1 called during the 1990 games?"],
+        ),
+    ],
+)  # fmt: skip
+def test_a_relative_clause_runs_to_the_questions_closing_participle(
+    question: str, expected: list[str]
+) -> None:
+    """The clause names the one asked about as a whole; it is not cut at the first name in
+    it ('the mayor of Ostrel' is part of who resigned, not a step of its own)."""
+    assert subs_of(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Mira Kolt was born in which city?",
+        "Mira Kolt wrote a novel about which city?",
+        "Mira Kolt and Oren Vask met in what year?",
+    ],
+)
+def test_a_statement_whose_slot_modifies_no_unnamed_thing_stays_one_question(
+    question: str,
+) -> None:
+    assert subs_of(question) == [question]

@@ -501,3 +501,21 @@ def test_a_row_with_no_value_of_the_asked_kind_has_no_answer_span() -> None:
 def test_a_number_word_takes_a_lower_case_noun_not_the_name_after_it() -> None:
     text = "Orlmark has three Coastal League clubs, two river ferries and Two Bridges Road."
     assert vl.spans_of("number", text) == ["three", "two river", "Two"]
+
+
+def test_what_year_takes_the_year_of_the_date_read_in_either_language() -> None:
+    en = _answer(
+        "In what year was Tova Brandt born?",
+        _item(1, "Tova Brandt (born 12 May 1931) is a Danish navigator and writer.", "Tova Brandt"),
+    )
+    assert "1931" in en.splitlines()[0] and "12 May" not in en.splitlines()[0]
+    zh = _answer(
+        "韩思远是哪一年入职的？", _item(1, "韩思远于2019年3月5日入职北辰测绘公司。", "人事")
+    )
+    assert "2019年" in zh.splitlines()[0] and "3月5日" not in zh.splitlines()[0]
+    day = _answer(
+        "When was Tova Brandt born?",
+        _item(1, "Tova Brandt (born 12 May 1931) is a Danish navigator and writer.", "Tova Brandt"),
+    )
+    assert "12 May 1931" in day.splitlines()[0]  # 'when' asks for the date as written
+    assert rd.year_of("April 12, 1981") == "1981" and rd.year_of("1981") == ""
