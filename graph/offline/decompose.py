@@ -149,14 +149,24 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
 
 
 def _en_one(q: str, params: OfflineParams) -> list[Part]:
+    chain = _chain_en(q, params)
+    if chain and _asks_too_early(chain):  # 'X contained the actress who played which part'
+        chain = _modifier_chain_en(q) or chain
     return (
         _comparison_en(q)
         or _wrapped_clause_en(q)
-        or _chain_en(q, params)
+        or chain
         or _modifier_chain_en(q)
         or _role_chain_en(q)
         or [(q, None)]
     )
+
+
+def _asks_too_early(chain: list[Part]) -> bool:
+    """Whether a chain's last step asks nothing while an earlier one holds the question's
+    slot: the nesting was read inside out ('actress who played which part on ⟨E⟩?', then
+    '⟨F⟩ contained #1?')."""
+    return not _SLOT_RE.search(chain[-1][0]) and any(_SLOT_RE.search(t) for t, _ in chain[:-1])
 
 
 # 'In what year was [the man that resigned as …] born?', 'What was [the arena, in which ⟨E⟩

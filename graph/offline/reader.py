@@ -56,6 +56,12 @@ class Similarity(Protocol):
     def __call__(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
+# a sentence that opens with a pronoun or 'The/This <noun>' is about what came before it
+_REFERS_BACK_RE = re.compile(
+    r"(?:he|she|it|they|his|her|its|their|(?:the|this|these)\s+(?-i:[a-z])[\w-]*)\b", re.IGNORECASE
+)
+
+
 @dataclass(frozen=True)
 class Unit:
     """One thing a reader can quote, with where it sits."""
@@ -66,6 +72,16 @@ class Unit:
     rank: int  # its passage's place in the evidence order
     cells: tuple[tuple[str, str], ...] = ()  # (column header, value) for a table row
     listed: tuple[str, ...] = ()  # the whole list when the unit is one of its items
+    title: str = ""  # its passage's title: what 'The club …' or 'He …' is about
+
+    def meant(self) -> str:
+        """What the embedder compares: the unit as shown; a sentence that opens by referring
+        back ('He …', 'The club …') after its passage's title, what it refers to ('Adelaide
+        Lightning: The club was formed in 1993')."""
+        shown = self.shown()
+        if not self.title or self.cells or not _REFERS_BACK_RE.match(shown):
+            return shown
+        return f"{self.title}: {shown}"
 
     def shown(self) -> str:
         """How the unit is quoted: a row as 'header: value' pairs, a list in full."""
@@ -139,7 +155,9 @@ def units(item: EvidenceItem) -> list[Unit]:
             for row in rows[1:]:
                 cells = table_cells(row)
                 pairs = tuple(zip(header + [""] * (len(cells) - len(header)), cells, strict=False))
-                out.append(Unit(row, f"{' '.join(header)} {where}", item.n, 0, pairs))
+                out.append(
+                    Unit(row, f"{' '.join(header)} {where}", item.n, 0, pairs, title=item.title)
+                )
             continue
         items = [ln for ln in lines if _LIST_RE.match(ln)]
         listed = tuple(items) if len(items) >= 2 else ()
@@ -155,7 +173,8 @@ def units(item: EvidenceItem) -> list[Unit]:
                 if _furniture(sentence, item):
                     continue
                 out.append(
-                    Unit(sentence, context, item.n, 0, listed=listed if line in items else ())
+                    Unit(sentence, context, item.n, 0, listed=listed if line in items else (),
+                         title=item.title)  # fmt: skip
                 )
     return out
 
@@ -491,7 +510,7 @@ def _with_meaning(
     question in the other language can win where the words tie."""
     head = scored[: params.reader_dense_units]
     try:
-        sims = similarity(part, [u.shown() for _, _, u in head])
+        sims = similarity(part, [u.meant() for _, _, u in head])
     except Exception:  # noqa: BLE001 - the words alone still decide
         return scored
     if len(sims) != len(head):
@@ -790,7 +809,7 @@ def year_of(span: str) -> str:
     if zh:
         year = zh.group(1) + "年"
     else:
-        found = re.findall(r"(?<![\d.])\d{3,4}(?:\s*(?:BC|BCE|AD|CE)\b)?(?![\d.])", span)
+        found = re.findall(r"(?<![\d.])\d{3,4}(?:\s*(?:BC|BCE|AD|CE)\b)?(?!\d|\.\d)", span)
         year = found[-1] if found else ""
     return year if year and year != span.strip() else ""
 

@@ -256,6 +256,10 @@ def test_a_plain_question_stays_whole() -> None:
             "The Ostrel Chess League includes the Vask team that was formed in what year?",
             ["The Ostrel Chess League includes which Vask team?", "#1 was formed in what year?"],
         ),
+        (  # read as a chain inside out, its last step would ask nothing
+            "Harrow Deep featured the actress who played which part on The Vask Hour?",
+            ["Harrow Deep featured which actress?", "#1 played which part on The Vask Hour?"],
+        ),
     ],
 )  # fmt: skip
 def test_a_statement_asking_in_the_modifier_of_an_unnamed_thing_finds_the_thing_first(

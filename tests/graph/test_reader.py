@@ -519,3 +519,40 @@ def test_what_year_takes_the_year_of_the_date_read_in_either_language() -> None:
     )
     assert "12 May 1931" in day.splitlines()[0]  # 'when' asks for the date as written
     assert rd.year_of("April 12, 1981") == "1981" and rd.year_of("1981") == ""
+
+
+def test_a_number_takes_the_named_things_it_counts_with_their_plural_noun() -> None:
+    text = "Delegates of all 30 Coastal League clubs and 12 Vask Awards met for 4 days."
+    assert vl.spans_of("number", text) == ["30 Coastal League clubs", "12 Vask Awards", "4 days"]
+    assert vl.spans_of("number", "It runs at 40 Hz on 2 GB of memory.") == [
+        "40 Hz",
+        "2 GB of memory",
+    ]
+
+
+def test_a_sentence_that_refers_back_is_compared_in_meaning_with_its_passage_title() -> None:
+    passage = _item(
+        1,
+        "Harrow Deep is a rowing club on the northern bank of the river in Ostrel. "
+        "The club was formed in 1993.",
+        "Harrow Deep",
+    )
+    assert [u.meant() for u in rd.units(passage)] == [
+        "Harrow Deep is a rowing club on the northern bank of the river in Ostrel.",
+        "Harrow Deep: The club was formed in 1993.",
+    ]
+    seen: list[str] = []
+
+    def similarity(query: str, texts: Sequence[str]) -> list[float]:
+        seen.extend(texts)
+        return [1.0 if "Harrow Deep" in t and "formed" in t else 0.0 for t in texts]
+
+    question = "When was Harrow Deep formed?"
+    reading = rd.read(question, question, "date", [passage], similarity=similarity)
+    assert "Harrow Deep: The club was formed in 1993." in seen
+    assert reading is not None and reading.span == "1993"
+
+
+def test_a_year_that_ends_a_sentence_is_a_year_and_a_decimal_is_not() -> None:
+    assert vl.spans_of("date", "The club was formed in 1993.") == ["1993"]
+    assert vl.spans_of("date", "The ratio was 1993.5 to one.") == []
