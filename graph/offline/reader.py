@@ -172,10 +172,8 @@ def units(item: EvidenceItem) -> list[Unit]:
                 context = f"{head if line != head else ''} {fields} {opening} {where}".strip()
                 if _furniture(sentence, item):
                     continue
-                out.append(
-                    Unit(sentence, context, item.n, 0, listed=listed if line in items else (),
-                         title=item.title)  # fmt: skip
-                )
+                listing = listed if line in items else ()
+                out.append(Unit(sentence, context, item.n, 0, listed=listing, title=item.title))
     return out
 
 
