@@ -210,7 +210,8 @@ def _spans(kind: str, sentence: str) -> list[str]:
             and not any(a <= m.start() < b for a, b in dates)
         ]
         return found + [m.group(0) for m in NUMBER_WORD_RE.finditer(sentence)]
-    names = text_phrases(sentence)
+    # a quoted title keeps no comma the quotes closed over ('"Coal Mine Blues," a song')
+    names = list(dict.fromkeys(n.rstrip(",;:") for n in text_phrases(sentence)))
     return [n for n in names if not _DATE_RE.fullmatch(n) and not _attributive(sentence, n)]
 
 

@@ -70,6 +70,7 @@ class OfflineParams:
     reader_name_margin: float = 2.0  # a name is stated when this much nearer than the next
     reader_slot_weight: float = 3.0  # a name where the question leaves its slot ('role in X')
     reader_other_nation: float = 0.6  # kept by a unit giving another country than the one asked
+    reader_other_year: float = 0.6  # kept by a unit calling the asked kind by another year
     reader_tied_rows: int = 6  # table rows quoted together when none matches better
     reader_state_score: float = 0.65  # a short answer is stated only from a unit this good
     reader_state_relation: float = 0.5  # ... that holds this much of the relation's words itself

@@ -381,6 +381,7 @@ def rank_units(
     # 'which actor from the US': a unit that gives its subject another country is about
     # someone else (not when the country is what is asked, nor for two countries asked)
     nation = nation_keys(part) if kind not in NAMED_KINDS else frozenset()
+    dated_kinds = _year_kinds(f"{part} {scene}")  # 'the 2001 film' -> {('2001', 'film')}
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
@@ -403,6 +404,8 @@ def rank_units(
                 score *= params.reader_echo
             if len(nation) == 1 and (held := nation_keys(unit.text)) and not nation & held:
                 score *= params.reader_other_nation
+            if dated_kinds and _other_year(dated_kinds, unit.text):  # 'the 2001 film': a
+                score *= params.reader_other_year  # '1995 … film' is another one
             if not related:
                 pass  # a value beside the names only is no sign of the asked one
             elif kind == "date" and DATE_RE.search(unit.text):
@@ -448,6 +451,31 @@ def rank_units(
         )
     scored = sorted(_named_by_date(part, scored, params), key=lambda x: (-x[0], x[1]))
     return [(s, u) for s, _, u in scored]
+
+
+# 'a 1980 television miniseries', 'the 2001 film': a year that says which one of a kind
+_YEAR_KIND_RE = re.compile(
+    r"\b(?:a|an|the)\s+(?P<year>1[5-9]\d{2}|20\d{2})\s+(?P<words>(?:[A-Za-z][\w-]*\s+){0,5}?)"
+    r"(?P<noun>[a-z][\w-]*)\b(?=\s+(?:that|which|who|in|of|by|for|with|from|about|directed|"
+    r"starring|featuring|released)\b|\s*[,.?;:)]|\s*$)"
+)
+
+
+def _year_kinds(text: str) -> set[tuple[str, str]]:
+    """(year, kind noun) pairs a text names one thing of a kind by ('a 1980 television
+    miniseries' -> ('1980', 'miniseries'))."""
+    return {(m.group("year"), tx.stem(m.group("noun"))) for m in _YEAR_KIND_RE.finditer(text)}
+
+
+def _other_year(asked: set[tuple[str, str]], text: str) -> bool:
+    """Whether a unit calls a thing of an asked kind by another year only ('a 1995 … film'
+    for 'the 2001 film'): about another one of that kind."""
+    said = _year_kinds(text)
+    return any(
+        any(noun == n and year != y for y, n in said)
+        and not any(noun == n and year == y for y, n in said)
+        for year, noun in asked
+    )
 
 
 def _key_line(unit: Unit, anchors: Sequence[str]) -> bool:

@@ -556,3 +556,26 @@ def test_a_sentence_that_refers_back_is_compared_in_meaning_with_its_passage_tit
 def test_a_year_that_ends_a_sentence_is_a_year_and_a_decimal_is_not() -> None:
     assert vl.spans_of("date", "The club was formed in 1993.") == ["1993"]
     assert vl.spans_of("date", "The ratio was 1993.5 to one.") == []
+
+
+def test_a_quoted_title_keeps_no_comma_the_quotes_closed_over() -> None:
+    names = vl.names_of_kind("entity", 'She starred in "Harrow Deep," a 1981 film, and "Vask".')
+    assert "Harrow Deep" in names and not any(n.endswith(",") for n in names)
+
+
+def test_a_year_that_names_one_of_a_kind_passes_over_another_year_of_that_kind() -> None:
+    """'the 2001 film that featured X': the sentence calling its film 'a 1995 … film' is about
+    another film, however well it names X and the relation."""
+    older = _item(
+        1,
+        "Harrow Deep is a 1995 Danish drama film directed by Ona Vikander that featured Tova Brandt.",
+        "Harrow Deep",
+    )
+    asked = _item(
+        2,
+        "Glass Tide is a 2001 Danish thriller film directed by Oren Maas, with Tova Brandt as the "
+        "harbour master.",
+        "Glass Tide",
+    )
+    text = _answer("Who directed the 2001 film that featured Tova Brandt?", older, asked)
+    assert "Oren Maas" in text.splitlines()[0] and "[2]" in text.splitlines()[0]
