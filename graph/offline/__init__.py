@@ -21,6 +21,7 @@ from graph.offline import intervals as iv
 from graph.offline import reader as rd
 from graph.offline import records as recs
 from graph.offline import route as rt
+from graph.offline import shared as sh
 from graph.offline import values as vl
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
@@ -92,6 +93,7 @@ class OfflineReasoner:
             hits = [e for e in evidence if e.chunk_id] or hop.top_hits
             named = br.named_by_hop(hop, hits)  # type: ignore[arg-type]
             found = [named] if named else br.candidates(hop, hits, "", self.params)  # type: ignore[arg-type]
+            found = _not_named_in(sub_question, found)
             entities[k] = found[: self.params.bridge_beam]
             shown += [{"for": f"#{k}", **c.why()} for c in found[:5]]
         if not any(entities.values()):
@@ -180,6 +182,14 @@ class OfflineReasoner:
     ) -> Iterator[str | Usage]:
         yield rt.direct_reply(question)
         yield _usage()
+
+
+def _not_named_in(sub_question: str, found: list[br.Candidate]) -> list[br.Candidate]:
+    """The candidates for #k that the sub-question does not name beside it: in 'Who did #1
+    play in ⟨film⟩?' #1 is not the film (kept all when that leaves none)."""
+    own = f" {tx.normalize_space(tx.PLACEHOLDER_RE.sub(' ', sub_question)).casefold()} "
+    kept = [c for c in found if not re.search(rf"\W{re.escape(c.text.casefold())}\W", own)]
+    return kept or found
 
 
 def _described_code(question: str, hop: HopView, evidence: Sequence[EvidenceItem]) -> str:
@@ -275,7 +285,13 @@ def compose_answer(
         lines.append(f"{'答案：' if zh else 'Answer: '}{diff.answer} [{diff.n}]")
         path.extend((r.n, r.shown) for r in diff.rows)
         found_any = True
-    parts = [] if decided or diff else _answer_parts(question, evidence, asked)
+    common = sh.shared_trait(question, evidence) if not (decided or diff) else None
+    if common is not None:  # 'what … do A and B have in common': what both sentences say
+        marks = "".join(f"[{n}]" for n in dict.fromkeys(n for n, _ in common.cited))
+        lines.append(f"Answer: {common.text} {marks}")
+        path.extend(common.cited)
+        found_any = True
+    parts = [] if decided or diff or common else _answer_parts(question, evidence, asked)
     for part, said, pool, own in parts:
         part = _readable(part)  # an address or a link's markup is nothing to cover
         # a part that names what it asks about is a question of its own, with its own kind;

@@ -668,6 +668,8 @@ def read_sentence(
         return listed[0][1], len({key for key, _ in listed}) == 1
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
+        lead = _title_word_lead(unit)  # 'Smithers first appeared …' on the page 'Waylon Smithers'
+        found += [lead] if lead and not _in_question(lead, given) else []
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
         if kind == "entity":  # 'what channel': 'channel 44'
             found += [s for s in labelled_values(part, unit.text) if not _in_question(s, given)]
@@ -696,8 +698,8 @@ def read_sentence(
         return near[0][1], len(near) == 1
     from graph.offline.answer import cue_fit
 
-    near = sorted(
-        ((n * cue_fit(kind, unit.text, s) * _slot_weight(part, unit.text, s, params), s)
+    near = sorted(  # a name in the slot is next to what is asked, however far its words
+        ((_slotted(n, part, unit.text, s, params) * cue_fit(kind, unit.text, s), s)
          for n, s in near),
         key=lambda x: -x[0],
     )  # fmt: skip
@@ -710,9 +712,22 @@ def read_sentence(
     return near[0][1], kind in ("person", "place") and clear and fits
 
 
-def _slot_weight(part: str, sentence: str, span: str, params: OfflineParams) -> float:
-    """More for a name where the part leaves its answer's slot ('role in X', 'X is a … actress')."""
-    return params.reader_slot_weight if fills_slot(part, sentence, span) else 1.0
+def _title_word_lead(unit: Unit) -> str:
+    """The capitalised word a sentence opens with when it is a word of its passage's title
+    ('Smithers' on the page 'Waylon Smithers'): a name, though any sentence opens capitalised."""
+    first = re.match(r"([A-Z][\w'’-]+)\b(?![\w'’-])", unit.text)
+    if not first or not unit.title or tx.is_stopword(first.group(1).lower()):
+        return ""
+    return first.group(1) if first.group(1) in re.findall(r"[\w'’-]+", unit.title) else ""
+
+
+def _slotted(near: float, part: str, sentence: str, span: str, params: OfflineParams) -> float:
+    """A name's nearness, more for one where the part leaves its answer's slot ('role in X',
+    'X (born …) is a … actress', 'X first appeared in'): as near as a name can be (a
+    parenthesis between the subject and 'actress' keeps it no farther), times the slot weight."""
+    if not fills_slot(part, sentence, span):
+        return near
+    return max(near, 1.0) * params.reader_slot_weight
 
 
 def _rows_named(question: str, unit: Unit, ranked: Sequence[Unit]) -> list[Unit]:

@@ -100,5 +100,21 @@ def fills_slot(part: str, sentence: str, span: str) -> bool:
             rest,
             re.IGNORECASE,
         )
-        return said is not None
+        return said is not None or _does_as_asked(part, kinds, rest)
     return False
+
+
+def _does_as_asked(part: str, kinds: tuple[str, ...], rest: str) -> bool:
+    """A subject question ('what recurring character makes his first appearance in X'): the
+    sentence's subject, when the words right after it say what the part asks it does
+    ('Smithers first appeared in …')."""
+    kind = "|".join(re.escape(k) for k in kinds)
+    asked = re.search(
+        rf"\b(?:which|what)\s+(?:[\w'’-]+\s+){{0,3}}?(?:{kind})s?\s+([a-z][\w'’-]*)(?P<rest>.*)",
+        part,
+        re.IGNORECASE,
+    )
+    if asked is None or tx.is_stopword(asked.group(1).lower()):
+        return False  # 'what county is X in', 'which actor from …': no subject asked
+    told = tx.term_set(f"{asked.group(1)} {asked.group('rest')}")
+    return bool(told & tx.term_set(" ".join(rest.split()[:3])))

@@ -471,3 +471,24 @@ def test_a_choice_the_words_leave_tied_is_decided_by_meaning_never_by_the_name()
     assert flipped is not None and flipped.text == "Orlo Vane"
     close = ans.short_answer(tied, items, similarity=lambda q, t: [0.700, 0.695])
     assert close is None  # nearer by less than the margin: still a tie
+
+
+def test_the_bridge_is_never_a_name_the_next_sub_question_gives_beside_it() -> None:
+    """'cast member of ⟨A⟩?', then 'Who did #1 play in Glass Tide?': Glass Tide, however
+    well the first hop's passages name it, is not who #1 is."""
+    hits = [
+        _hit(
+            "a",
+            "Harrow Deep",
+            "Harrow Deep is a sequel to Glass Tide. Glass Tide and Harrow "
+            "Deep both star Tova Brandt as the harbour master.",
+            1,
+        ),  # fmt: skip
+        _hit("b", "Glass Tide", "Glass Tide is a 1969 Velmarian film. It stars Tova Brandt.", 2),
+    ]
+    hop = HopView(sub_question="cast member of Harrow Deep?", query="cast member of Harrow Deep?",
+                  top_hits=hits, hit_ids=["a", "b"])  # fmt: skip
+    assert br.candidates(hop, hits)[0].text == "Glass Tide"  # what the words alone would take
+    evidence = [_item(1, hits[0]), _item(2, hits[1])]
+    query, usage = R.bridge("Who did #1 play in Glass Tide?", [hop], evidence)
+    assert query.startswith("Tova Brandt"), query
