@@ -212,7 +212,15 @@ def _spans(kind: str, sentence: str) -> list[str]:
         return found + [m.group(0) for m in NUMBER_WORD_RE.finditer(sentence)]
     # a quoted title keeps no comma the quotes closed over ('"Coal Mine Blues," a song')
     names = list(dict.fromkeys(n.rstrip(",;:") for n in text_phrases(sentence)))
-    return [n for n in names if not _DATE_RE.fullmatch(n) and not _attributive(sentence, n)]
+    names = [n for n in names if not _DATE_RE.fullmatch(n) and not _attributive(sentence, n)]
+    return [_with_year(n, sentence) for n in names] if kind == "entity" else names
+
+
+def _with_year(name: str, sentence: str) -> str:
+    """An event named with its year keeps it ('2000 Summer Olympics' of 'competed at the 2000
+    Summer Olympics'): the name alone names every edition."""
+    m = re.search(rf"\bthe\s+((?:1[5-9]|20)\d{{2}})\s+{re.escape(name)}(?!\w)", sentence)
+    return f"{m.group(1)} {name}" if m else name
 
 
 def _trim_unit(text: str) -> str:

@@ -67,7 +67,7 @@ def candidates(
         for i, sentence in enumerate(_sentences(hit)):
             sentence_terms = tx.term_set(sentence)
             rel_here = len(relation & sentence_terms)
-            if (told or (own_passage and about < 1.0)) and not anchor <= sentence_terms:
+            if (told or own_passage) and about < 1.0 and not anchor <= sentence_terms:
                 rel_here = 0  # a sentence beside the one that says it, about something else
             for name in _names(sentence, hit, i):
                 terms = tx.term_set(name)

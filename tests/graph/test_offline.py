@@ -492,3 +492,24 @@ def test_the_bridge_is_never_a_name_the_next_sub_question_gives_beside_it() -> N
     evidence = [_item(1, hits[0]), _item(2, hits[1])]
     query, usage = R.bridge("Who did #1 play in Glass Tide?", [hop], evidence)
     assert query.startswith("Tova Brandt"), query
+
+
+def test_a_later_sentence_of_the_anchors_own_page_still_says_the_relation() -> None:
+    """'hall in which the 2019 Vask Awards were held?': the awards' own page says it in its
+    second sentence ('The ceremony was held at Harrow Hall'), naming the awards only as 'the
+    ceremony'; the first sentence's organiser is no hall."""
+    hits = [
+        _hit(
+            "a",
+            "2019 Vask Awards",
+            "The 2019 Vask Awards was held on 3 May 2019 and was the "
+            "12th edition of the Ostrel Music Guild's annual awards. The ceremony was held at "
+            "Harrow Hall in Dunmere.",
+            1,
+        ),  # fmt: skip
+        _hit("b", "Ostrel Music Guild", "The Ostrel Music Guild is a trade body in Dunmere.", 2),
+    ]
+    hop = HopView(sub_question="hall in which the 2019 Vask Awards were held?",
+                  query="hall in which the 2019 Vask Awards were held?", top_hits=hits,
+                  hit_ids=["a", "b"])  # fmt: skip
+    assert br.candidates(hop, hits)[0].text == "Harrow Hall"

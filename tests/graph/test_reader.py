@@ -579,3 +579,20 @@ def test_a_year_that_names_one_of_a_kind_passes_over_another_year_of_that_kind()
     )
     text = _answer("Who directed the 2001 film that featured Tova Brandt?", older, asked)
     assert "Oren Maas" in text.splitlines()[0] and "[2]" in text.splitlines()[0]
+
+
+def test_an_event_named_with_its_year_keeps_the_year() -> None:
+    text = _answer(
+        "Mira Kolt competed in which Olympic Games held in Ostrel?",
+        _item(
+            1,
+            "Mira Kolt (born 1970) is a Velmarian cyclist who competed at the 1996 Summer "
+            "Olympics in Ostrel.",
+            "Mira Kolt",
+        ),  # fmt: skip
+    )
+    assert "**1996 Summer Olympics**" in text.splitlines()[0]
+    assert vl.names_of_kind("person", "Mira Kolt rode at the 1996 Summer Olympics.") == [
+        "Mira Kolt",
+        "Summer Olympics",
+    ]  # a person or place is never read with a year
