@@ -315,7 +315,7 @@ def _items_of(question: str) -> list[str]:
     return [s.text for s in spans]
 
 
-def _passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem | None:
+def passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem | None:
     """The best passage about a name: its title names it, else the first that mentions it;
     never one whose title is a longer name holding it ('Catan Dice Game' is no passage about
     'Catan': another thing of the same name)."""
@@ -363,7 +363,7 @@ def _choice(
         return None
     direction = comparison_direction(question)
     if direction:  # 'which is larger': a value of the same kind for each, or no stated choice
-        passages = [_passage_about(n, evidence) or _via_hop(n, evidence, hops) for n in items]
+        passages = [passage_about(n, evidence) or _via_hop(n, evidence, hops) for n in items]
         found = [p for p in passages if p is not None]
         texts = [p.text for p in found]
         values = _compared_values(texts, _asks_time(question)) if len(found) == len(items) else None
@@ -380,7 +380,7 @@ def _choice(
     rel_terms = tx.term_set(asked)
     scored = []
     for name in items:
-        passage = _passage_about(name, evidence)
+        passage = passage_about(name, evidence)
         if passage is not None:
             scored.append((len(rel_terms & tx.term_set(passage.text)), name, passage))
     if len(scored) < len(items):
@@ -410,8 +410,8 @@ def _by_named_value(
     wanted = {key for key, _ in names.find(asked)}
     holding = []
     for name in items if wanted else ():
-        passage = _passage_about(name, evidence)
-        sentence = _sentence_about(name, passage) if passage is not None else ""
+        passage = passage_about(name, evidence)
+        sentence = sentence_about(name, passage) if passage is not None else ""
         if passage is not None and wanted & {key for key, _ in names.find(sentence)}:
             holding.append((name, passage.n))
     if len(holding) != 1:
@@ -620,7 +620,7 @@ def _same_nation(
              and h.query.strip(" ?？") != question.strip(" ?？")]  # fmt: skip
     compared: list[tuple[str, EvidenceItem | None]] = []
     if found:  # a chain found them: each by the name it found (one found: the chain broke)
-        compared = [(name, _passage_about(name, evidence)) for name in found[-2:]]
+        compared = [(name, passage_about(name, evidence)) for name in found[-2:]]
     elif len(parts) >= 2 and evidence:  # one part each: the passage that answers it, read
         for part in parts[-2:]:  # for the name the part asks about
             best = max(evidence, key=lambda e: relevance(part, e.title, e.text))
@@ -629,7 +629,7 @@ def _same_nation(
                 return None  # no passage names it: not found, not "no"
             compared.append((named[0], best))
     elif len(named := _items_of(question)) == 2:  # asked whole: the two things it names
-        compared = [(name, _passage_about(name, evidence)) for name in named]
+        compared = [(name, passage_about(name, evidence)) for name in named]
     read: list[tuple[frozenset[str], int, str]] = []
     for name, passage in compared:
         keys, sentence = _nations_of(name, passage) if passage and name else (frozenset(), "")
@@ -647,7 +647,7 @@ def _nations_of(name: str, passage: EvidenceItem) -> tuple[frozenset[str], str]:
     """The countries the first sentence that names `name` says after it (a passage titled by
     the name: its first sentence), and that sentence; a nationality that only describes a
     language ('a French-language film') is none."""
-    sentence = _sentence_about(name, passage)
+    sentence = sentence_about(name, passage)
     low = name.lower().strip('"“”《》')
     at = sentence.lower().find(low)
     said = _LANGUAGE_ADJECTIVE_RE.sub(" ", sentence[at + len(low) :] if at >= 0 else sentence)
@@ -657,7 +657,7 @@ def _nations_of(name: str, passage: EvidenceItem) -> tuple[frozenset[str], str]:
 _LANGUAGE_ADJECTIVE_RE = re.compile(r"\b[A-Z][a-z]+-(?:language|speaking)\b")
 
 
-def _sentence_about(name: str, passage: EvidenceItem) -> str:
+def sentence_about(name: str, passage: EvidenceItem) -> str:
     """The first sentence of a passage, in its order, that names `name` (its first sentence
     when the passage is titled by the name); never a heading of only the name or the title's
     words. '' when none."""

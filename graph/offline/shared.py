@@ -63,15 +63,15 @@ def named_pair(question: str) -> list[str]:
 
 def shared_trait(question: str, evidence: Sequence[EvidenceItem]) -> Shared | None:
     """The words the two named things' own sentences both say of them, or None."""
-    from graph.offline.answer import _passage_about, _sentence_about
+    from graph.offline.answer import passage_about, sentence_about
 
     names = named_pair(question) if asks_shared(question) else []
     if len(names) != 2:
         return None
     said: list[tuple[int, str, list[str]]] = []
     for name in names:
-        passage = _passage_about(name, evidence)
-        sentence = _sentence_about(name, passage) if passage is not None else ""
+        passage = passage_about(name, evidence)
+        sentence = sentence_about(name, passage) if passage is not None else ""
         if not sentence:
             return None
         said.append((passage.n, sentence, _described(sentence, name)))  # type: ignore[union-attr]
