@@ -90,8 +90,11 @@ def candidates(
                 if _cued(sentence, name, cue):
                     score *= params.bridge_cue_weight
                 cand.score += score
+    kind = asked_kind(hop.sub_question)
     for cand in found.values():
         cand.score *= 1 + params.bridge_agreement_weight * (len(cand.hits) - 1)
+        if kind and _base(cand.text.split()[-1]) == kind:
+            cand.score *= params.bridge_kind_weight  # 'meeting where …': the Winter Meetings
         if cand.title:
             cand.score *= params.bridge_title_weight
         if cand.in_question:
@@ -139,6 +142,30 @@ _CUES = {  # prepositions that introduce a filler, by the kind of answer asked f
     "place": {"in", "at", "from", "near", "of"},
     "date": {"in", "on", "since"},
 }
+
+
+_KIND_FIRST_RE = re.compile(
+    r"^(?:the\s+|a\s+|an\s+)?(?:[a-z][\w-]*\s+){0,2}?(?P<noun>[a-z][\w-]*)\s+(?:(?:in|at|on|of|"
+    r"for|from|by|with)\s+)?(?:that|which|who|whom|whose|where|when)\b"
+)
+_KIND_LAST_RE = re.compile(r"\b(?:which|what)\s+(?:[\w'’-]+\s+){0,3}?(?P<noun>[a-z][\w-]*)\s*\??$")
+
+
+def asked_kind(sub_question: str) -> str:
+    """The kind of thing a step asks for, stemmed: the head noun of 'meeting where …' or of
+    '… which Australian soap opera?'; '' when it names none."""
+    text = sub_question.strip()
+    m = _KIND_FIRST_RE.match(text) or _KIND_LAST_RE.search(text)
+    noun = m.group("noun").lower() if m else ""
+    return "" if not noun or tx.is_stopword(noun) else _base(noun)
+
+
+def _base(word: str) -> str:
+    """A noun's stem, a plural's as its singular's ('meetings', 'meeting' -> 'meet')."""
+    low = word.lower()
+    return tx.stem(
+        low[:-1] if len(low) > 3 and low.endswith("s") and not low.endswith("ss") else low
+    )
 
 
 def _cue_words(sub_question: str) -> set[str]:

@@ -513,3 +513,19 @@ def test_a_later_sentence_of_the_anchors_own_page_still_says_the_relation() -> N
                   query="hall in which the 2019 Vask Awards were held?", top_hits=hits,
                   hit_ids=["a", "b"])  # fmt: skip
     assert br.candidates(hop, hits)[0].text == "Harrow Hall"
+
+
+def test_a_candidate_named_as_the_kind_asked_is_the_bridge() -> None:
+    """'meeting where the Vask Prize is awarded?': the league that awards it stands right
+    after 'awarded by', but the 'Harbour Meetings' are a meeting."""
+    text = (
+        "The Vask Prize is awarded annually by the Ostrel Rowing League to its best club; the "
+        "league hands it over at the Harbour Meetings."
+    )
+    hits = [_hit("a", "Vask Prize", text, 1)]
+    hop = HopView(sub_question="meeting where the Vask Prize is awarded?",
+                  query="meeting where the Vask Prize is awarded?", top_hits=hits,
+                  hit_ids=["a"])  # fmt: skip
+    assert br.asked_kind(hop.sub_question) == br.asked_kind("which meetings?")
+    assert br.candidates(hop, hits)[0].text == "Harbour Meetings"
+    assert br.asked_kind("director of Quorra Nights?") == ""
