@@ -376,3 +376,15 @@ def fold_for_markers(text: str) -> str:
         elif not is_invisible(ch):
             out.append(ch)
     return "".join(out)
+
+
+# a sentence that opens with a pronoun or 'The/This <noun>' is about what came before it
+_REFERS_BACK_RE = re.compile(
+    r"(?:he|she|it|they|his|her|its|their|(?:the|this|these)\s+(?-i:[a-z])[\w-]*)\b", re.IGNORECASE
+)
+
+
+def refers_back(sentence: str) -> bool:
+    """Whether an English sentence opens by referring back ('He was …', 'The club was …',
+    'Its …'): it is about what the sentence before it names."""
+    return _REFERS_BACK_RE.match(sentence) is not None

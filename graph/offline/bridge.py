@@ -64,10 +64,11 @@ def candidates(
     own_passage = any(a >= 1.0 for a in abouts)
     for rank, (hit, about) in enumerate(zip(hits, abouts, strict=False), start=1):
         weight = about / math.sqrt(rank)
-        for i, sentence in enumerate(_sentences(hit)):
+        sentences = _sentences(hit)
+        for i, sentence in enumerate(sentences):
             sentence_terms = tx.term_set(sentence)
             rel_here = len(relation & sentence_terms)
-            if (told or own_passage) and about < 1.0 and not anchor <= sentence_terms:
+            if (told or own_passage) and about < 1.0 and not anchor <= _about_terms(sentences, i):
                 rel_here = 0  # a sentence beside the one that says it, about something else
             for name in _names(sentence, hit, i):
                 terms = tx.term_set(name)
@@ -191,9 +192,10 @@ def _anchored_telling(
     if not anchor or not relation:
         return False
     for hit in hits:
-        for i, sentence in enumerate(_sentences(hit)):
+        sentences = _sentences(hit)
+        for i, sentence in enumerate(sentences):
             terms = tx.term_set(sentence)
-            if anchor <= terms and relation & terms:
+            if anchor <= _about_terms(sentences, i) and relation & terms:
                 others = [n for n in _names(sentence, hit, i) if not tx.term_set(n) <= asked_terms]
                 if others:
                     return True
@@ -238,6 +240,16 @@ def _aboutness(anchor: set[str], hit: Hit, params: OfflineParams = PARAMS) -> fl
 
 def _sentences(hit: Hit) -> list[str]:
     return tx.split_sentences(hit.text)
+
+
+def _about_terms(sentences: Sequence[str], i: int) -> set[str]:
+    """The words of what sentence i is about: its own, and the sentence before it when it
+    opens by referring back to it ('The project was led by X' after 'The Harbour Survey is a
+    mapping project …')."""
+    terms = tx.term_set(sentences[i])
+    if i > 0 and tx.refers_back(sentences[i]):
+        terms |= tx.term_set(sentences[i - 1])
+    return terms
 
 
 def _names(sentence: str, hit: Hit, index: int) -> list[str]:

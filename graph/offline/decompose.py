@@ -177,7 +177,8 @@ _WRAPPED_RE = re.compile(
     rf"(?P<np>the\s+(?:(?!(?:of|in|on|at|by|for|from|with|to)\s)[a-z][\w-]*\s+){{0,3}}?"
     rf"[a-z][\w-]*,?\s+(?:(?:in|on|at|from|for|with|by|of)"
     rf"\s+)?(?:that|who|whom|which|where)\s+(?:⟨\d+⟩\s+)*[a-z][\w-]*.*?),?\s+"
-    rf"(?P<tail>{_PARTICIPLE}(?:\s+(?:in|on|at|by|for|from|to|of|with|during|as|after|before)"
+    rf"(?P<tail>(?:(?:[a-z]+ly|first|last)\s+)?{_PARTICIPLE}"
+    rf"(?:\s+(?:in|on|at|by|for|from|to|of|with|during|as|after|before)"
     rf"\b[^,]*)?)$",
     re.IGNORECASE,
 )
@@ -230,7 +231,7 @@ def _modifier_chain_en(q: str) -> list[Part] | None:
     Australian soap opera?', '#1 created by who?']. The first step finds the noun phrase's
     name from the named subject; the second asks the modifier of it."""
     body = q.strip().rstrip(" ?")
-    if re.match(rf"^(?:{_WH}|{_AUX})\b", body, re.IGNORECASE) or not MASK_RE.search(body):
+    if re.match(rf"^(?:{_WH}|{_AUX})\b", body, re.IGNORECASE):
         return None
     slots = list(_SLOT_RE.finditer(body))
     if not slots or slots[-1].start() == 0:

@@ -56,12 +56,6 @@ class Similarity(Protocol):
     def __call__(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
-# a sentence that opens with a pronoun or 'The/This <noun>' is about what came before it
-_REFERS_BACK_RE = re.compile(
-    r"(?:he|she|it|they|his|her|its|their|(?:the|this|these)\s+(?-i:[a-z])[\w-]*)\b", re.IGNORECASE
-)
-
-
 @dataclass(frozen=True)
 class Unit:
     """One thing a reader can quote, with where it sits."""
@@ -73,13 +67,14 @@ class Unit:
     cells: tuple[tuple[str, str], ...] = ()  # (column header, value) for a table row
     listed: tuple[str, ...] = ()  # the whole list when the unit is one of its items
     title: str = ""  # its passage's title: what 'The club …' or 'He …' is about
+    referent: str = ""  # the names 'He …' / 'The project …' may refer back to, the sentence before
 
     def meant(self) -> str:
         """What the embedder compares: the unit as shown; a sentence that opens by referring
         back ('He …', 'The club …') after its passage's title, what it refers to ('Adelaide
         Lightning: The club was formed in 1993')."""
         shown = self.shown()
-        if not self.title or self.cells or not _REFERS_BACK_RE.match(shown):
+        if not self.title or self.cells or not tx.refers_back(shown):
             return shown
         return f"{self.title}: {shown}"
 
@@ -136,6 +131,12 @@ def _record_fields(lines: Sequence[str], params: OfflineParams = PARAMS) -> list
     return [ln for ln in fields if len(ln) <= params.reader_record_field_chars]
 
 
+def _subject(sentence: str) -> str:
+    """The names a sentence gives: what a next sentence that refers back ('He …', 'The
+    conference …') may be about."""
+    return " ".join(text_phrases(sentence))
+
+
 def units(item: EvidenceItem) -> list[Unit]:
     """The passage's units in order: sentences, field lines, table rows with their headers."""
     out: list[Unit] = []
@@ -166,14 +167,18 @@ def units(item: EvidenceItem) -> list[Unit]:
             if _TOC_RE.search(line):
                 continue
             sentences = tx.split_sentences(line) if len(line) > 80 else [line]
-            for sentence in sentences:
+            for k, sentence in enumerate(sentences):
                 opening = sentences[0] if sentence != sentences[0] else ""  # what it is about
                 fields = " ".join(f for f in record if f != line)  # the record it belongs to
                 context = f"{head if line != head else ''} {fields} {opening} {where}".strip()
                 if _furniture(sentence, item):
                     continue
                 listing = listed if line in items else ()
-                out.append(Unit(sentence, context, item.n, 0, listed=listing, title=item.title))
+                before = _subject(sentences[k - 1]) if k and tx.refers_back(sentence) else ""
+                out.append(
+                    Unit(sentence, context, item.n, 0, listed=listing, title=item.title,
+                         referent=before)
+                )  # fmt: skip
     return out
 
 
@@ -344,10 +349,16 @@ def holds_relation(relation: str, context: str, text: str) -> bool:
     return any(tx.term_in(w, passage, terms) for w in words)
 
 
-def _unit_score(part: str, related: bool, unit: Unit, rank: int, params: OfflineParams) -> float:
+def _unit_score(
+    part: str, related: bool, unit: Unit, rank: int, params: OfflineParams, kind: str = ""
+) -> float:
     """Coverage of the part by the unit alone and with its context; a unit that holds none of
-    the relation's words (not `related`) is about the names only, not about what is asked."""
-    own = relevance(part, "", unit.shown())
+    the relation's words (not `related`) is about the names only, not about what is asked. For
+    a date or an amount, a sentence that refers back ('He was hired on …', 'The conference was
+    first held in …') covers the names of the sentence before it as its own; for a name, such
+    a sentence mostly restates its subject ('He is the former champion') and is left as is."""
+    referent = unit.referent if kind in ("date", "number") else ""
+    own = relevance(part, "", f"{referent} {unit.shown()}")
     whole = relevance(part, unit.context, unit.shown())
     score = params.reader_own_weight * own + (1 - params.reader_own_weight) * whole
     if not related:
@@ -393,7 +404,7 @@ def rank_units(
             listed = kind in NAMED_KINDS and bool(NAMED_KINDS[kind].find(unit.text))
             ranged = bool(side) and range_pair(unit.text, spans_of(kind, unit.text)) is not None
             related = related or listed or ranged
-            score = _unit_score(part, related, unit, rank, params)
+            score = _unit_score(part, related, unit, rank, params, kind)
             score += params.reader_type_bonus if listed else 0.0
             if elsewhere:
                 score *= params.reader_other_step

@@ -529,3 +529,17 @@ def test_a_candidate_named_as_the_kind_asked_is_the_bridge() -> None:
     assert br.asked_kind(hop.sub_question) == br.asked_kind("which meetings?")
     assert br.candidates(hop, hits)[0].text == "Harbour Meetings"
     assert br.asked_kind("director of Quorra Nights?") == ""
+
+
+def test_a_sentence_that_refers_back_names_the_anchor_of_the_one_before() -> None:
+    """'The project was led by X' after 'The Harbour Survey is a … project': X led the
+    Harbour Survey; another project's sentence naming its own leader beside 'led' does not."""
+    text = (
+        "The Harbour Survey is a 2021 mapping project run for the port authority. The project "
+        "was led by Pieter Vos. The Ridge Survey is a 2019 mapping project for the council, "
+        "led by Noor Akande."
+    )
+    hits = [_hit("a", "Projects", text, 1)]
+    asked = "The Harbour Survey is a mapping project led by which surveyor?"
+    hop = HopView(sub_question=asked, query=asked, top_hits=hits, hit_ids=["a"])
+    assert br.candidates(hop, hits)[0].text == "Pieter Vos"

@@ -256,6 +256,11 @@ def test_a_plain_question_stays_whole() -> None:
             "The Ostrel Chess League includes the Vask team that was formed in what year?",
             ["The Ostrel Chess League includes which Vask team?", "#1 was formed in what year?"],
         ),
+        (  # a subject the masks do not cover ('The Harbour Survey' opens the question)
+            "The Harbour Survey is a mapping project led by a surveyor hired in what year?",
+            ["The Harbour Survey is a mapping project led by which surveyor?",
+             "#1 hired in what year?"],
+        ),
         (  # read as a chain inside out, its last step would ask nothing
             "Harrow Deep featured the actress who played which part on The Vask Hour?",
             ["Harrow Deep featured which actress?", "#1 played which part on The Vask Hour?"],
@@ -279,6 +284,10 @@ def test_a_statement_asking_in_the_modifier_of_an_unnamed_thing_finds_the_thing_
             "election born?",
             ["man that resigned as the mayor of Ostrel before the 1998 election?",
              "In what year was #1 born?"],
+        ),
+        (
+            "In what year was the conference where the Vask Cup is awarded first held?",
+            ["conference where the Vask Cup is awarded?", "In what year was #1 first held?"],
         ),
         (
             "What was the hall, in which the Vask Awards were held, called during the 1990 games?",

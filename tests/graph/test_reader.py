@@ -596,3 +596,18 @@ def test_an_event_named_with_its_year_keeps_the_year() -> None:
         "Mira Kolt",
         "Summer Olympics",
     ]  # a person or place is never read with a year
+
+
+def test_a_sentence_that_refers_back_answers_a_value_asked_of_the_one_before() -> None:
+    """'He was hired on …' after 'Tova Brandt (born 1979) is a surveyor …': the hiring date is
+    Tova Brandt's, though the sentence never names her; the birth year beside her name is not
+    what is asked."""
+    staff = _item(
+        1,
+        "Tova Brandt (born 1979) is a hydrographic surveyor and drone pilot who leads the "
+        "coastal team. He was hired on 12 March 2011.",
+        "Field staff",
+    )
+    assert _answer("In what year was Tova Brandt hired?", staff).splitlines()[0] == (
+        "Answer: 2011 [1]"
+    )  # stated: the sentence is hers; read alone it was only quoted
