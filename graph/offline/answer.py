@@ -217,8 +217,8 @@ def _spans(kind: str, sentence: str) -> list[str]:
 
 
 def _with_year(name: str, sentence: str) -> str:
-    """An event named with its year keeps it ('2000 Summer Olympics' of 'competed at the 2000
-    Summer Olympics'): the name alone names every edition."""
+    """An event named with its year keeps it ('1996 Vask Regatta' of 'raced at the 1996 Vask
+    Regatta'): the name alone names every edition."""
     m = re.search(rf"\bthe\s+((?:1[5-9]|20)\d{{2}})\s+{re.escape(name)}(?!\w)", sentence)
     return f"{m.group(1)} {name}" if m else name
 
@@ -317,25 +317,25 @@ def _items_of(question: str) -> list[str]:
 
 def passage_about(name: str, evidence: Sequence[EvidenceItem]) -> EvidenceItem | None:
     """The best passage about a name: its title names it, else the first that mentions it;
-    never one whose title is a longer name holding it ('Catan Dice Game' is no passage about
-    'Catan': another thing of the same name)."""
+    never one whose title is a longer name holding it ('Torrent Dice Game' is no passage
+    about 'Torrent': another thing of the same name)."""
     low = name.lower().strip('"“”《》')
     own = [e for e in evidence if not _longer_name(e.title, low)]
     titled = [e for e in own if e.title and low in e.title.lower()]
     exact = [e for e in titled if _plain_title(e.title) == low]
-    if titled:  # its own title first ('Catan' over 'Catan: Seafarers', an expansion's)
+    if titled:  # its own title first ('Torrent' over 'Torrent: Islanders', an expansion's)
         return (exact or titled)[0]
     return next((e for e in own if low in e.text.lower()), None)
 
 
 def _plain_title(title: str) -> str:
-    """A title without its qualifier, lower-cased ('catan' of 'Catan (game)')."""
+    """A title without its qualifier, lower-cased ('torrent' of 'Torrent (game)')."""
     return re.sub(r"\s*\([^()]*\)", "", title).strip().lower()
 
 
 def _longer_name(title: str, low: str) -> bool:
     """Whether a title is a longer name that holds the name: a capitalised word right before
-    or after it ('Catan Dice Game', 'Old Catan'; not 'The Catan', 'Catan (game)')."""
+    or after it ('Torrent Dice Game', 'Old Torrent'; not 'The Torrent', 'Torrent (game)')."""
     plain = re.sub(r"\s*\([^()]*\)", "", title).strip()
     at = plain.lower().find(low)
     if at < 0 or not low:

@@ -95,7 +95,7 @@ def candidates(
     for cand in found.values():
         cand.score *= 1 + params.bridge_agreement_weight * (len(cand.hits) - 1)
         if kind and _base(cand.text.split()[-1]) == kind:
-            cand.score *= params.bridge_kind_weight  # 'meeting where …': the Winter Meetings
+            cand.score *= params.bridge_kind_weight  # 'meeting where …': 'Harbour Meetings'
         if cand.title:
             cand.score *= params.bridge_title_weight
         if cand.in_question:
@@ -154,7 +154,7 @@ _KIND_LAST_RE = re.compile(r"\b(?:which|what)\s+(?:[\w'’-]+\s+){0,3}?(?P<noun>
 
 def asked_kind(sub_question: str) -> str:
     """The kind of thing a step asks for, stemmed: the head noun of 'meeting where …' or of
-    '… which Australian soap opera?'; '' when it names none."""
+    '… which Danish radio serial?'; '' when it names none."""
     text = sub_question.strip()
     m = _KIND_FIRST_RE.match(text) or _KIND_LAST_RE.search(text)
     noun = m.group("noun").lower() if m else ""

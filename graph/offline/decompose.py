@@ -150,7 +150,7 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
 
 def _en_one(q: str, params: OfflineParams) -> list[Part]:
     chain = _chain_en(q, params)
-    if chain and _asks_too_early(chain):  # 'X contained the actress who played which part'
+    if chain and _asks_too_early(chain):  # 'X cast the singer who voiced which role'
         chain = _modifier_chain_en(q) or chain
     return (
         _comparison_en(q)
@@ -164,13 +164,13 @@ def _en_one(q: str, params: OfflineParams) -> list[Part]:
 
 def _asks_too_early(chain: list[Part]) -> bool:
     """Whether a chain's last step asks nothing while an earlier one holds the question's
-    slot: the nesting was read inside out ('actress who played which part on ⟨E⟩?', then
-    '⟨F⟩ contained #1?')."""
+    slot: the nesting was read inside out ('singer who voiced which role in ⟨E⟩?', then
+    '⟨F⟩ cast #1?')."""
     return not _SLOT_RE.search(chain[-1][0]) and any(_SLOT_RE.search(t) for t, _ in chain[:-1])
 
 
-# 'In what year was [the man that resigned as …] born?', 'What was [the arena, in which ⟨E⟩
-# were held,] called during …?': the whole relative clause names the one asked about, and
+# 'When was [the clerk who stepped down as …] born?', 'What was [the stadium, at which ⟨E⟩
+# took place,] renamed for …?': the whole relative clause names the one asked about, and
 # the closing participle (with its phrase) is what is asked of it
 _WRAPPED_RE = re.compile(
     rf"^(?P<head>(?:(?:in|on|at|from|since|for|by)\s+)?{_WH}(?:\s+[a-z][\w-]*)?\s+{_AUX})\s+"
@@ -196,9 +196,9 @@ def _wrapped_clause_en(q: str) -> list[Part] | None:
     return [(inner + "?", None), (f"{m.group('head')} #1 {m.group('tail')}?", 1)]
 
 
-# A modifier holding the question's slot, right after an unnamed noun phrase: 'from an
-# Australian soap opera created by who', 'defeated the fighter who was the first to beat
-# which champion'. The noun phrase is what the rest of the sentence leads to.
+# A modifier holding the question's slot, right after an unnamed noun phrase: 'in a
+# Danish radio serial written by whom', 'beat the boxer who was the first to defeat which
+# champion'. The noun phrase is what the rest of the sentence leads to.
 _SLOT_RE = re.compile(
     r"\b(?:what|which|who|whom|when|where|how\s+(?:many|much|long|old))\b", re.IGNORECASE
 )
@@ -226,9 +226,9 @@ _NP_STOP = frozenset({"of", "in", "on", "at", "by", "for", "from", "with", "to",
 
 
 def _modifier_chain_en(q: str) -> list[Part] | None:
-    """A statement that asks in a modifier of an unnamed noun phrase: '⟨E⟩ is a character
-    from an Australian soap opera created by who?' -> ['⟨E⟩ is a character from which
-    Australian soap opera?', '#1 created by who?']. The first step finds the noun phrase's
+    """A statement that asks in a modifier of an unnamed noun phrase: '⟨E⟩ is a minor figure
+    in a Danish radio serial written by whom?' -> ['⟨E⟩ is a minor figure in which Danish
+    radio serial?', '#1 written by whom?']. The first step finds the noun phrase's
     name from the named subject; the second asks the modifier of it."""
     body = q.strip().rstrip(" ?")
     if re.match(rf"^(?:{_WH}|{_AUX})\b", body, re.IGNORECASE):

@@ -30,7 +30,7 @@ class OfflineParams:
     bridge_agreement_weight: float = 0.5  # per further hit naming the candidate
     bridge_question_weight: float = 1.5  # the whole question names the candidate
     bridge_first_sentence_weight: float = 1.2  # a passage's opening says what it is about
-    bridge_kind_weight: float = 2.0  # the candidate's name ends in the kind asked ('… Meetings')
+    bridge_kind_weight: float = 2.0  # a candidate named as the kind asked ('… Meetings')
     bridge_cue_weight: float = 1.0  # a preposition that introduces a filler ('by X', 'in X')
     bridge_beam: int = 5  # candidates whose queries are searched; the hits pick the winner
     bridge_prior_weight: float = 1.0  # exponent of the candidate's own score in the choice

@@ -71,8 +71,8 @@ class Unit:
 
     def meant(self) -> str:
         """What the embedder compares: the unit as shown; a sentence that opens by referring
-        back ('He …', 'The club …') after its passage's title, what it refers to ('Adelaide
-        Lightning: The club was formed in 1993')."""
+        back ('He …', 'The club …') after its passage's title, what it refers to ('Harrow
+        Deep: The club was formed in 1993')."""
         shown = self.shown()
         if not self.title or self.cells or not tx.refers_back(shown):
             return shown
@@ -392,7 +392,7 @@ def rank_units(
     # 'which actor from the US': a unit that gives its subject another country is about
     # someone else (not when the country is what is asked, nor for two countries asked)
     nation = nation_keys(part) if kind not in NAMED_KINDS else frozenset()
-    dated_kinds = _year_kinds(f"{part} {scene}")  # 'the 2001 film' -> {('2001', 'film')}
+    dated_kinds = _year_kinds(f"{part} {scene}")  # 'the 2004 album' -> {('2004', 'album')}
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
@@ -415,8 +415,8 @@ def rank_units(
                 score *= params.reader_echo
             if len(nation) == 1 and (held := nation_keys(unit.text)) and not nation & held:
                 score *= params.reader_other_nation
-            if dated_kinds and _other_year(dated_kinds, unit.text):  # 'the 2001 film': a
-                score *= params.reader_other_year  # '1995 … film' is another one
+            if dated_kinds and _other_year(dated_kinds, unit.text):  # 'the 2004 album': a
+                score *= params.reader_other_year  # '1999 … album' is another one
             if not related:
                 pass  # a value beside the names only is no sign of the asked one
             elif kind == "date" and DATE_RE.search(unit.text):
@@ -464,23 +464,23 @@ def rank_units(
     return [(s, u) for s, _, u in scored]
 
 
-# 'a 1980 television miniseries', 'the 2001 film': a year that says which one of a kind
+# 'a 1990 radio serial', 'the 2004 album': a year that says which one of a kind
 _YEAR_KIND_RE = re.compile(
     r"\b(?:a|an|the)\s+(?P<year>1[5-9]\d{2}|20\d{2})\s+(?P<words>(?:[A-Za-z][\w-]*\s+){0,5}?)"
-    r"(?P<noun>[a-z][\w-]*)\b(?=\s+(?:that|which|who|in|of|by|for|with|from|about|directed|"
-    r"starring|featuring|released)\b|\s*[,.?;:)]|\s*$)"
+    r"(?P<noun>[a-z][\w-]*)\b(?=\s+(?:that|which|who|in|of|by|for|with|from|about|[a-z]+ed|"
+    r"[a-z]+ing)\b|\s*[,.?;:)]|\s*$)"
 )
 
 
 def _year_kinds(text: str) -> set[tuple[str, str]]:
-    """(year, kind noun) pairs a text names one thing of a kind by ('a 1980 television
-    miniseries' -> ('1980', 'miniseries'))."""
+    """(year, kind noun) pairs a text names one thing of a kind by ('a 1990 radio
+    serial' -> ('1990', 'serial'))."""
     return {(m.group("year"), tx.stem(m.group("noun"))) for m in _YEAR_KIND_RE.finditer(text)}
 
 
 def _other_year(asked: set[tuple[str, str]], text: str) -> bool:
-    """Whether a unit calls a thing of an asked kind by another year only ('a 1995 … film'
-    for 'the 2001 film'): about another one of that kind."""
+    """Whether a unit calls a thing of an asked kind by another year only ('a 1999 … album'
+    for 'the 2004 album'): about another one of that kind."""
     said = _year_kinds(text)
     return any(
         any(noun == n and year != y for y, n in said)
@@ -679,7 +679,7 @@ def read_sentence(
         return listed[0][1], len({key for key, _ in listed}) == 1
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
-        lead = _title_word_lead(unit)  # 'Smithers first appeared …' on the page 'Waylon Smithers'
+        lead = _title_word_lead(unit)  # 'Tibbet debuted …' on the page 'Old Tibbet'
         found += [lead] if lead and not _in_question(lead, given) else []
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
         if kind == "entity":  # 'what channel': 'channel 44'
@@ -725,7 +725,7 @@ def read_sentence(
 
 def _title_word_lead(unit: Unit) -> str:
     """The capitalised word a sentence opens with when it is a word of its passage's title
-    ('Smithers' on the page 'Waylon Smithers'): a name, though any sentence opens capitalised."""
+    ('Tibbet' on the page 'Old Tibbet'): a name, though any sentence opens capitalised."""
     first = re.match(r"([A-Z][\w'’-]+)\b(?![\w'’-])", unit.text)
     if not first or not unit.title or tx.is_stopword(first.group(1).lower()):
         return ""

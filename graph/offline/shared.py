@@ -1,12 +1,11 @@
-"""What two named things have in common: 'What profession do A and B have in common?', 'A and
-B are both which kind of animal?'.
+"""What two named things have in common: 'What trade do A and B share?', 'A and B are both
+which kind of artist?'.
 
-Each one's own sentence says what it is ('A (born 1970) is a Japanese professional wrestler
-and mixed martial artist'; 'B is a Dutch mixed martial artist and kickboxer'). The answer is
-the longest run of the same lower-case words both of them say of their subject ('mixed martial
-artist'), stated with both sentences cited. Nothing is stated when either has no passage of
-its own or they share no such words. English only: a Chinese sentence has no spaces to take
-runs of words by.
+Each one's own sentence says what it is ('A (born 1961) is a Velmarian stage actor and glass
+sculptor'; 'B is a retired Ostrelian glass sculptor and painter'). The answer is the longest
+run of the same lower-case words both of them say of their subject ('glass sculptor'), stated
+with both sentences cited. Nothing is stated when either has no passage of its own or they
+share no such words. English only: a Chinese sentence has no spaces to take runs of words by.
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ _LONGEST = 4  # words in the longest shared run looked for
 
 @dataclass(frozen=True)
 class Shared:
-    text: str  # the words both say ('mixed martial artist')
+    text: str  # the words both say ('glass sculptor')
     cited: tuple[tuple[int, str], ...]  # (citation, the sentence) of each item
 
 

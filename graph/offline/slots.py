@@ -7,7 +7,7 @@ that only stands near the question's words:
 - the question's words before the slot, ending in a preposition ('role in which'), stand
   right before the name in the sentence ('for his role in "Cymbeline"'), not 'role as Cassio';
 - the question asks for a kind ('which … actress', 'what … novel'), and the sentence says the
-  name is one ('Ann Lee (born 1950) is a Canadian actress …'): the sentence's subject, not
+  name is one ('Ysolde Varga (born 1970) is a Danish violinist …'): the sentence's subject, not
   the role or the show named later in it.
 
 English only (Chinese questions mark the slot differently: 哪/什么 next to the noun, handled
@@ -28,7 +28,7 @@ _DETERMINERS = r"(?:the|a|an|his|her|its|their|our|my|your)\s+"
 _BEFORE_SLOT_RE = re.compile(
     rf"([A-Za-z][\w'’-]*)\s+({_PREPOSITIONS})\s+(?:which|what|whose)\b", re.IGNORECASE
 )
-# 'which Canadian actress', 'what recurring character': up to four words, no punctuation
+# 'which Danish violinist', 'which minor character': up to four words, no punctuation
 _KIND_RE = re.compile(r"\b(?:which|what)\s+((?:[\w'’-]+\s+){0,3}[\w'’-]+)", re.IGNORECASE)
 _COPULA = r"(?:is|was|are|were)(?:\s+also)?"
 
@@ -48,7 +48,7 @@ def _slot_cues(part: str) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
         for word in m.group(1).split():
             low = word.lower()
             if low in ("and", "or") or word[:1].isupper():
-                continue  # 'television and movie actor', 'which Canadian actress'
+                continue  # 'stage and radio actor', 'which Danish violinist'
             if tx.is_stopword(low) or low in tx.EN_QUESTION_WORDS:
                 break  # 'which of …', 'what is …'
             kinds.append(low)
@@ -105,9 +105,9 @@ def fills_slot(part: str, sentence: str, span: str) -> bool:
 
 
 def _does_as_asked(part: str, kinds: tuple[str, ...], rest: str) -> bool:
-    """A subject question ('what recurring character makes his first appearance in X'): the
+    """A subject question ('which minor character made her debut in X'): the
     sentence's subject, when the words right after it say what the part asks it does
-    ('Smithers first appeared in …')."""
+    ('Tibbet debuted in …')."""
     kind = "|".join(re.escape(k) for k in kinds)
     asked = re.search(
         rf"\b(?:which|what)\s+(?:[\w'’-]+\s+){{0,3}}?(?:{kind})s?\s+([a-z][\w'’-]*)(?P<rest>.*)",

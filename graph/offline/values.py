@@ -38,8 +38,8 @@ _YEAR_RE = re.compile(r"(?<![\d.\-])(?:1[5-9]\d{2}|20\d{2})(?![\d\-]|\.\d)")  # 
 _TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])")
 
 
-# the counted thing after a number: a name's words with its plural noun ('30 Major League
-# Baseball teams', '3 Academy Awards'), a unit and the noun it counts ('40 GB of storage')
+# the counted thing after a number: a name's words with its plural noun ('30 Coastal League
+# clubs', '12 Vask Awards'), a unit and the noun it counts ('40 GB of storage')
 _UNIT = (
     r"(?:\s?(?:%|％|℃|°C|(?:[A-Z][a-z]+\s+){1,4}[a-z]{3,12}s\b|(?:[A-Z][a-z]+\s+){0,3}[A-Z][a-z]+s\b"
     r"|[a-zA-Z]{1,12}\b(?:\s+(?:of\s+)?[a-z]{3,12}\b)?|[个台次张件元升天小时分钟秒年月周晚班人项条份只套组倍页万亿千百]{1,3}(?:/["

@@ -151,7 +151,7 @@ def test_a_choice_compares_only_values_of_one_kind_from_passages_about_the_items
     more = "Which band has more members, Harrow Deep or Torrent?"
     assert decide(more, ("Harrow Deep", "Harrow Deep is a band formed in 2004 in Ostrel."),
                   ("Torrent", "Torrent is a band formed in 1996 in Vask.")) is None  # fmt: skip
-    assert decide("Which band was formed first, Harrow Deep or Torrent?",
+    assert decide("Which of Harrow Deep or Torrent came together first?",
                   ("Harrow Deep", "Harrow Deep is a band formed in 2004 in Ostrel."),
                   ("Torrent", "Torrent is a band formed in 1996 in Vask.")) == "Torrent"  # fmt: skip
 

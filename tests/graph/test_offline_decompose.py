@@ -243,18 +243,17 @@ def test_a_plain_question_stays_whole() -> None:
     ("question", "expected"),
     [
         (
-            "Mira Kolt is a fictional character from a Danish radio drama created by who?",
-            ["Mira Kolt is a fictional character from which Danish radio drama?",
-             "#1 created by who?"],
+            "Mira Kolt is a minor figure in a Danish radio serial written by whom?",
+            ["Mira Kolt is a minor figure in which Danish radio serial?", "#1 written by whom?"],
         ),
         (
-            "Oren Vask defeated the boxer who was the first to beat which champion in the league?",
-            ["Oren Vask defeated which boxer?",
-             "#1 was the first to beat which champion in the league?"],
+            "Oren Vask beat the boxer who was the first to defeat which champion of the league?",
+            ["Oren Vask beat which boxer?",
+             "#1 was the first to defeat which champion of the league?"],
         ),
         (
-            "The Ostrel Chess League includes the Vask team that was formed in what year?",
-            ["The Ostrel Chess League includes which Vask team?", "#1 was formed in what year?"],
+            "The Ostrel Chess League admits the Vask club that was founded in which year?",
+            ["The Ostrel Chess League admits which Vask club?", "#1 was founded in which year?"],
         ),
         (  # a subject the masks do not cover ('The Harbour Survey' opens the question)
             "The Harbour Survey is a mapping project led by a surveyor hired in what year?",
@@ -262,15 +261,15 @@ def test_a_plain_question_stays_whole() -> None:
              "#1 hired in what year?"],
         ),
         (  # read as a chain inside out, its last step would ask nothing
-            "Harrow Deep featured the actress who played which part on The Vask Hour?",
-            ["Harrow Deep featured which actress?", "#1 played which part on The Vask Hour?"],
+            "Harrow Deep cast the singer who voiced which role in The Vask Hour?",
+            ["Harrow Deep cast which singer?", "#1 voiced which role in The Vask Hour?"],
         ),
     ],
 )  # fmt: skip
 def test_a_statement_asking_in_the_modifier_of_an_unnamed_thing_finds_the_thing_first(
     question: str, expected: list[str]
 ) -> None:
-    """The slot sits in a clause about 'a radio drama' / 'the boxer' the question never names:
+    """The slot sits in a clause about 'a radio serial' / 'the boxer' the question never names:
     the named subject leads to it first, then the clause is asked of it."""
     assert subs_of(question) == expected
     assert shape_of(question) == [None, 1]
@@ -280,18 +279,19 @@ def test_a_statement_asking_in_the_modifier_of_an_unnamed_thing_finds_the_thing_
     ("question", "expected"),
     [
         (
-            "In what year was the man that resigned as the mayor of Ostrel before the 1998 "
-            "election born?",
-            ["man that resigned as the mayor of Ostrel before the 1998 election?",
-             "In what year was #1 born?"],
+            "When was the clerk who stepped down as treasurer of Ostrel after the 1998 audit born?",
+            ["clerk who stepped down as treasurer of Ostrel after the 1998 audit?",
+             "When was #1 born?"],
         ),
         (
             "In what year was the conference where the Vask Cup is awarded first held?",
             ["conference where the Vask Cup is awarded?", "In what year was #1 first held?"],
         ),
         (
-            "What was the hall, in which the Vask Awards were held, called during the 1990 games?",
-            ["hall in which the Vask Awards were held?", "What was #1 called during the 1990 games?"],
+            "What was the stadium, at which the Ostrel Cup finals took place, renamed for the 2004 "
+            "season?",
+            ["stadium at which the Ostrel Cup finals took place?",
+             "What was #1 renamed for the 2004 season?"],
         ),
     ],
 )  # fmt: skip
@@ -299,7 +299,7 @@ def test_a_relative_clause_runs_to_the_questions_closing_participle(
     question: str, expected: list[str]
 ) -> None:
     """The clause names the one asked about as a whole; it is not cut at the first name in
-    it ('the mayor of Ostrel' is part of who resigned, not a step of its own)."""
+    it ('treasurer of Ostrel' is part of who stepped down, not a step of its own)."""
     assert subs_of(question) == expected
 
 

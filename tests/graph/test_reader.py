@@ -564,37 +564,37 @@ def test_a_quoted_title_keeps_no_comma_the_quotes_closed_over() -> None:
 
 
 def test_a_year_that_names_one_of_a_kind_passes_over_another_year_of_that_kind() -> None:
-    """'the 2001 film that featured X': the sentence calling its film 'a 1995 … film' is about
-    another film, however well it names X and the relation."""
+    """'the 2004 album that featured X': the sentence calling its album 'a 1999 … album' is
+    about another album, however well it names X and the relation."""
     older = _item(
         1,
-        "Harrow Deep is a 1995 Danish drama film directed by Ona Vikander that featured Tova Brandt.",
+        "Harrow Deep is a 1999 Danish folk album produced by Ona Vikander that featured Tova Brandt.",
         "Harrow Deep",
     )
     asked = _item(
         2,
-        "Glass Tide is a 2001 Danish thriller film directed by Oren Maas, with Tova Brandt as the "
-        "harbour master.",
+        "Glass Tide is a 2004 Danish jazz album produced by Oren Maas, with Tova Brandt on the "
+        "cello throughout.",
         "Glass Tide",
     )
-    text = _answer("Who directed the 2001 film that featured Tova Brandt?", older, asked)
+    text = _answer("Who produced the 2004 album that featured Tova Brandt?", older, asked)
     assert "Oren Maas" in text.splitlines()[0] and "[2]" in text.splitlines()[0]
 
 
 def test_an_event_named_with_its_year_keeps_the_year() -> None:
     text = _answer(
-        "Mira Kolt competed in which Olympic Games held in Ostrel?",
+        "Mira Kolt raced in which Vask Regatta held in Ostrel?",
         _item(
             1,
-            "Mira Kolt (born 1970) is a Velmarian cyclist who competed at the 1996 Summer "
-            "Olympics in Ostrel.",
+            "Mira Kolt (born 1970) is a Velmarian rower who raced at the 1996 Vask Regatta "
+            "in Ostrel.",
             "Mira Kolt",
         ),  # fmt: skip
     )
-    assert "**1996 Summer Olympics**" in text.splitlines()[0]
-    assert vl.names_of_kind("person", "Mira Kolt rode at the 1996 Summer Olympics.") == [
+    assert "**1996 Vask Regatta**" in text.splitlines()[0]
+    assert vl.names_of_kind("person", "Mira Kolt rowed at the 1996 Vask Regatta.") == [
         "Mira Kolt",
-        "Summer Olympics",
+        "Vask Regatta",
     ]  # a person or place is never read with a year
 
 

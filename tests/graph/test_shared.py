@@ -29,7 +29,7 @@ def test_the_words_both_sentences_say_of_their_subject_are_the_answer() -> None:
     question = "What profession do Orlo Fennic and Tamsin Brack have in common?"
     assert asks_shared(question) and named_pair(question) == ["Orlo Fennic", "Tamsin Brack"]
     assert _first(question, [ORLO, TAMSIN]) == "Answer: glass sculptor [1][2]"
-    both = "Orlo Fennic and Tamsin Brack are both which kind of artist?"
+    both = "Orlo Fennic and Tamsin Brack: which craft do they both practise?"
     assert _first(both, [TAMSIN, ORLO]) == "Answer: glass sculptor [1][2]"  # as named
 
 

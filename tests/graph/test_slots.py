@@ -90,31 +90,32 @@ def test_the_noun_asked_with_labels_a_value_in_the_sentence() -> None:
 
 
 def test_a_subject_in_the_slot_wins_over_a_name_beside_more_of_the_questions_words() -> None:
-    """'which Danish violinist, known for a role on ⟨show⟩': the role's name sits next to
-    'role', yet the sentence says the subject is the violinist asked for."""
+    """'which Danish violinist, remembered for her part on ⟨show⟩': the part's name sits next
+    to 'part', yet the sentence says the subject is the violinist asked for."""
     player = _item(
         1,
         "Ysolde Varga",
-        "Ysolde Varga (born 3 May 1970) is a Danish violinist known for her role as Mira Stole "
+        "Ysolde Varga (born 3 May 1970) is a Danish violinist known for her part as Mira Stole "
         'on "Quern Lane".',
     )
     answer = _answer(
-        'Lanterns starred which Danish violinist, known for a role on "Quern Lane", as a pilot?',
+        'Lanterns cast which Danish violinist, remembered for her part on "Quern Lane", as its '
+        "pilot?",
         [player],
     )
     assert "**Ysolde Varga**" in _first(answer) and "**Mira Stole**" not in answer
 
 
 def test_a_subject_question_reads_the_subject_that_does_what_is_asked() -> None:
-    """'What recurring character makes his first appearance in ⟨episode⟩?': the sentence's
-    subject 'first appeared in' it; the other episode named later is no character."""
+    """'Which minor character made her debut in ⟨episode⟩?': the sentence's subject 'debuted
+    in' it; the other episode named later is no character."""
     text = (
-        'Tibbet first appeared in the episode "Marrowby", although his voice could be heard '
-        'in the premiere "Quern Lane".'
+        'Tibbet debuted in the episode "Marrowby", although her voice could be heard in the '
+        'premiere "Quern Lane".'
     )
-    asked = "What recurring character makes his first appearance in Marrowby?"
+    asked = "Which minor character made her debut in Marrowby?"
     assert fills_slot(asked, text, "Tibbet") and not fills_slot(asked, text, "Quern Lane")
     assert not fills_slot("What county is Tibbet in?", "Tibbet first appeared in 1990.", "Tibbet")
-    page = f"Tibbet is a recurring character of the animated series Quern Lane. {text}"
+    page = f"Tibbet is a minor character of the animated series Quern Lane. {text}"
     answer = _answer(asked, [_item(1, "Tibbet", page)])
     assert "**Tibbet**" in _first(answer)
