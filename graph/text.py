@@ -388,3 +388,9 @@ def refers_back(sentence: str) -> bool:
     """Whether an English sentence opens by referring back ('He was …', 'The club was …',
     'Its …'): it is about what the sentence before it names."""
     return _REFERS_BACK_RE.match(sentence) is not None
+
+
+def singular(word: str) -> str:
+    """A plural noun's singular by its '-s' ('meetings' -> 'meeting'; not 'glass'), lower-cased."""
+    low = word.lower()
+    return low[:-1] if len(low) > 3 and low.endswith("s") and not low.endswith("ss") else low

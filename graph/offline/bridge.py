@@ -163,10 +163,7 @@ def asked_kind(sub_question: str) -> str:
 
 def _base(word: str) -> str:
     """A noun's stem, a plural's as its singular's ('meetings', 'meeting' -> 'meet')."""
-    low = word.lower()
-    return tx.stem(
-        low[:-1] if len(low) > 3 and low.endswith("s") and not low.endswith("ss") else low
-    )
+    return tx.stem(tx.singular(word))
 
 
 def _cue_words(sub_question: str) -> set[str]:

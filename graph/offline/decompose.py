@@ -149,17 +149,22 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
 
 
 def _en_one(q: str, params: OfflineParams) -> list[Part]:
-    chain = _chain_en(q, params)
-    if chain and _asks_too_early(chain):  # 'X cast the singer who voiced which role'
-        chain = _modifier_chain_en(q) or chain
     return (
         _comparison_en(q)
         or _wrapped_clause_en(q)
-        or chain
-        or _modifier_chain_en(q)
+        or _nested_chain_en(q, params)
         or _role_chain_en(q)
         or [(q, None)]
     )
+
+
+def _nested_chain_en(q: str, params: OfflineParams) -> list[Part] | None:
+    """The nested-phrase chain, unless read inside out; then (or without one) the chain of a
+    modifier that holds the slot ('X cast the singer who voiced which role')."""
+    chain = _chain_en(q, params)
+    if chain and not _asks_too_early(chain):
+        return chain
+    return _modifier_chain_en(q) or chain
 
 
 def _asks_too_early(chain: list[Part]) -> bool:

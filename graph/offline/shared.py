@@ -95,33 +95,23 @@ def _described(sentence: str, name: str) -> list[str]:
     return out
 
 
-def _runs(words: list[str]) -> set[tuple[str, ...]]:
-    found: set[tuple[str, ...]] = set()
-    for i in range(len(words)):
-        for k in range(1, _LONGEST + 1):
-            run = tuple(words[i : i + k])
-            if len(run) < k or "|" in run:
-                break
-            found.add(run)
-    return found
+def _runs(words: list[str]) -> list[tuple[int, tuple[str, ...]]]:
+    """Every run of up to `_LONGEST` words no break splits, with where it starts."""
+    return [
+        (i, run)
+        for i in range(len(words))
+        for k in range(1, _LONGEST + 1)
+        if len(run := tuple(words[i : i + k])) == k and "|" not in run
+    ]
 
 
 def _longest_shared(one: list[str], other: list[str], asked: set[str]) -> str:
     """The longest run of words both lists hold (a plural matching its singular), not made
     only of the question's own words; of equal runs, the one the first sentence says last
     (its head noun comes last: 'a breed of … dog')."""
-    theirs = {tuple(_singular(w) for w in run) for run in _runs(other)}
+    theirs = {tuple(tx.singular(w) for w in run) for _, run in _runs(other)}
     best: tuple[int, int, str] = (0, -1, "")
-    for i in range(len(one)):
-        for k in range(1, _LONGEST + 1):
-            run = tuple(one[i : i + k])
-            if len(run) < k or "|" in run:
-                break
-            if tuple(_singular(w) for w in run) not in theirs or set(run) <= asked:
-                continue
-            best = max(best, (k, i, " ".join(run)))
+    for i, run in _runs(one):
+        if tuple(tx.singular(w) for w in run) in theirs and not set(run) <= asked:
+            best = max(best, (len(run), i, " ".join(run)))
     return best[2]
-
-
-def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
