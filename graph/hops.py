@@ -218,7 +218,10 @@ def search_beam(
             else ctx.retriever.search(option["query"], list(ctx.groups), k=ctx.config.top_k)
         )
         prior = (float(option["score"]) / top) ** PARAMS.bridge_prior_weight
-        score = confirm(option["entity"], option["query"], found, option.get("previous", ""))
+        score = confirm(
+            option["entity"], option["query"], found, option.get("previous", ""),
+            kind=str(option.get("kind", "")),
+        )  # fmt: skip
         results.append((score * prior, option, found))
     ranked = sorted(results, key=lambda r: -r[0])
     _, chosen, chosen_hits = ranked[0]

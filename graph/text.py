@@ -120,8 +120,14 @@ def stem(word: str) -> str:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             if suffix == "s" and w.endswith(("ss", "us", "is")):
                 return w
-            return _without_e(w[: len(w) - len(suffix)] + repl)
+            base = w[: len(w) - len(suffix)] + repl
+            if suffix in ("ing", "ed") and len(base) >= 4 and _DOUBLED_RE.search(base):
+                return base[:-1]  # 'starring', 'planned': 'star', 'plan'
+            return _without_e(base)
     return _without_e(w)
+
+
+_DOUBLED_RE = re.compile(r"([b-df-hj-km-rtv-y])\1$")  # not l, s, z: 'filled' is 'fill'
 
 
 def _without_e(stem_: str) -> str:

@@ -104,6 +104,7 @@ class OfflineReasoner:
         hop = earlier[first - 1] if 0 < first <= len(earlier) else earlier[-1]
         beam = [
             {"entity": c.text, "score": c.score, "previous": hop.query,
+             "kind": br.asked_kind(hop.sub_question),
              "query": br.next_query(sub_question, f"{c.text} {fixed}".strip(), self.params)}
             for c in entities[first]
         ]  # fmt: skip
@@ -292,11 +293,15 @@ def compose_answer(
         path.extend(common.cited)
         found_any = True
     parts = [] if decided or diff or common else _answer_parts(question, evidence, asked)
+    chained = any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in asked)
     for part, said, pool, own in parts:
         part = _readable(part)  # an address or a link's markup is nothing to cover
         # a part that names what it asks about is a question of its own, with its own kind;
         # an elliptical one ('改成了多少？') is read as the question as a whole
         own_kind = ans.answer_type(part) if len(parts) > 1 and question_spans(part) else kind
+        if chained and len(parts) == 1 and _ASKS_RE.search(part):  # a chain's last step asks
+            step_kind = ans.answer_type(part)  # it: 'the place where …' led there, no more
+            own_kind = step_kind if step_kind != "entity" else own_kind
         asks = own_kind if own_kind != "entity" or _ASKS_RE.search(part) else kind  # 'QT-9的呢'
 
         # the one part is the asking clause of the question: the statements around it set

@@ -16,9 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from graph import text as tx
+from graph.offline.addresses import LEVELS
 from graph.offline.decompose import is_noun
 from graph.offline.evidence import nearness
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.roles import asked_actor_of, players
 from graph.protocols import HopView
 from ingest.models import Hit
 from ingest.phrases import text_phrases
@@ -62,6 +64,8 @@ def candidates(
     # the relation of that something else unless it names the anchor itself
     abouts = [_aboutness(anchor, h, params) for h in hits[: params.bridge_hits]]
     own_passage = any(a >= 1.0 for a in abouts)
+    asks_wide = any(_base(w) in _WIDE_KINDS for w in re.findall(r"\b[a-z]+\b", hop.sub_question))
+    wide = 1 / params.bridge_container_weight if asks_wide else params.bridge_container_weight
     for rank, (hit, about) in enumerate(zip(hits, abouts, strict=False), start=1):
         weight = about / math.sqrt(rank)
         sentences = _sentences(hit)
@@ -75,7 +79,9 @@ def candidates(
                 if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
                     continue
                 cand = found.setdefault(name.lower(), Candidate(text=name))
-                near = nearness(sentence, name, relation, after_bonus=params.bridge_after_bonus)
+                near = nearness(  # the name's own words ('United States' for 'state') are
+                    sentence, name, relation - terms, after_bonus=params.bridge_after_bonus
+                )  # not next to it
                 cand.hits.add(rank)
                 cand.title = cand.title or name.lower() in titles
                 cand.near = max(cand.near, near)
@@ -90,9 +96,16 @@ def candidates(
                     score *= params.bridge_first_sentence_weight
                 if _cued(sentence, name, cue):
                     score *= params.bridge_cue_weight
+                if _contains(sentence, name):  # 'in Thessaloniki, Greece': Greece holds the
+                    score *= wide  # place, the answer to 'which country', not to 'where'
                 cand.score += score
     kind = asked_kind(hop.sub_question)
+    cast = _cast(hop.sub_question, hits[: params.bridge_hits])
     for cand in found.values():
+        if cand.text.lower() in cast:  # 'who played R': the hits say 'X as R', 'R (X)'
+            cand.score *= params.bridge_role_weight
+        elif cast:  # ... and so whoever they do not say it of played something else
+            cand.score *= params.bridge_role_other
         cand.score *= 1 + params.bridge_agreement_weight * (len(cand.hits) - 1)
         if kind and _base(cand.text.split()[-1]) == kind:
             cand.score *= params.bridge_kind_weight  # 'meeting where …': 'Harbour Meetings'
@@ -102,6 +115,15 @@ def candidates(
             cand.score *= params.bridge_question_weight
     ranked = sorted(found.values(), key=lambda c: -c.score)
     return _distinct(ranked)
+
+
+def _cast(sub_question: str, hits: Sequence[Hit]) -> set[str]:
+    """The players the hits say play the role a step asks about ('person who played R'),
+    lower-cased; empty for any other step."""
+    role = asked_actor_of(sub_question)
+    if not role:
+        return set()
+    return {p.lower() for h in hits for s in _sentences(h) for p in players(s, role)}
 
 
 def named_by_hop(hop: HopView, hits: Sequence[Hit]) -> Candidate | None:
@@ -164,6 +186,31 @@ def asked_kind(sub_question: str) -> str:
 def _base(word: str) -> str:
     """A noun's stem, a plural's as its singular's ('meetings', 'meeting' -> 'meet')."""
     return tx.stem(tx.singular(word))
+
+
+# the kinds an address's later places answer ('Greenfield, Indiana' for 'which state')
+_WIDE_KINDS = frozenset({_base(w) for w in (*LEVELS, "country", "nation")})
+_PLACE = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*"
+
+
+def _contains(sentence: str, name: str) -> bool:
+    """Whether the sentence names `name` as the wider place of an address ('in Thessaloniki,
+    Greece'), not as one item of a list ('with A, B and C')."""
+    return bool(
+        re.search(
+            rf"\b(?:in|at|near|from|outside)\s+(?:the\s+)?(?:[a-z]+\s+of\s+)?{_PLACE},\s+"
+            rf"{re.escape(name)}"
+            r"(?!\s*,\s*[A-Z]|\s+and\s|[\w'’-])",
+            sentence,
+        )
+    )
+
+
+def _says_kind(text: str, kind: str) -> bool:
+    """Whether a passage's opening sentence calls its subject a `kind` (stemmed: 'a U.S.
+    state', 'an independent city-state', 'the aerospace company')."""
+    opening = tx.split_sentences(text)[:1]
+    return bool(opening) and any(_base(w) == kind for w in re.findall(r"[a-z]+", opening[0]))
 
 
 def _cue_words(sub_question: str) -> set[str]:
@@ -253,11 +300,22 @@ def _names(sentence: str, hit: Hit, index: int) -> list[str]:
     """The phrases of a sentence, minus dates, adjectives and the passage's own subject (a
     page naming itself is no evidence; another passage naming it is)."""
     own = _PAREN_RE.sub("", hit.title).strip().lower()
+    alias = _OPENING_PAREN_RE.match(sentence) if index == 0 else None
+    aliases = alias.group("inside") if alias and alias.group("subject").lower() == own else ""
     return [
         n
         for n in dict.fromkeys(text_phrases(sentence))
-        if not _date_like(n) and not _attributive(sentence, n) and n.lower() != own
+        if not _date_like(n)
+        and not _attributive(sentence, n)
+        and n.lower() != own
+        and n not in aliases  # 'X (also known as "Y") is …': Y is X itself
     ]
+
+
+# a passage opening with its subject and a parenthesis: 'X (also known as "Y"; 1997) is …'
+_OPENING_PAREN_RE = re.compile(
+    r"^(?:[Tt]he\s+)?(?P<subject>[^()]{1,120}?)\s*\((?P<inside>[^()]*)\)"
+)
 
 
 def _attributive(sentence: str, name: str) -> bool:
@@ -295,6 +353,7 @@ def confirm(
     hits: Sequence[Hit],
     previous: str = "",
     params: OfflineParams = PARAMS,
+    kind: str = "",
 ) -> float:
     """How well a candidate's search confirms it: a top hit about the entity (its title names
     it, or its opening does) that holds the relation's words and links back to what the
@@ -319,6 +378,8 @@ def confirm(
         )
         terms = tx.term_set(f"{hit.title} {hit.text}")
         held = tx.overlap(relation, terms) if relation else 1.0
+        if kind and about == 1.0 and _says_kind(hit.text, kind):
+            about *= params.bridge_kind_weight  # its own page calls it what was asked for
         linked = tx.overlap(back, terms) if back else 0.0
         best = max(
             best, about * (params.bridge_relation_base + held) * (1 + linked) / math.sqrt(rank)

@@ -153,6 +153,7 @@ def _en_one(q: str, params: OfflineParams) -> list[Part]:
         _comparison_en(q)
         or _wrapped_clause_en(q)
         or _nested_chain_en(q, params)
+        or _subject_chain_en(q)
         or _role_chain_en(q)
         or [(q, None)]
     )
@@ -165,6 +166,28 @@ def _nested_chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     if chain and not _asks_too_early(chain):
         return chain
     return _modifier_chain_en(q) or chain
+
+
+# 'The clerk hired by ⟨E⟩ later married whom?': a described subject, then its verb and the slot
+_SUBJECT_ASKS_RE = re.compile(
+    rf"^(?:the|a|an)\s+(?P<np>(?:[a-z][\w-]*\s+){{0,2}}?[a-z][\w-]*\s+(?:who|that|which|"
+    rf"[a-z]+ing|{_PARTICIPLE})\s+.*?)\s+(?P<ask>(?:[a-z]+ly\s+)?(?:[a-z]+ed|{_PARTICIPLES}|"
+    rf"[a-z]+s)\s+(?:who|whom|what|which)\b.*)$",
+    re.IGNORECASE,
+)
+
+
+def _subject_chain_en(q: str) -> list[Part] | None:
+    """A statement whose subject is described, not named, and whose verb asks: 'The clerk
+    hired by ⟨E⟩ later married whom?' -> ['clerk hired by ⟨E⟩?', '#1 later married whom?']."""
+    m = _SUBJECT_ASKS_RE.match(q.strip().rstrip(" ?"))
+    if m is None or not MASK_RE.search(m.group("np")):
+        return None
+    if _SLOT_RE.search(m.group("np")) and not re.search(
+        r"\b(?:who|that|which)\b", m.group("np"), re.IGNORECASE
+    ):
+        return None
+    return [(m.group("np") + "?", None), (f"#1 {m.group('ask')}?", 1)]
 
 
 def _asks_too_early(chain: list[Part]) -> bool:
@@ -409,6 +432,10 @@ _VERB_GROUP_RE = re.compile(
     rf"were))*\s+{_PARTICIPLE}(?:\s+(?:in|for|on|at|with|by|from|to|of))?"
     rf"|\s+(?:is|are|was|were))(?=\s|$)"
 )
+# 'the party in which ⟨E⟩ held a seat?': an indefinite object that closes the question is
+# the clause's own (a definite one may name the next thing to find)
+_PRESENT_VERB_RE = re.compile(r"\s+[a-z]+s(?=\s+(?:a|an)\s)")
+_CLOSING_OBJECT_RE = re.compile(r"\s+(?:a|an)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*$")
 # 'the company that makes ⟨E⟩': the clause has its verb, so a verb after ⟨E⟩ is the outer one's
 _CLAUSE_VERB_RE = re.compile(r"\b(?:that|which|who)\s+(?!the\b|a\b|an\b|⟨)[a-z]+")
 _OPEN_CLAUSE_RE = re.compile(r"\b(?:that|which|who|whom|whose|where)$")
@@ -454,6 +481,11 @@ def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
         open_clause = _relative(phrase) and not _CLAUSE_VERB_RE.search(phrase)
         tail = _VERB_GROUP_RE.match(body[end:]) if open_clause else None
         inner_end = end + (tail.end() if tail else 0)
+        if open_clause and (tail or _PRESENT_VERB_RE.match(body[inner_end:])):
+            verb = tail or _PRESENT_VERB_RE.match(body[inner_end:])
+            obj = _CLOSING_OBJECT_RE.match(body[end + verb.end() :])  # type: ignore[union-attr]
+            if obj:  # 'in which ⟨E⟩ held a seat', '… owns a share': the clause's own object
+                inner_end = end + verb.end() + obj.end()  # type: ignore[union-attr]
         hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
     else:
         return None

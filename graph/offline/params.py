@@ -31,6 +31,9 @@ class OfflineParams:
     bridge_question_weight: float = 1.5  # the whole question names the candidate
     bridge_first_sentence_weight: float = 1.2  # a passage's opening says what it is about
     bridge_kind_weight: float = 2.0  # a candidate named as the kind asked ('… Meetings')
+    bridge_role_weight: float = 3.0  # 'who played R': the hits say 'X as R' or 'R (X)'
+    bridge_role_other: float = 0.2  # ... and a candidate the hits do not say plays it
+    bridge_container_weight: float = 0.5  # 'in A, B': B for 'which country', A for 'where'
     bridge_cue_weight: float = 1.0  # a preposition that introduces a filler ('by X', 'in X')
     bridge_beam: int = 5  # candidates whose queries are searched; the hits pick the winner
     bridge_prior_weight: float = 1.0  # exponent of the candidate's own score in the choice

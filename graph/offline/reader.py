@@ -23,6 +23,7 @@ from graph.offline.evidence import heading_like, nearness, relevance
 from graph.offline.namelists import NAMED_KINDS
 from graph.offline.nations import as_asked, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.roles import asks_cast, role_spans
 from graph.offline.slots import fills_slot, labelled_values
 from graph.offline.values import (
     DATE_RE,
@@ -393,6 +394,7 @@ def rank_units(
     # someone else (not when the country is what is asked, nor for two countries asked)
     nation = nation_keys(part) if kind not in NAMED_KINDS else frozenset()
     dated_kinds = _year_kinds(f"{part} {scene}")  # 'the 2004 album' -> {('2004', 'album')}
+    cast_asked = kind in ("person", "entity") and asks_cast(part)
     for rank, (item, found) in enumerate(read):
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
@@ -403,9 +405,12 @@ def rank_units(
             # '(4 March 1911 – 19 July 1979)' when one was born and died
             listed = kind in NAMED_KINDS and bool(NAMED_KINDS[kind].find(unit.text))
             ranged = bool(side) and range_pair(unit.text, spans_of(kind, unit.text)) is not None
-            related = related or listed or ranged
+            cast = kind in ("person", "entity") and bool(role_spans(part, unit.text))
+            related = related or listed or ranged or cast  # 'who did X play': 'X as R'
+            if cast_asked and not cast:  # ... and a sentence giving X no role does not say it
+                related = False
             score = _unit_score(part, related, unit, rank, params, kind)
-            score += params.reader_type_bonus if listed else 0.0
+            score += params.reader_type_bonus if listed or cast else 0.0
             if elsewhere:
                 score *= params.reader_other_step
             anchored = not anchors or holds_anchors(unit, anchors)
@@ -684,6 +689,9 @@ def read_sentence(
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
         if kind == "entity":  # 'what channel': 'channel 44'
             found += [s for s in labelled_values(part, unit.text) if not _in_question(s, given)]
+        cast = [s for s in role_spans(part, unit.text) if not _in_question(s, given)]
+        if asks_cast(part):  # 'Who did X play?': only a role the sentence gives X answers
+            return (cast[0], len(cast) == 1) if cast else (found[0] if found else "", False)
     else:
         found = []
     found = list(dict.fromkeys(found))
@@ -695,6 +703,11 @@ def read_sentence(
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
     wanted = asked_unit(question) if kind == "number" else ""
+    if kind == "number" and len(found) > 1:  # 'followed by X, which handled 273,282'
+        owned = _owned_value(text, found, text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)))
+        if owned and (not wanted or unit_fits(owned, wanted) or not any(
+                unit_fits(s, wanted) for s in found)):  # fmt: skip
+            return owned, False  # X's own value, of the asked unit if any is
     if wanted:  # 'how many days': a value in days, not the percentage beside it
         fitting = [s for s in found if unit_fits(s, wanted)]
         if not fitting:
@@ -721,6 +734,22 @@ def read_sentence(
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
     fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
     return near[0][1], kind in ("person", "place") and clear and fits
+
+
+def _owned_value(text: str, found: Sequence[str], subjects: Sequence[str]) -> str:
+    """The one value a sentence says right after the part's subject, before it names anything
+    else: 'A (27,000); B (11,900); C (2,900)' gives B 11,900; '… followed by B, which handled
+    273,282' gives B 273,282. '' when no subject of the part has exactly one such value."""
+    owned: set[str] = set()
+    for subject in subjects:
+        for m in re.finditer(rf"(?<![\w-]){re.escape(subject)}(?![\w-])", text):
+            rest = text[m.end() :]
+            others = [n for n in text_phrases(rest) if n != subject and n not in found]
+            stop = min((rest.find(n) for n in others if rest.find(n) >= 0), default=len(rest))
+            held = [v for v in found if 0 <= rest.find(v) < stop]
+            if len(held) == 1:
+                owned.add(held[0])
+    return next(iter(owned)) if len(owned) == 1 else ""
 
 
 def _title_word_lead(unit: Unit) -> str:

@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 
 from graph import text as tx
+from graph.offline.roles import fills_role
 
 _PREPOSITIONS = "in|on|at|for|by|from|of|with|as|to|into|under|about|during|against"
 _DETERMINERS = r"(?:the|a|an|his|her|its|their|our|my|your)\s+"
@@ -74,7 +75,10 @@ def labelled_values(part: str, sentence: str) -> list[str]:
 
 
 def fills_slot(part: str, sentence: str, span: str) -> bool:
-    """Whether `span` sits in `sentence` where `part` leaves its answer's slot (see above)."""
+    """Whether `span` sits in `sentence` where `part` leaves its answer's slot (see above),
+    or is what the part asks of a cast ('Who did X play?': 'X as R'; graph/offline/roles.py)."""
+    if fills_role(part, sentence, span):
+        return True
     before, kinds = _slot_cues(part)
     if not before and not kinds:
         return False

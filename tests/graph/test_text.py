@@ -212,3 +212,8 @@ def test_irregular_verb_forms_stem_with_their_base() -> None:
     assert tx.stem("held") == tx.stem("holds")
     # a form that is also another verb's base keeps its own stem: 'found' / 'founded'
     assert tx.stem("found") == tx.stem("founded") != tx.stem("finds")
+
+
+def test_a_doubled_final_consonant_before_ing_or_ed_is_one() -> None:
+    assert tx.stem("starring") == tx.stem("star") and tx.stem("planned") == tx.stem("plans")
+    assert tx.stem("added") == tx.stem("add") and tx.stem("filled") == tx.stem("fill")
