@@ -74,7 +74,16 @@ def candidates(
             rel_here = len(relation & sentence_terms)
             if (told or own_passage) and about < 1.0 and not anchor <= _about_terms(sentences, i):
                 rel_here = 0  # a sentence beside the one that says it, about something else
-            for name in _names(sentence, hit, i):
+            names = _names(sentence, hit, i)
+            if (
+                about < 1.0
+                and rel_here
+                and anchor
+                and anchor <= _about_terms(sentences, i)
+                and all(tx.term_set(n) <= anchor for n in names)
+            ):  # 'X was awarded on his 100th birthday', naming nothing else, on the award's
+                names.append(_PAREN_RE.sub("", hit.title).strip())  # page: what X received
+            for name in names:
                 terms = tx.term_set(name)
                 if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
                     continue

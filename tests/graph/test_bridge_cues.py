@@ -179,3 +179,23 @@ def test_a_chain_s_last_step_says_what_kind_of_answer_is_asked() -> None:
     first = _first("What amount of containers did the location where the 3rd Ostrel Games "
                    "took place handle in 2019?", items, hops)  # fmt: skip
     assert "**3,100 containers**" in first, first
+
+
+def test_a_page_whose_sentence_names_only_the_anchor_and_the_relation_is_the_answer() -> None:
+    hits = [
+        _hit(
+            1,
+            "Orsolo Medal",
+            "The Orsolo Medal is the highest honour of Velmaria. In a "
+            "ceremony in 1990, Mirela Kovač was awarded on her 60th birthday.",
+        ),  # fmt: skip
+        _hit(
+            2,
+            "Tarsk",
+            "Tarsk is a port city where the painter Mirela Kovač lives with "
+            "the sculptor Odo Brenn.",
+        ),  # fmt: skip
+    ]
+    hop = HopView(sub_question="award Mirela Kovač received?",
+                  query="award Mirela Kovač received?")  # fmt: skip
+    assert br.candidates(hop, hits)[0].text == "Orsolo Medal"
