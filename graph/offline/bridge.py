@@ -116,8 +116,11 @@ def candidates(
         elif cast:  # ... and so whoever they do not say it of played something else
             cand.score *= params.bridge_role_other
         cand.score *= 1 + params.bridge_agreement_weight * (len(cand.hits) - 1)
-        if kind and _base(cand.text.split()[-1]) == kind:
-            cand.score *= params.bridge_kind_weight  # 'meeting where …': 'Harbour Meetings'
+        if kind and _base(last := cand.text.split()[-1]) == kind:  # 'meeting where …': the
+            if _plural_of(last, asked):  # 'Harbour Meetings'; 'state where …': 'United States'
+                cand.score /= params.bridge_kind_weight  # names many, its kind word no sign
+            else:
+                cand.score *= params.bridge_kind_weight
         if cand.title:
             cand.score *= params.bridge_title_weight
         if cand.in_question:
@@ -212,6 +215,18 @@ def _contains(sentence: str, name: str) -> bool:
             r"(?!\s*,\s*[A-Z]|\s+and\s|[\w'’-])",
             sentence,
         )
+    )
+
+
+def _plural_of(word: str, asked: str) -> bool:
+    """A division named in the plural where the step asks for one ('United States' for 'the
+    state where …'): a union of them, not one. (An event named in the plural is one event:
+    'Harbour Meetings' for 'the meeting where …'.)"""
+    low = word.lower()
+    return (
+        tx.singular(low) != low
+        and _base(low) in _WIDE_KINDS
+        and not re.search(rf"\b{re.escape(low)}\b", asked.lower())
     )
 
 

@@ -28,7 +28,9 @@ from graph.offline.slots import fills_slot, labelled_values
 from graph.offline.values import (
     DATE_RE,
     asked_unit,
+    asks_clock,
     class_anchors,
+    clock_times,
     codes_in,
     date_keys,
     names_of_kind,
@@ -36,6 +38,7 @@ from graph.offline.values import (
     range_end,
     range_pair,
     range_side,
+    side_time,
     spans_of,
     unit_fits,
 )
@@ -388,7 +391,8 @@ def rank_units(
     anchors = list(dict.fromkeys([*anchors_of(part), *anchors_of(scene)]))  # the scene's too:
     # '东坡仓的K2故障，上门时限是多少' asks of K2 though its one part is the asking clause
     requested = not _PROPOSAL_RE.search(part)  # a question about a request reads requests
-    side = range_side(part) if kind == "date" else ""  # 'when did X die': a range's end
+    clock = kind == "number" and asks_clock(part)  # 'what time does it close': 8点至6点
+    side = range_side(part) if kind == "date" or clock else ""  # 'when did X die': its end
     asked_fields = False  # a record line the part names by its label was found
     # 'which actor from the US': a unit that gives its subject another country is about
     # someone else (not when the country is what is asked, nor for two countries asked)
@@ -404,7 +408,8 @@ def rank_units(
             # 'an American director' says a nationality in no word of 'nationality', and
             # '(4 March 1911 – 19 July 1979)' when one was born and died
             listed = kind in NAMED_KINDS and bool(NAMED_KINDS[kind].find(unit.text))
-            ranged = bool(side) and range_pair(unit.text, spans_of(kind, unit.text)) is not None
+            values = clock_times(unit.text) if clock else spans_of(kind, unit.text)
+            ranged = bool(side) and range_pair(unit.text, values) is not None
             cast = kind in ("person", "entity") and bool(role_spans(part, unit.text))
             related = related or listed or ranged or cast  # 'who did X play': 'X as R'
             if cast_asked and not cast:  # ... and a sentence giving X no role does not say it
@@ -703,6 +708,12 @@ def read_sentence(
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
     wanted = asked_unit(question) if kind == "number" else ""
+    times = [t for t in clock_times(text) if not _in_question(t, given)]
+    if kind == "number" and asks_clock(part) and times:  # 'what time': a time of day, the
+        ranged = range_end(text, times, part) or side_time(text, times, part)  # the end
+        if ranged:  # 'when does it close' asks: a range's, or the one after 'closes at'
+            return ranged, False
+        found, wanted = times, ""
     if kind == "number" and len(found) > 1:  # 'followed by X, which handled 273,282'
         owned = _owned_value(text, found, text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)))
         if owned and (not wanted or unit_fits(owned, wanted) or not any(

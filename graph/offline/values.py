@@ -102,6 +102,39 @@ def spans_of(kind: str, text: str) -> list[str]:
     return []
 
 
+# 'what time', '几点': a clock time is asked ('3 a.m.', '18:30', 'noon', '下午6点')
+_CLOCK_ASKED_RE = re.compile(r"\bwhat\s+time\b|\bat\s+what\s+hour\b|几点|什么时间", re.IGNORECASE)
+_CLOCK_RE = re.compile(
+    r"(?<![\w:])\d{1,2}(?::\d{2})?\s*(?:a\.\s?m\.?|p\.\s?m\.?|am\b|pm\b)|(?<![\d:])\d{1,2}:\d{2}"
+    r"(?![\d:])|\b(?:noon|midnight)\b|(?:上午|下午|早上|晚上|傍晚|凌晨|中午)?\d{1,2}\s*[点点時时](?:\s*\d{1,2}\s*分|半)?",
+    re.IGNORECASE,
+)
+
+
+def asks_clock(question: str) -> bool:
+    """Whether a question asks for a time of day ('What time does X close?', '几点开门')."""
+    return bool(_CLOCK_ASKED_RE.search(question))
+
+
+def clock_times(text: str) -> list[str]:
+    """The times of day a text states, in order ('7 a.m.', '3 a.m.'; '18:30'; '下午6点')."""
+    return [m.group(0).strip() for m in _CLOCK_RE.finditer(text)]
+
+
+def side_time(text: str, times: Sequence[str], part: str) -> str:
+    """Of several times of day, the one said right after a word of the end the part asks
+    ('opens at 08:30 and closes at 17:00': 17:00 for 'when does it close'); '' if none."""
+    side = range_side(part)
+    cues = _RANGE_SIDES.get(side, ()) if side else ()
+    for t in times:
+        at = text.find(t)
+        before = text[max(0, at - 24) : at]
+        words = {w.lower() for w in re.findall(r"[A-Za-z]+", before)}
+        if any((c in before) if tx.has_cjk(c) else (c in words) for c in cues):
+            return t
+    return ""
+
+
 def _trim(span: str) -> str:
     """'3,200 USD and' loses the function word; '120 升' stays."""
     words = span.strip().rstrip(",.;").split()

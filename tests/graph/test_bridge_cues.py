@@ -199,3 +199,20 @@ def test_a_page_whose_sentence_names_only_the_anchor_and_the_relation_is_the_ans
     hop = HopView(sub_question="award Mirela Kovač received?",
                   query="award Mirela Kovač received?")  # fmt: skip
     assert br.candidates(hop, hits)[0].text == "Orsolo Medal"
+
+
+def test_a_division_named_in_the_plural_is_no_one_division() -> None:
+    hits = [
+        _hit(
+            1,
+            "Brookvale Academy",
+            "Brookvale Academy is a secondary school in the town of "
+            "Harrow, Ostrel. Its pupils come from across the United Provinces.",
+        ),  # fmt: skip
+        _hit(
+            2, "Rowing in Velmaria", "Clubs from the United Provinces row on the Velm each spring."
+        ),  # fmt: skip
+    ]
+    hop = HopView(sub_question="province where Brookvale Academy is?",
+                  query="province where Brookvale Academy is?")  # fmt: skip
+    assert br.candidates(hop, hits)[0].text == "Ostrel"

@@ -611,3 +611,25 @@ def test_a_sentence_that_refers_back_answers_a_value_asked_of_the_one_before() -
     assert _answer("In what year was Tova Brandt hired?", staff).splitlines()[0] == (
         "Answer: 2011 [1]"
     )  # stated: the sentence is hers; read alone it was only quoted
+
+
+def test_what_time_reads_a_time_of_day_and_the_asked_end_of_its_range() -> None:
+    hours = [_clock_item("The Harrow depot is open to couriers from 7 a.m. to 6 p.m. on "
+                         "weekdays; it holds 40 pallets.")]  # fmt: skip
+    assert "**6 p.m.**" in _clock_first("What time does the Harrow depot close?", hours)
+    assert "**7 a.m.**" in _clock_first("What time does the Harrow depot open?", hours)
+    said = [_clock_item("The Tarsk office opens at 08:30 and closes at 17:00, 5 days a week.")]
+    assert "**17:00**" in _clock_first("At what time does the Tarsk office close?", said)
+    zh = [_clock_item("东坡仓营业时间：早上8点至下午6点，可存放40个托盘。")]
+    assert "**下午6点**" in _clock_first("东坡仓几点关门？", zh)
+
+
+def _clock_item(text: str) -> EvidenceItem:
+    return EvidenceItem(n=1, chunk_id="c1", title="hours", source="hours.md", text=text)
+
+
+def _clock_first(question: str, items: list[EvidenceItem]) -> str:
+    answer = "".join(
+        p for p in OfflineReasoner().answer(question, items, [], []) if isinstance(p, str)
+    )
+    return answer.strip().splitlines()[0]
