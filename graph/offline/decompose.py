@@ -430,7 +430,7 @@ _NP_LEAD_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _VERB_GROUP_RE = re.compile(
     rf"(?:(?:\s+(?:can|could|may|might|will|would|be|been|being|has|have|had|is|are|was|"
     rf"were))*\s+{_PARTICIPLE}(?:\s+(?:in|for|on|at|with|by|from|to|of))?"
-    rf"|\s+(?:is|are|was|were))(?=\s|$)"
+    rf"|\s+(?:is|are|was|were)(?:\s+(?:from|in|at|on|based|located)(?=\s*$))?)(?=\s|$)"
 )
 # 'the party in which ⟨E⟩ held a seat?': an indefinite object that closes the question is
 # the clause's own (a definite one may name the next thing to find)

@@ -216,3 +216,9 @@ def test_a_division_named_in_the_plural_is_no_one_division() -> None:
     hop = HopView(sub_question="province where Brookvale Academy is?",
                   query="province where Brookvale Academy is?")  # fmt: skip
     assert br.candidates(hop, hits)[0].text == "Ostrel"
+
+
+def test_a_clause_that_ends_in_is_from_keeps_its_preposition() -> None:
+    subs = [s.question for s in decompose_question(
+        "What is the capital of the country that the author of Orlen Tales is from?", None)]  # fmt: skip
+    assert subs == ["author of Orlen Tales?", "country that #1 is from?", "capital of #2?"]
