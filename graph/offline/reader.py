@@ -682,6 +682,13 @@ def read_sentence(
     text = unit.text[marker.end() :] if marker else unit.text
     if kind in ("number", "date"):
         found = [s for s in spans_of(kind, text) if not _in_question(s, given)]
+        times = [t for t in clock_times(text) if not _in_question(t, given)]
+        clock = asks_clock(part) if kind == "number" else not found  # 'when does it close':
+        if clock and times:  # a time of day when the sentence states no date
+            ended = range_end(text, times, part) or side_time(text, times, part)
+            if ended:  # the range's asked end, or the time after 'closes at'
+                return ended, False
+            found = times
     elif kind in NAMED_KINDS:  # 'an American director', 'a Tamil song': the one named
         listed = [(k, s) for k, s in NAMED_KINDS[kind].find(text) if not _in_question(s, given)]
         if not listed:
@@ -708,12 +715,6 @@ def read_sentence(
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
     wanted = asked_unit(question) if kind == "number" else ""
-    times = [t for t in clock_times(text) if not _in_question(t, given)]
-    if kind == "number" and asks_clock(part) and times:  # 'what time': a time of day, the
-        ranged = range_end(text, times, part) or side_time(text, times, part)  # the end
-        if ranged:  # 'when does it close' asks: a range's, or the one after 'closes at'
-            return ranged, False
-        found, wanted = times, ""
     if kind == "number" and len(found) > 1:  # 'followed by X, which handled 273,282'
         owned = _owned_value(text, found, text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)))
         if owned and (not wanted or unit_fits(owned, wanted) or not any(

@@ -633,3 +633,10 @@ def _clock_first(question: str, items: list[EvidenceItem]) -> str:
         p for p in OfflineReasoner().answer(question, items, [], []) if isinstance(p, str)
     )
     return answer.strip().splitlines()[0]
+
+
+def test_when_reads_a_time_of_day_where_no_date_is_stated() -> None:
+    said = [_clock_item("The Tarsk office opens at 08:30 and closes at 17:00, 5 days a week.")]
+    assert "**17:00**" in _clock_first("When does the Tarsk office close?", said)
+    dated = [_clock_item("The Tarsk office closed on 3 May 2021 at 17:00 for good.")]
+    assert "3 May 2021" in _clock_first("When did the Tarsk office close?", dated)  # its date
