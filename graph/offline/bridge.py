@@ -325,7 +325,11 @@ def _names(sentence: str, hit: Hit, index: int) -> list[str]:
     page naming itself is no evidence; another passage naming it is)."""
     own = _PAREN_RE.sub("", hit.title).strip().lower()
     alias = _OPENING_PAREN_RE.match(sentence) if index == 0 else None
-    aliases = alias.group("inside") if alias and alias.group("subject").lower() == own else ""
+    aliases = (
+        alias.group("inside")
+        if alias and alias.group("subject").lower() == own and _ALIAS_RE.match(alias["inside"])
+        else ""
+    )  # not '(born 1938 in Tunis)': a place it names is another entity
     return [
         n
         for n in dict.fromkeys(text_phrases(sentence))
@@ -337,6 +341,10 @@ def _names(sentence: str, hit: Hit, index: int) -> list[str]:
 
 
 # a passage opening with its subject and a parenthesis: 'X (also known as "Y"; 1997) is …'
+_ALIAS_RE = re.compile(
+    r"\s*(?:[\"“‘']|also\s+known\s+as\b|known\s+as\b|a\.?k\.?a\.?\s|formerly\b|English:|or\s)",
+    re.IGNORECASE,
+)
 _OPENING_PAREN_RE = re.compile(
     r"^(?:[Tt]he\s+)?(?P<subject>[^()]{1,120}?)\s*\((?P<inside>[^()]*)\)"
 )

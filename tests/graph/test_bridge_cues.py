@@ -222,3 +222,10 @@ def test_a_clause_that_ends_in_is_from_keeps_its_preposition() -> None:
     subs = [s.question for s in decompose_question(
         "What is the capital of the country that the author of Orlen Tales is from?", None)]  # fmt: skip
     assert subs == ["author of Orlen Tales?", "country that #1 is from?", "capital of #2?"]
+
+
+def test_a_place_in_the_opening_parenthesis_is_still_a_candidate() -> None:
+    hits = [_hit(1, "Mirela Kovač", "Mirela Kovač (born 4 May 1961 in Tarsk) is a Velmarian "
+                 "actress. She starred in Harbour Shadows.")]  # fmt: skip
+    hop = HopView(sub_question="birthplace of Mirela Kovač?", query="birthplace of Mirela Kovač?")
+    assert "Tarsk" in [c.text for c in br.candidates(hop, hits)]
