@@ -758,10 +758,16 @@ def _owned_value(text: str, found: Sequence[str], subjects: Sequence[str]) -> st
             rest = text[m.end() :]
             others = [n for n in text_phrases(rest) if n != subject and n not in found]
             stop = min((rest.find(n) for n in others if rest.find(n) >= 0), default=len(rest))
-            held = [v for v in found if 0 <= rest.find(v) < stop]
+            held = [v for v in found if (at := _value_at(rest, v)) is not None and at < stop]
             if len(held) == 1:
                 owned.add(held[0])
     return next(iter(owned)) if len(owned) == 1 else ""
+
+
+def _value_at(text: str, value: str) -> int | None:
+    """Where a value stands in the text as a whole token ('12' is not the start of '120')."""
+    m = re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w])", text)
+    return m.start() if m else None
 
 
 def _title_word_lead(unit: Unit) -> str:

@@ -153,6 +153,9 @@ def test_a_value_said_right_after_its_subject_in_a_list_is_that_subjects() -> No
     ]
     first = _first("How many staff does Harrowgate College employ?", items)
     assert "**1,150**" in first, first
+    prefix = [_item(1, "Sites", "Headcount by site: Harrow depot (45); Tarsk office (120); "
+                    "Orlen yard (12).")]  # fmt: skip
+    assert "**120**" in _first("How many people work at the Tarsk office?", prefix)
     shipped = [_item(1, "Ports", "In 2019 Tarsk handled 9,400 containers, followed by Annis, "
                      "which handled 3,100 containers.")]  # fmt: skip
     assert "**3,100 containers**" in _first("How many containers did Annis handle in 2019?",
