@@ -410,7 +410,7 @@ def rank_units(
             listed = kind in NAMED_KINDS and bool(NAMED_KINDS[kind].find(unit.text))
             values = clock_times(unit.text) if clock else spans_of(kind, unit.text)
             ranged = bool(side) and range_pair(unit.text, values) is not None
-            cast = kind in ("person", "entity") and bool(role_spans(part, unit.text))
+            cast = cast_asked and bool(role_spans(part, unit.text))
             related = related or listed or ranged or cast  # 'who did X play': 'X as R'
             if cast_asked and not cast:  # ... and a sentence giving X no role does not say it
                 related = False

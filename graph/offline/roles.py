@@ -125,25 +125,19 @@ def roles(sentence: str, player: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def fills_role(part: str, sentence: str, span: str) -> bool:
-    """Whether `span` is, in `sentence`, what the part asks of a cast: the player of the
-    role it names, or the role of the player it names."""
-    role = asked_actor_of(part)
-    if role:
-        return any(_overlaps(span, p) for p in players(sentence, role))
-    player = asked_role_of(part)
-    if player and not tx.PLACEHOLDER_RE.search(player):
-        return any(_overlaps(span, r) for r in roles(sentence, player))
-    return False
-
-
 def role_spans(part: str, sentence: str) -> list[str]:
-    """The spans of the sentence that answer the part's cast question (see above)."""
+    """The spans of the sentence that answer the part's cast question: the player of the
+    role it names, or the role of the player it names."""
     role = asked_actor_of(part)
     if role:
         return players(sentence, role)
     player = asked_role_of(part)
     return roles(sentence, player) if player else []
+
+
+def fills_role(part: str, sentence: str, span: str) -> bool:
+    """Whether `span` is, in `sentence`, what the part asks of a cast (`role_spans`)."""
+    return any(_overlaps(span, s) for s in role_spans(part, sentence))
 
 
 def asks_cast(part: str) -> bool:

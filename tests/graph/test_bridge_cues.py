@@ -32,6 +32,15 @@ def _item(n: int, title: str, text: str) -> EvidenceItem:
     return EvidenceItem(n=n, chunk_id=f"c{n}", title=title, source=f"{title}.md", text=text)
 
 
+def _step(sub_question: str) -> HopView:
+    return HopView(sub_question=sub_question, query=sub_question)
+
+
+def _best(sub_question: str, hits: list[Hit]) -> str:
+    """The bridge candidates' best, for a step that searched its own words."""
+    return br.candidates(_step(sub_question), hits)[0].text
+
+
 def _first(question: str, items: list[EvidenceItem], hops: list[HopView] | None = None) -> str:
     answer = "".join(p for p in R.answer(question, items, [], hops or []) if isinstance(p, str))
     return answer.strip().splitlines()[0]
@@ -62,9 +71,7 @@ def test_the_player_of_the_role_is_the_bridge_not_the_best_scored_name() -> None
             "The actress Lowell Ardent played the witch's sister in the first Pim and Tuck short.",
         ),  # fmt: skip
     ]
-    hop = HopView(sub_question="actress who played the weather witch in Pim and Tuck?",
-                  query="actress who played the weather witch in Pim and Tuck?")  # fmt: skip
-    assert br.candidates(hop, hits)[0].text == "Castellan"
+    assert _best("actress who played the weather witch in Pim and Tuck?", hits) == "Castellan"
 
 
 def test_who_did_x_play_reads_the_role_the_cast_list_gives_x() -> None:
@@ -103,19 +110,14 @@ def test_the_wider_place_of_an_address_answers_which_country_not_where() -> None
     text = ("The 9th Orvel Games took place in 1990 in Tarsk, Velmaria, and drew forty teams. "
             "Velmaria sent its largest team.")  # fmt: skip
     hits = [_hit(1, "9th Orvel Games", text)]
-    where = HopView(sub_question="venue where the 9th Orvel Games were held?",
-                    query="venue where the 9th Orvel Games were held?")  # fmt: skip
-    country = HopView(sub_question="country where the 9th Orvel Games were held?",
-                      query="country where the 9th Orvel Games were held?")  # fmt: skip
-    assert br.candidates(where, hits)[0].text == "Tarsk"
-    assert br.candidates(country, hits)[0].text == "Velmaria"
+    assert _best("venue where the 9th Orvel Games were held?", hits) == "Tarsk"
+    assert _best("country where the 9th Orvel Games were held?", hits) == "Velmaria"
 
 
 def test_the_other_name_a_passage_opens_with_is_not_another_entity() -> None:
     hits = [_hit(1, "Les ombres du port", 'Les ombres du port (also known as "Harbour '
                  'Shadows") is a 1994 drama film starring Mirela Kovač.')]  # fmt: skip
-    hop = HopView(sub_question="star of Les ombres du port?", query="star of Les ombres du port?")
-    found = [c.text for c in br.candidates(hop, hits)]
+    found = [c.text for c in br.candidates(_step("star of Les ombres du port?"), hits)]
     assert "Harbour Shadows" not in found and found[0] == "Mirela Kovač"
 
 
@@ -123,9 +125,7 @@ def test_a_name_does_not_stand_next_to_the_relation_word_it_holds() -> None:
     text = ("Brookvale Academy is a secondary school in Harrow, Ostrel, a short drive from the "
             "United States border.")  # fmt: skip
     hits = [_hit(1, "Brookvale Academy", text)]
-    hop = HopView(sub_question="home state of Brookvale Academy?",
-                  query="home state of Brookvale Academy?")  # fmt: skip
-    assert br.candidates(hop, hits)[0].text == "Ostrel"
+    assert _best("home state of Brookvale Academy?", hits) == "Ostrel"
 
 
 def test_the_beam_prefers_the_candidate_whose_own_page_calls_it_the_kind_asked() -> None:
@@ -199,9 +199,7 @@ def test_a_page_whose_sentence_names_only_the_anchor_and_the_relation_is_the_ans
             "the sculptor Odo Brenn.",
         ),  # fmt: skip
     ]
-    hop = HopView(sub_question="award Mirela Kovač received?",
-                  query="award Mirela Kovač received?")  # fmt: skip
-    assert br.candidates(hop, hits)[0].text == "Orsolo Medal"
+    assert _best("award Mirela Kovač received?", hits) == "Orsolo Medal"
 
 
 def test_a_division_named_in_the_plural_is_no_one_division() -> None:
@@ -216,9 +214,7 @@ def test_a_division_named_in_the_plural_is_no_one_division() -> None:
             2, "Rowing in Velmaria", "Clubs from the United Provinces row on the Velm each spring."
         ),  # fmt: skip
     ]
-    hop = HopView(sub_question="province where Brookvale Academy is?",
-                  query="province where Brookvale Academy is?")  # fmt: skip
-    assert br.candidates(hop, hits)[0].text == "Ostrel"
+    assert _best("province where Brookvale Academy is?", hits) == "Ostrel"
 
 
 def test_a_clause_that_ends_in_is_from_keeps_its_preposition() -> None:
@@ -230,5 +226,4 @@ def test_a_clause_that_ends_in_is_from_keeps_its_preposition() -> None:
 def test_a_place_in_the_opening_parenthesis_is_still_a_candidate() -> None:
     hits = [_hit(1, "Mirela Kovač", "Mirela Kovač (born 4 May 1961 in Tarsk) is a Velmarian "
                  "actress. She starred in Harbour Shadows.")]  # fmt: skip
-    hop = HopView(sub_question="birthplace of Mirela Kovač?", query="birthplace of Mirela Kovač?")
-    assert "Tarsk" in [c.text for c in br.candidates(hop, hits)]
+    assert "Tarsk" in [c.text for c in br.candidates(_step("birthplace of Mirela Kovač?"), hits)]
