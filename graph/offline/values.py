@@ -106,7 +106,7 @@ def spans_of(kind: str, text: str) -> list[str]:
 _CLOCK_ASKED_RE = re.compile(r"\bwhat\s+time\b|\bat\s+what\s+hour\b|几点|什么时间", re.IGNORECASE)
 _CLOCK_RE = re.compile(
     r"(?<![\w:])\d{1,2}(?::\d{2})?\s*(?:a\.\s?m\.?|p\.\s?m\.?|am\b|pm\b)|(?<![\d:])\d{1,2}:\d{2}"
-    r"(?![\d:])|\b(?:noon|midnight)\b|(?:上午|下午|早上|晚上|傍晚|凌晨|中午)?\d{1,2}\s*[点点時时](?:\s*\d{1,2}\s*分|半)?",
+    r"(?![\d:])|\b(?:noon|midnight)\b|(?:上午|下午|早上|晚上|傍晚|凌晨|中午)?\d{1,2}\s*[点時时](?:\s*\d{1,2}\s*分|半)?",
     re.IGNORECASE,
 )
 
@@ -128,9 +128,7 @@ def side_time(text: str, times: Sequence[str], part: str) -> str:
     cues = _RANGE_SIDES.get(side, ()) if side else ()
     for t in times:
         at = text.find(t)
-        before = text[max(0, at - 24) : at]
-        words = {w.lower() for w in re.findall(r"[A-Za-z]+", before)}
-        if any((c in before) if tx.has_cjk(c) else (c in words) for c in cues):
+        if _says_cue(text[max(0, at - 24) : at], cues):
             return t
     return ""
 
@@ -245,13 +243,15 @@ _RANGE_DASH_RE = re.compile(
 def range_side(part: str) -> str:
     """Which end of a range of two dates the part asks for: 'start' for 'born' / 'start',
     'end' for 'died' / 'until' (lexicon range_sides.txt); '' for neither or both."""
-    words = {w.lower() for w in re.findall(r"[A-Za-z]+", part)}
-    asked = [
-        side
-        for side, cues in _RANGE_SIDES.items()
-        if any((c in part) if tx.has_cjk(c) else (c in words) for c in cues)
-    ]
+    asked = [side for side, cues in _RANGE_SIDES.items() if _says_cue(part, cues)]
     return asked[0] if len(asked) == 1 else ""
+
+
+def _says_cue(text: str, cues: Sequence[str]) -> bool:
+    """Whether the text holds one of the cue words: an English one whole, a Chinese one as
+    part of it."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z]+", text)}
+    return any((c in text) if tx.has_cjk(c) else (c in words) for c in cues)
 
 
 def range_end(text: str, dates: Sequence[str], part: str) -> str:
