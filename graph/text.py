@@ -303,6 +303,47 @@ def _split_stop_tails(tokens: list[str]) -> Iterable[str]:
         yield from (t for t in (head, core, tail) if t)
 
 
+def _stem_any(word: str) -> str:
+    return word if _is_cjk_token(word) else stem(word)
+
+
+def _relation_families() -> tuple[dict[str, frozenset[str]], dict[str, frozenset[str]]]:
+    """(term -> the terms of its families, question cue -> the terms it asks for), from
+    lexicon relation_words.txt."""
+    kin: dict[str, set[str]] = {}
+    cues: dict[str, set[str]] = {}
+    for _, members in lexicon.table("relation_words"):
+        family = {_stem_any(m) for m in members if not m.startswith("~")}
+        for m in members:
+            target = cues if m.startswith("~") else kin
+            key = m.removeprefix("~").lower() if m.startswith("~") else _stem_any(m)
+            target.setdefault(key, set()).update(family)
+    return (
+        {k: frozenset(v) for k, v in kin.items()},
+        {k: frozenset(v) for k, v in cues.items()},
+    )
+
+
+_KIN, _CUES = _relation_families()
+
+
+def kin(term: str) -> frozenset[str]:
+    """The terms that say the same relation as a term ('employ' for 'work', 'acquir' for
+    'purchas'), itself among them (lexicon relation_words.txt)."""
+    return _KIN.get(term, frozenset()) | {term}
+
+
+def cue_terms(text: str) -> set[str]:
+    """The relation terms a question asks for by a word that is no term itself ('born' for
+    'What city is X from?')."""
+    return {t for w in re.findall(r"[A-Za-z]+", text) for t in _CUES.get(w.lower(), ())}
+
+
+def holds_kin(term: str, text: str, terms: set[str]) -> bool:
+    """Whether a passage holds a term or a word of the same relation (`kin`)."""
+    return any(term_in(k, text, terms) for k in kin(term))
+
+
 def term_in(term: str, text: str, terms: set[str]) -> bool:
     """Whether a coverage term occurs in a passage: CJK terms as a substring of its text, or
     without the character coverage_terms() may have glued on ('甘罗格市' in '塔甘罗格')."""

@@ -54,12 +54,15 @@ def candidates(
     asked = tx.PLACEHOLDER_RE.sub(" ", f"{hop.sub_question} {hop.query}")
     asked_terms = tx.term_set(asked)
     relation = tx.term_set(_relation_text(hop.sub_question, hop.query)) - _anchor_terms(hop, hits)
+    relation |= tx.cue_terms(hop.sub_question)  # 'the country that #1 is from': born
+    related = {t: tx.kin(t) for t in relation}  # 'purchaser': 'acquired', 'bought'
+    relation_kin = set().union(*related.values())
     question_terms = tx.term_set(question) - asked_terms
     cue = _cue_words(hop.sub_question)
     found: dict[str, Candidate] = {}
     titles = {_PAREN_RE.sub("", h.title).strip().lower() for h in hits[: params.bridge_hits]}
     anchor = _anchor_terms(hop, hits)
-    told = _anchored_telling(anchor, relation, hits[: params.bridge_hits], asked_terms)
+    told = _anchored_telling(anchor, relation_kin, hits[: params.bridge_hits], asked_terms)
     # the anchor has a passage of its own among the hits: a passage about something else says
     # the relation of that something else unless it names the anchor itself
     abouts = [_aboutness(anchor, h, params) for h in hits[: params.bridge_hits]]
@@ -71,7 +74,7 @@ def candidates(
         sentences = _sentences(hit)
         for i, sentence in enumerate(sentences):
             sentence_terms = tx.term_set(sentence)
-            rel_here = len(relation & sentence_terms)
+            rel_here = sum(1 for words in related.values() if words & sentence_terms)
             if (told or own_passage) and about < 1.0 and not anchor <= _about_terms(sentences, i):
                 rel_here = 0  # a sentence beside the one that says it, about something else
             names = _names(sentence, hit, i)
@@ -89,7 +92,7 @@ def candidates(
                     continue
                 cand = found.setdefault(name.lower(), Candidate(text=name))
                 near = nearness(  # the name's own words ('United States' for 'state') are
-                    sentence, name, relation - terms, after_bonus=params.bridge_after_bonus
+                    sentence, name, relation_kin - terms, after_bonus=params.bridge_after_bonus
                 )  # not next to it
                 cand.hits.add(rank)
                 cand.title = cand.title or name.lower() in titles

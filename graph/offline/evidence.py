@@ -19,18 +19,20 @@ from ingest.models import Hit
 
 def relevance(question: str, title: str, text: str) -> float:
     """Share of the question's terms the passage holds, by words or (Chinese) by phrases:
-    either way of cutting the words may be the one the passage shares."""
+    either way of cutting the words may be the one the passage shares. A word of the same
+    relation holds a term ('employs' for 'work', lexicon relation_words.txt)."""
     question = tx.PLACEHOLDER_RE.sub(" ", question)
     passage = f"{title} {text}"
     passage_terms = tx.term_set(passage)
     terms = tx.term_set(question)
-    by_words = len(terms & passage_terms) / len(terms) if terms else 1.0
+    held = sum(1 for t in terms if t in passage_terms or tx.holds_kin(t, passage, passage_terms))
+    by_words = held / len(terms) if terms else 1.0
     if not tx.has_cjk(question):
         return by_words
     phrases = tx.coverage_terms(question)
     if not phrases:
         return by_words
-    hit = sum(1 for t in phrases if tx.term_in(t, passage, passage_terms))
+    hit = sum(1 for t in phrases if tx.holds_kin(t, passage, passage_terms))
     return max(by_words, hit / len(phrases))
 
 

@@ -342,15 +342,37 @@ def echoes(unit: Unit, question: str) -> bool:
 
 
 def holds_relation(relation: str, context: str, text: str) -> bool:
-    """Whether the text (or its context) holds a word of what is asked: a content word, not a
-    number or a lone Chinese character ('年' of '2023 年的营业收入' is no sign of revenue)."""
+    """Whether the text (or its context) holds a word of what is asked, or of the same relation
+    ('employs' for 'work'): a content word, not a number or a lone Chinese character ('年' of
+    '2023 年的营业收入' is no sign of revenue)."""
     words = {t for t in tx.term_set(relation) | set(tx.coverage_terms(relation))
              if not t.isdigit() and not (tx.has_cjk(t) and len(t) == 1)}  # fmt: skip
+    words |= tx.cue_terms(relation)  # 'What city is X from?': where X was born
     if not words:
         return relevance(relation, context, text) > 0
     passage = f"{context} {text}"
     terms = tx.term_set(passage)
-    return any(tx.term_in(w, passage, terms) for w in words)
+    return any(tx.holds_kin(w, passage, terms) for w in words)
+
+
+# 'what year' / 'in which month': the noun names the kind of the answer, not a word of it
+_ASKED_TIME_RE = re.compile(r"\b(what|which)\s+(?:year|date|day|month)\b", re.IGNORECASE)
+
+
+def _read_items(
+    part: str, items: Sequence[EvidenceItem], params: OfflineParams
+) -> list[tuple[int, EvidenceItem]]:
+    """(rank, passage) of the passages a part is read in: the first ones, and a little further
+    down those that name what the part asks about ('John Roe (1505–1572), …' on another
+    page, for 'when did John Roe die')."""
+    names = [n for n in text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)) if len(n.split()) > 1]
+    first = list(enumerate(items[: params.reader_passages]))
+    later = [
+        (rank, item)
+        for rank, item in enumerate(items[: params.reader_named_passages])
+        if rank >= params.reader_passages and any(n in item.text for n in names)
+    ]
+    return first + later
 
 
 def _unit_score(
@@ -386,8 +408,8 @@ def rank_units(
     step."""
     scored: list[tuple[float, int, Unit]] = []
     order = 0
-    read = [(item, units(item)) for item in items[: params.reader_passages]]
-    relation = relation_of(part, _unit_names([u for _, found in read for u in found], params))
+    read = [(rank, item, units(item)) for rank, item in _read_items(part, items, params)]
+    relation = relation_of(part, _unit_names([u for _, _, found in read for u in found], params))
     anchors = list(dict.fromkeys([*anchors_of(part), *anchors_of(scene)]))  # the scene's too:
     # '东坡仓的K2故障，上门时限是多少' asks of K2 though its one part is the asking clause
     requested = not _PROPOSAL_RE.search(part)  # a question about a request reads requests
@@ -399,7 +421,8 @@ def rank_units(
     nation = nation_keys(part) if kind not in NAMED_KINDS else frozenset()
     dated_kinds = _year_kinds(f"{part} {scene}")  # 'the 2004 album' -> {('2004', 'album')}
     cast_asked = kind in ("person", "entity") and asks_cast(part)
-    for rank, (item, found) in enumerate(read):
+    covered = _ASKED_TIME_RE.sub(r"\1", part)  # 'What year did X die': no sentence says 'year'
+    for rank, item, found in read:
         elsewhere = bool(own) and item.chunk_id not in own
         for unit in found:
             if unit.listed and kind != "explain":  # the list is the answer to 'how' only:
@@ -414,7 +437,7 @@ def rank_units(
             related = related or listed or ranged or cast  # 'who did X play': 'X as R'
             if cast_asked and not cast:  # ... and a sentence giving X no role does not say it
                 related = False
-            score = _unit_score(part, related, unit, rank, params, kind)
+            score = _unit_score(covered, related, unit, rank, params, kind)
             score += params.reader_type_bonus if listed or cast else 0.0
             if elsewhere:
                 score *= params.reader_other_step
@@ -590,8 +613,22 @@ def _in_question(span: str, question: str) -> bool:
     names a row or sentence by is never its answer."""
     if tx.fold(span).casefold().replace(" ", "") in _given(question):
         return True
+    if _fuller_name(span, question):
+        return True
     days = date_keys(span)
     return bool(days) and days <= date_keys(question)
+
+
+def _fuller_name(span: str, question: str) -> bool:
+    """A name the question gives, written fuller ('Claudia Noemí Amura' for 'Claudia Amura'):
+    its first and last words the same, more between them."""
+    words = span.split()
+    if len(words) < 3 or not words[0][:1].isupper():
+        return False
+    return any(
+        len(name.split()) >= 2 and name.split()[0] == words[0] and name.split()[-1] == words[-1]
+        for name in text_phrases(question)
+    )
 
 
 def header_match(question: str, header: str) -> float:
@@ -696,6 +733,7 @@ def read_sentence(
         return listed[0][1], len({key for key, _ in listed}) == 1
     elif kind in ("person", "place", "entity"):
         found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
+        found = [_with_particle(unit.text, s) for s in found] if kind == "place" else found
         lead = _title_word_lead(unit)  # 'Tibbet debuted …' on the page 'Old Tibbet'
         found += [lead] if lead and not _in_question(lead, given) else []
         found += [s for s in spans_of("code", unit.text) if not _in_question(s, given)]
@@ -714,6 +752,7 @@ def read_sentence(
     asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
+    asked = set().union(*(tx.kin(t) for t in asked), tx.cue_terms(part))  # 'die': 'died'
     wanted = asked_unit(question) if kind == "number" else ""
     if kind == "number" and len(found) > 1:  # 'followed by X, which handled 273,282'
         owned = _owned_value(text, found, text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)))
@@ -731,7 +770,10 @@ def read_sentence(
     if ranged:  # 'X (3 May 1901 – 9 June 1980)': 'when did X die' asks the range's end
         return ranged, False
     if kind in ("number", "date"):
-        return near[0][1], len(near) == 1
+        said = _in_asked_clause(text, [s for _, s in near], asked)
+        near = [n for n in near if n[1] in said] + [n for n in near if n[1] not in said]
+        both = _coordinated(text, near[0][1], found) if kind == "date" else ""
+        return both or near[0][1], len(near) == 1
     from graph.offline.answer import cue_fit
 
     near = sorted(  # a name in the slot is next to what is asked, however far its words
@@ -739,6 +781,9 @@ def read_sentence(
          for n, s in near),
         key=lambda x: -x[0],
     )  # fmt: skip
+    if kind == "place":  # 'born X in Y': a name after 'in' / 'at' is the place, not X
+        cued = [n for n in near if cue_fit(kind, unit.text, n[1]) > 1.0]
+        near = cued + [n for n in near if n not in cued]
     level = asked_level(part) if kind in ("place", "entity") else ""
     if level and (wider := address_level(unit.text, near[0][1], level)):
         return wider, False  # 'what county': 'Hertfordshire' of 'Royston, Hertfordshire'
@@ -746,6 +791,38 @@ def read_sentence(
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
     fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
     return near[0][1], kind in ("person", "place") and clear and fits
+
+
+# where one clause of a sentence ends and another, with its own verb, begins
+_CLAUSE_RE = re.compile(
+    r"[;；]|,\s*(?:but|and|while|whereas|although|though|yet)\b|，\s*(?:但|而|并且)"
+)
+
+
+def _coordinated(text: str, span: str, found: Sequence[str]) -> str:
+    """Two dates said of one event ('won the cup in 1898 and 1959'): both, as the text says
+    them; '' for one date alone or a range ('between 1898 and 1959')."""
+    at = text.find(span)
+    if at < 0 or re.search(r"\b(?:between|from)\s+$", text[:at], re.IGNORECASE):
+        return ""
+    for other in found:
+        m = re.match(rf"\s*(?:and|&|和|及)\s*{re.escape(other)}(?![\w])", text[at + len(span) :])
+        if other != span and m:
+            return text[at : at + len(span) + m.end()]
+    return ""
+
+
+def _in_asked_clause(text: str, spans: Sequence[str], asked: set[str]) -> list[str]:
+    """The values said in a clause that holds a word of what is asked ('married in 1685, but
+    died in 1692': 1692 for 'when did she die'); all of them when no clause tells them apart."""
+    clauses = _CLAUSE_RE.split(text)
+    if len(clauses) < 2 or not asked:
+        return list(spans)
+    kept = [
+        s for s in spans
+        if any(_value_at(c, s) is not None and tx.term_set(c) & asked for c in clauses)
+    ]  # fmt: skip
+    return kept or list(spans)
 
 
 def _owned_value(text: str, found: Sequence[str], subjects: Sequence[str]) -> str:
@@ -768,6 +845,22 @@ def _value_at(text: str, value: str) -> int | None:
     """Where a value stands in the text as a whole token ('12' is not the start of '120')."""
     m = re.search(rf"(?<![\w.,]){re.escape(value)}(?![\w])", text)
     return m.start() if m else None
+
+
+_PARTICLES = "|".join(  # 'La', 'Le', 'Den' … ('The Orlen depot' is no place 'The Orlen')
+    w.capitalize()
+    for w in lexicon.words("connectors")
+    if w.isalpha() and len(w) > 1 and not tx.is_stopword(w)
+)
+_PARTICLE_RE = re.compile(rf"\b(?:{_PARTICLES})\s+$")
+
+
+def _with_particle(text: str, span: str) -> str:
+    """A place name with the capitalised particle it opens with ('La Goulette', 'Le Havre'),
+    which a name's own words leave out at its start."""
+    at = text.find(span)
+    m = _PARTICLE_RE.search(text[:at]) if at > 0 else None
+    return text[m.start() : at + len(span)] if m else span
 
 
 def _title_word_lead(unit: Unit) -> str:

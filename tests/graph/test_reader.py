@@ -640,3 +640,59 @@ def test_when_reads_a_time_of_day_where_no_date_is_stated() -> None:
     assert "**17:00**" in _clock_first("When does the Tarsk office close?", said)
     dated = [_clock_item("The Tarsk office closed on 3 May 2021 at 17:00 for good.")]
     assert "3 May 2021" in _clock_first("When did the Tarsk office close?", dated)  # its date
+
+
+GUILD = (
+    "Vela Pruss was a weaver of Orlen. She became head of the Tarsk guild when she married in "
+    "1685, but died suddenly in 1692."
+)
+
+
+def test_a_value_is_read_in_the_clause_that_says_what_is_asked() -> None:
+    guild = [_item(1, GUILD, "Vela Pruss")]
+    assert "in **1692**" in _answer("When did Vela Pruss die?", *guild)  # 1685 is nearer
+    assert "in **1685**" in _answer("When did Vela Pruss marry?", *guild)
+
+
+def test_two_dates_of_one_event_are_both_the_answer_and_a_range_is_not() -> None:
+    cup = _item(1, "Harrow Rovers joined the league in 1892. Harrow Rovers won the Orlen Cup in "
+                   "1898 and 1959.", "Harrow Rovers")  # fmt: skip
+    assert "**1898 and 1959**" in _answer("When did Harrow Rovers win the Orlen Cup?", cup)
+    span = _item(1, "Harrow Rovers played in the Orlen Cup between 1898 and 1959.", "Rovers")
+    assert "between **1898** and 1959" in _answer(
+        "When did Harrow Rovers first play in the Orlen Cup?", span
+    )
+
+
+def test_a_passage_naming_the_subject_is_read_though_it_ranks_below_the_first_ones() -> None:
+    noise = [_item(n, f"The Orlen archive holds ledger {n} of the river trade.", f"ledger {n}")
+             for n in range(1, 10)]  # fmt: skip
+    later = _item(10, "Rolf Aske (1505–1572), a miller of Tarsk, built the first mill in Orlen.",
+                  "Mills of Orlen")  # fmt: skip
+    assert "**1572**" in _answer("What year did Rolf Aske die?", *noise, later)
+    far = [*noise, *[_item(n, f"Ledger {n} lists grain.", f"grain {n}") for n in range(10, 17)]]
+    assert "**1572**" not in _answer("What year did Rolf Aske die?", *far, replace_n(later, 17))
+
+
+def replace_n(item: EvidenceItem, n: int) -> EvidenceItem:
+    return EvidenceItem(n=n, chunk_id=f"c{n}", title=item.title, source=item.source, text=item.text)
+
+
+def test_a_fuller_writing_of_the_asked_name_is_not_its_answer() -> None:
+    weaver = _item(1, "Vela Anna Maria Pruss (born 26 August 1970, in Tarsk) is an Orlen "
+                      "weaver and guild master.", "Vela Pruss")  # fmt: skip
+    first = _answer("What is the place of birth of Vela Pruss?", weaver).splitlines()[0]
+    assert "Tarsk" in first and "Anna Maria" not in first.split("“")[0]
+    wed = _item(1, "Vela Anna Maria Pruss married Ivo Lund in 1990.", "Vela Pruss")
+    assert _answer("Who did Vela Pruss marry?", wed).splitlines()[0] == "Answer: Ivo Lund [1]"
+
+
+def test_what_city_asks_a_place_read_after_in_with_its_particle() -> None:
+    from graph.offline.answer import answer_type
+
+    assert answer_type("What city is the conductor from?") == "place"
+    assert answer_type("In what town was the depot built?") == "place"
+    assert answer_type("What is the city tax?") == "entity"  # a noun before another noun
+    born = _item(1, "Vela Pruss was born Velma Ann Pruss in La Goulette, a quarter of Tarsk, "
+                    "in 1968.", "Vela Pruss")  # fmt: skip
+    assert "**La Goulette**" in _answer("What city is Vela Pruss from?", born)
