@@ -34,7 +34,7 @@ ANSWER_TYPES = lexicon.table("answer_types")
 # A country, a language or a place is what is asked only when its noun heads the phrase:
 # 'which country is …', 'the place of birth'; not 'which country singer', 'what event took
 # place'. 'nationality' and the nouns of dates and amounts head whatever follows them.
-_HEAD_NOUNS = frozenset({"country", "nation", "language", "place"})
+_HEAD_NOUNS = frozenset({"country", "nation", "language", "place", "city", "town", "village"})
 _HEAD_NOUN = (
     r"(?<!\btook place)(?<!\btake place)(?<!\btakes place)"
     r"(?=\s*(?:[?,.;:]|$)|\s+(?:"
