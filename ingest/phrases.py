@@ -133,8 +133,8 @@ def with_parenthetical(span: str, text: str) -> str:
 
 
 def _flush(current: list[str], spans: list[str]) -> None:
-    while current and current[-1].lower() in _CONNECTORS:
-        current.pop()
+    while current and (current[-1].lower() in _CONNECTORS or current[-1] == "and"):
+        current.pop()  # 'King Rolf of Tarsk and the wife of …': no name ends in 'and'
     while current and current[0].lower() in _CONNECTORS - {"the"}:
         current.pop(0)
     if current and current[0] == "the":

@@ -40,6 +40,8 @@ def test_a_family_holds_its_words_and_a_cue_asks_for_them() -> None:
     # the cue is the question's: a passage's 'from' says nothing of birth
     assert not holds_relation("born", "", "She moved from Tarsk in 2001.")
     assert relevance("who bought the ferry line", "", "The ferry line was acquired in 2004.") == 1.0
+    assert holds_relation("sibling", "", "She was a half-sister of King Rolf of Tarsk.")
+    assert holds_relation("company that made", "", "The drill was manufactured by Orlen Tools.")
 
 
 def test_a_sentence_in_another_word_of_the_relation_answers() -> None:

@@ -46,6 +46,11 @@ def test_capitalized_spans_keep_connectors_and_titles() -> None:
         "Battle of Mine Creek"
     ]
     assert "Julian P. Kanter" in tx.capitalized_spans("the school that holds the Julian P. Kanter")
+    # 'and the' joins a title ('Rex and the Tide'), never ends a name
+    assert tx.capitalized_spans("a sister of King Rolf of Tarsk and the wife of Ivo Lund") == [
+        "King Rolf of Tarsk", "Ivo Lund"
+    ]  # fmt: skip
+    assert tx.capitalized_spans("He wrote Rex and the Tide in 1990.") == ["Rex and the Tide"]
 
 
 def test_extract_entities_quoted_years_and_cjk_terms() -> None:
