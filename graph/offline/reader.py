@@ -747,7 +747,7 @@ def read_sentence(
     found = list(dict.fromkeys(found))
     if kind == "person":  # 'who': a person's name before an organisation's
         found = [s for s in found if _of_asked_kind(kind, part, s)] or found
-    if not found:
+    if not found and not (kind == "person" and _pronoun_subject(unit)):
         return "", False
     asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
@@ -766,6 +766,13 @@ def read_sentence(
             return near[0][1], False
         found = fitting
     near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
+    meant = _pronoun_subject(unit) if kind == "person" else ""
+    if meant and not _in_question(meant, given):  # 'He has also served as the host …': he
+        said = nearness(unit.text, unit.text.split()[0], asked)  # is whom the page is about
+        if said > (near[0][0] if near else 0.0):
+            return meant, False
+    if not near:
+        return "", False
     ranged = range_end(text, found, part) if kind == "date" else ""
     if ranged:  # 'X (3 May 1901 – 9 June 1980)': 'when did X die' asks the range's end
         return ranged, False
@@ -861,6 +868,21 @@ def _with_particle(text: str, span: str) -> str:
     at = text.find(span)
     m = _PARTICLE_RE.search(text[:at]) if at > 0 else None
     return text[m.start() : at + len(span)] if m else span
+
+
+_PRONOUN_RE = re.compile(r"^(?:He|She)\b")
+
+
+def _pronoun_subject(unit: Unit) -> str:
+    """Whom a sentence opening 'He …' / 'She …' is about: its page's title when that is a
+    person's name (two to four capitalised words) the sentence before names too; else ''."""
+    if not _PRONOUN_RE.match(unit.text) or not unit.title:
+        return ""
+    title = re.sub(r"\s*\([^()]*\)", "", unit.title).strip()
+    words = title.split()
+    if not 2 <= len(words) <= 4 or not all(re.fullmatch(r"[A-Z][\w.'’-]*", w) for w in words):
+        return ""
+    return title if words[-1] in unit.referent.split() else ""
 
 
 def _title_word_lead(unit: Unit) -> str:
@@ -1133,4 +1155,6 @@ def bold(text: str, span: str) -> str:
     if not span:
         return text
     m = re.search(rf"(?<![A-Za-z0-9.\-]){re.escape(span)}(?![A-Za-z0-9\-]|\.\d)", text)
+    if m is None and (pronoun := _PRONOUN_RE.match(text)):  # whom 'He …' is about, in
+        return f"[**{span}**]{text[pronoun.end() :]}"  # brackets: the quote's one change
     return text if m is None else f"{text[: m.start()]}**{span}**{text[m.end() :]}"

@@ -696,3 +696,13 @@ def test_what_city_asks_a_place_read_after_in_with_its_particle() -> None:
     born = _item(1, "Vela Pruss was born Velma Ann Pruss in La Goulette, a quarter of Tarsk, "
                     "in 1968.", "Vela Pruss")  # fmt: skip
     assert "**La Goulette**" in _answer("What city is Vela Pruss from?", born)
+
+
+def test_who_read_in_a_sentence_opening_he_or_she_is_whom_its_page_is_about() -> None:
+    said = ("Odile Marsh (born 1971) is a broadcaster from Tarsk. She has also served as the "
+            "host of the Orlen Quiz Hour since 2019.")  # fmt: skip
+    first = _answer("Who is the host of the Orlen Quiz Hour?", _item(1, said, "Odile Marsh"))
+    assert first.splitlines()[0].endswith("“[**Odile Marsh**] has also served as the host of "
+                                          "the Orlen Quiz Hour since 2019.” [1]")  # fmt: skip
+    other = _answer("Who is the host of the Orlen Quiz Hour?", _item(1, said, "Quiz shows"))
+    assert "[**" not in other  # a page about no one: the pronoun stays as written
