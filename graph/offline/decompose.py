@@ -520,6 +520,9 @@ _CLOSING_NOUNS_RE = re.compile(r"(?:\s+[a-z][\w-]*){1,3}$")
 _OF_WORD_RE = re.compile(r"\s+of\s+[a-z][\w-]*")
 
 
+_ING_NOUN_RE = re.compile(r"[a-z][\w-]*ing")
+
+
 def _possessed(rest: str) -> tuple[str, int] | None:
     """After '⟨E⟩': "'s R" where R is the whole noun phrase ('rate limit', 'home town') with
     an 'of N' that follows it; (R, where it ends), or None when no noun follows."""
@@ -527,7 +530,9 @@ def _possessed(rest: str) -> tuple[str, int] | None:
     if not lead:
         return None
     end, words = lead.end(), []
-    while (word := _NEXT_WORD_RE.match(rest, end)) and is_noun(word.group(1)):
+    while (word := _NEXT_WORD_RE.match(rest, end)) and (
+        is_noun(word.group(1)) or (not words and _ING_NOUN_RE.fullmatch(word.group(1)))
+    ):  # right after "'s" a word in -ing is a noun ('sibling', 'building', 'painting')
         words.append(word.group(1))
         end = word.end()
     if not words:

@@ -83,6 +83,9 @@ def test_a_possessive_takes_the_whole_noun_phrase_after_it() -> None:
     assert [s.question for s in subs] == ["And what is Quorra Nights's rate limit?"]
     chained = decompose_question("What county is Ilse Varga's home town in?", None)
     assert chained[0].question == "home town of Ilse Varga?"
+    # right after "'s" a word in -ing is a noun, as 'brother' is
+    sibling = decompose_question("Where was Ilse Varga's sibling educated?", None)
+    assert [s.question for s in sibling] == ["sibling of Ilse Varga?", "Where was #1 educated?"]
 
 
 def test_a_chinese_statement_clause_sets_the_scene_and_is_not_asked() -> None:
