@@ -155,8 +155,27 @@ def _en_one(q: str, params: OfflineParams) -> list[Part]:
         or _nested_chain_en(q, params)
         or _subject_chain_en(q)
         or _role_chain_en(q)
+        or _fronted_chain_en(q)
         or [(q, None)]
     )
+
+
+# 'In ⟨E⟩, who did the star play?': the fronted name says whose star; the question asks of him
+_FRONTED_RE = re.compile(
+    rf"^in\s+(?:the\s+)?(?P<e>⟨\d+⟩),\s+(?P<wh>{_WH})\s+(?P<aux>{_AUX})\s+the\s+(?P<n>[a-z][\w-]*)"
+    rf"\s+(?P<rest>[a-z].*)$",
+    re.IGNORECASE,
+)
+
+
+def _fronted_chain_en(q: str) -> list[Part] | None:
+    """'In ⟨E⟩, WH AUX the N V …?' -> ['N of ⟨E⟩?', 'WH AUX #1 V … in ⟨E⟩?']: an unnamed N
+    that the fronted name owns is looked up first."""
+    m = _FRONTED_RE.match(q.strip().rstrip(" ?"))
+    if m is None or not is_noun(m.group("n")):
+        return None
+    asked = f"{m.group('wh')} {m.group('aux')} #1 {m.group('rest')} in {m.group('e')}?"
+    return [(f"{m.group('n')} of {m.group('e')}?", None), (asked[0].upper() + asked[1:], 1)]
 
 
 def _nested_chain_en(q: str, params: OfflineParams) -> list[Part] | None:

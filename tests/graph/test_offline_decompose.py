@@ -318,3 +318,13 @@ def test_a_statement_whose_slot_modifies_no_unnamed_thing_stays_one_question(
     question: str,
 ) -> None:
     assert subs_of(question) == [question]
+
+
+def test_a_fronted_name_owns_the_unnamed_subject_of_the_question() -> None:
+    """'In ⟨E⟩, who did the star play?': the star of ⟨E⟩ first, then whom #1 played in ⟨E⟩."""
+    subs = [
+        s.question for s in decompose_question("In Quorra Nights, who did the star play?", None)
+    ]
+    assert subs == ["star of Quorra Nights?", "Who did #1 play in Quorra Nights?"]
+    kept = decompose_question("In 2019, who did the board appoint?", None)  # a year owns nothing
+    assert len(kept) == 1
