@@ -224,7 +224,7 @@ def _with_year(name: str, sentence: str) -> str:
 
 
 def _trim_unit(text: str) -> str:
-    """'27,000 students' stays; '1,200, and' loses the function word and the comma."""
+    """'31,000 students' stays; '1,200, and' loses the function word and the comma."""
     words = text.strip().split()
     while len(words) > 1 and words[-1].lower() in tx.EN_STOPWORDS:
         words.pop()

@@ -68,6 +68,7 @@ class OfflineParams:
     # the reader (graph/offline/reader.py): the unit that answers a part, and its span
     reader_passages: int = 8  # passages of a part whose units are read
     reader_named_passages: int = 16  # ... and down to here, those naming the part's subject
+    reader_next_units: int = 3  # units after the top one looked at for a place / person
     reader_own_weight: float = 0.6  # the unit's own coverage vs. with its context
     reader_rank_decay: float = 0.05  # score a unit gives up per rank of its passage
     reader_min_score: float = 0.4  # below it the documents do not say (chosen on kb-dev half A)

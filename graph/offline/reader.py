@@ -363,8 +363,8 @@ def _read_items(
     part: str, items: Sequence[EvidenceItem], params: OfflineParams
 ) -> list[tuple[int, EvidenceItem]]:
     """(rank, passage) of the passages a part is read in: the first ones, and a little further
-    down those that name what the part asks about ('John Roe (1505–1572), …' on another
-    page, for 'when did John Roe die')."""
+    down those that name what the part asks about ('Rolf Aske (1611–1680), …' on another
+    page, for 'when did Rolf Aske die')."""
     names = [n for n in text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)) if len(n.split()) > 1]
     first = list(enumerate(items[: params.reader_passages]))
     later = [
@@ -619,11 +619,19 @@ def _in_question(span: str, question: str) -> bool:
     return bool(days) and days <= date_keys(question)
 
 
+_MONTHS = "|".join(sorted(tx.MONTHS, key=len, reverse=True))
+# 'March 3', '22 April': a day of a month, no name of a place or a person
+_MONTH_DAY_RE = re.compile(
+    rf"(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?|\d{{1,2}}\s+(?:{_MONTHS})", re.IGNORECASE
+)
+_SUFFIX_RE = re.compile(r"(?:Jr|Sr)\.?|I{2,3}|IV")
+
+
 def _fuller_name(span: str, question: str) -> bool:
-    """A name the question gives, written fuller ('Claudia Noemí Amura' for 'Claudia Amura'):
-    its first and last words the same, more between them."""
-    words = span.split()
-    if len(words) < 3 or not words[0][:1].isupper():
+    """A name the question gives, written fuller ('Vela Anna Maria Pruss' for 'Vela Pruss',
+    'Ivo Lund Jr.' for 'Ivo Lund'): its first and last words the same."""
+    words = [w for w in span.split() if not _SUFFIX_RE.fullmatch(w)]  # 'Jr.', 'III'
+    if len(words) < 2 or not words[0][:1].isupper():
         return False
     return any(
         len(name.split()) >= 2 and name.split()[0] == words[0] and name.split()[-1] == words[-1]
@@ -732,7 +740,8 @@ def read_sentence(
             return "", False
         return listed[0][1], len({key for key, _ in listed}) == 1
     elif kind in ("person", "place", "entity"):
-        found = [s for s in names_of_kind(kind, unit.text) if not _in_question(s, given)]
+        found = [s for s in names_of_kind(kind, unit.text)
+                 if not _in_question(s, given) and not _MONTH_DAY_RE.fullmatch(s)]  # fmt: skip
         found = [_with_particle(unit.text, s) for s in found] if kind == "place" else found
         lead = _title_word_lead(unit)  # 'Tibbet debuted …' on the page 'Old Tibbet'
         found += [lead] if lead and not _in_question(lead, given) else []
@@ -754,7 +763,7 @@ def read_sentence(
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
     asked = set().union(*(tx.kin(t) for t in asked), tx.cue_terms(part))  # 'die': 'died'
     wanted = asked_unit(question) if kind == "number" else ""
-    if kind == "number" and len(found) > 1:  # 'followed by X, which handled 273,282'
+    if kind == "number" and len(found) > 1:  # 'followed by X, which handled 284,510'
         owned = _owned_value(text, found, text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)))
         if owned and (not wanted or unit_fits(owned, wanted) or not any(
                 unit_fits(s, wanted) for s in found)):  # fmt: skip
@@ -807,8 +816,8 @@ _CLAUSE_RE = re.compile(
 
 
 def _coordinated(text: str, span: str, found: Sequence[str]) -> str:
-    """Two dates said of one event ('won the cup in 1898 and 1959'): both, as the text says
-    them; '' for one date alone or a range ('between 1898 and 1959')."""
+    """Two dates said of one event ('won the cup in 1903 and 1961'): both, as the text says
+    them; '' for one date alone or a range ('between 1903 and 1961')."""
     at = text.find(span)
     if at < 0 or re.search(r"\b(?:between|from)\s+$", text[:at], re.IGNORECASE):
         return ""
@@ -820,8 +829,8 @@ def _coordinated(text: str, span: str, found: Sequence[str]) -> str:
 
 
 def _in_asked_clause(text: str, spans: Sequence[str], asked: set[str]) -> list[str]:
-    """The values said in a clause that holds a word of what is asked ('married in 1685, but
-    died in 1692': 1692 for 'when did she die'); all of them when no clause tells them apart."""
+    """The values said in a clause that holds a word of what is asked ('married in 1702, but
+    died in 1709': 1709 for 'when did she die'); all of them when no clause tells them apart."""
     clauses = _CLAUSE_RE.split(text)
     if len(clauses) < 2 or not asked:
         return list(spans)
@@ -834,8 +843,8 @@ def _in_asked_clause(text: str, spans: Sequence[str], asked: set[str]) -> list[s
 
 def _owned_value(text: str, found: Sequence[str], subjects: Sequence[str]) -> str:
     """The one value a sentence says right after the part's subject, before it names anything
-    else: 'A (27,000); B (11,900); C (2,900)' gives B 11,900; '… followed by B, which handled
-    273,282' gives B 273,282. '' when no subject of the part has exactly one such value."""
+    else: 'A (31,000); B (12,400); C (3,100)' gives B 12,400; '… followed by B, which handled
+    284,510' gives B 284,510. '' when no subject of the part has exactly one such value."""
     owned: set[str] = set()
     for subject in subjects:
         for m in re.finditer(rf"(?<![\w-]){re.escape(subject)}(?![\w-])", text):
@@ -863,7 +872,7 @@ _PARTICLE_RE = re.compile(rf"\b(?:{_PARTICLES})\s+$")
 
 
 def _with_particle(text: str, span: str) -> str:
-    """A place name with the capitalised particle it opens with ('La Goulette', 'Le Havre'),
+    """A place name with the capitalised particle it opens with ('La Versane', 'Le Havre'),
     which a name's own words leave out at its start."""
     at = text.find(span)
     m = _PARTICLE_RE.search(text[:at]) if at > 0 else None
@@ -962,6 +971,8 @@ def read(
         ranked = [(s, u) for s, u in ranked if u.cells or spans_of(kind, u.text)] or ranked[:0]
         if not ranked:
             return None
+    if kind in ("place", "person"):  # a close second that names one, over a first that
+        ranked = _naming_first(part, question, kind, ranked, params)  # names no place
     score, unit = ranked[0]
     tied = [u for s, u in ranked if s >= score - 1e-6 and u.cells and u.context == unit.context]
     codes = set(codes_in(question))
@@ -1011,6 +1022,23 @@ def read(
         and _of_asked_kind(kind, part, reading.span)
     )
     return reading
+
+
+def _naming_first(
+    part: str, question: str, kind: str, ranked: list[tuple[float, Unit]], params: OfflineParams
+) -> list[tuple[float, Unit]]:
+    """The ranking with the best unit that holds a name of the asked kind first, when the top
+    one holds none ('X (born March 3, 1951) is a filmmaker' for 'X's place of birth'): as a
+    unit without an amount answers no 'how many', among the next few that score enough to
+    answer at all (`reader_min_score`); as it was otherwise."""
+    if not ranked or ranked[0][1].cells or read_sentence(part, question, ranked[0][1], kind)[0]:
+        return ranked
+    for i, (sc, u) in enumerate(ranked[1 : 1 + params.reader_next_units], start=1):
+        if sc < params.reader_min_score:
+            break
+        if not u.cells and read_sentence(part, question, u, kind)[0]:
+            return [ranked[i], *ranked[:i], *ranked[i + 1 :]]
+    return ranked
 
 
 _YEAR_ASKED_RE = re.compile(r"\b(?:what|which)\s+year\b|哪一?年|何年", re.IGNORECASE)

@@ -644,22 +644,22 @@ def test_when_reads_a_time_of_day_where_no_date_is_stated() -> None:
 
 GUILD = (
     "Vela Pruss was a weaver of Orlen. She became head of the Tarsk guild when she married in "
-    "1685, but died suddenly in 1692."
+    "1702, but died suddenly in 1709."
 )
 
 
 def test_a_value_is_read_in_the_clause_that_says_what_is_asked() -> None:
     guild = [_item(1, GUILD, "Vela Pruss")]
-    assert "in **1692**" in _answer("When did Vela Pruss die?", *guild)  # 1685 is nearer
-    assert "in **1685**" in _answer("When did Vela Pruss marry?", *guild)
+    assert "in **1709**" in _answer("When did Vela Pruss die?", *guild)  # 1702 is nearer
+    assert "in **1702**" in _answer("When did Vela Pruss marry?", *guild)
 
 
 def test_two_dates_of_one_event_are_both_the_answer_and_a_range_is_not() -> None:
     cup = _item(1, "Harrow Rovers joined the league in 1892. Harrow Rovers won the Orlen Cup in "
-                   "1898 and 1959.", "Harrow Rovers")  # fmt: skip
-    assert "**1898 and 1959**" in _answer("When did Harrow Rovers win the Orlen Cup?", cup)
-    span = _item(1, "Harrow Rovers played in the Orlen Cup between 1898 and 1959.", "Rovers")
-    assert "between **1898** and 1959" in _answer(
+                   "1903 and 1961.", "Harrow Rovers")  # fmt: skip
+    assert "**1903 and 1961**" in _answer("When did Harrow Rovers win the Orlen Cup?", cup)
+    span = _item(1, "Harrow Rovers played in the Orlen Cup between 1903 and 1961.", "Rovers")
+    assert "between **1903** and 1961" in _answer(
         "When did Harrow Rovers first play in the Orlen Cup?", span
     )
 
@@ -667,11 +667,11 @@ def test_two_dates_of_one_event_are_both_the_answer_and_a_range_is_not() -> None
 def test_a_passage_naming_the_subject_is_read_though_it_ranks_below_the_first_ones() -> None:
     noise = [_item(n, f"The Orlen archive holds ledger {n} of the river trade.", f"ledger {n}")
              for n in range(1, 10)]  # fmt: skip
-    later = _item(10, "Rolf Aske (1505–1572), a miller of Tarsk, built the first mill in Orlen.",
+    later = _item(10, "Rolf Aske (1611–1680), a miller of Tarsk, built the first mill in Orlen.",
                   "Mills of Orlen")  # fmt: skip
-    assert "**1572**" in _answer("What year did Rolf Aske die?", *noise, later)
+    assert "**1680**" in _answer("What year did Rolf Aske die?", *noise, later)
     far = [*noise, *[_item(n, f"Ledger {n} lists grain.", f"grain {n}") for n in range(10, 17)]]
-    assert "**1572**" not in _answer("What year did Rolf Aske die?", *far, replace_n(later, 17))
+    assert "**1680**" not in _answer("What year did Rolf Aske die?", *far, replace_n(later, 17))
 
 
 def replace_n(item: EvidenceItem, n: int) -> EvidenceItem:
@@ -693,9 +693,9 @@ def test_what_city_asks_a_place_read_after_in_with_its_particle() -> None:
     assert answer_type("What city is the conductor from?") == "place"
     assert answer_type("In what town was the depot built?") == "place"
     assert answer_type("What is the city tax?") == "entity"  # a noun before another noun
-    born = _item(1, "Vela Pruss was born Velma Ann Pruss in La Goulette, a quarter of Tarsk, "
+    born = _item(1, "Vela Pruss was born Velma Ann Pruss in La Versane, a quarter of Tarsk, "
                     "in 1968.", "Vela Pruss")  # fmt: skip
-    assert "**La Goulette**" in _answer("What city is Vela Pruss from?", born)
+    assert "**La Versane**" in _answer("What city is Vela Pruss from?", born)
 
 
 def test_who_read_in_a_sentence_opening_he_or_she_is_whom_its_page_is_about() -> None:
@@ -706,3 +706,13 @@ def test_who_read_in_a_sentence_opening_he_or_she_is_whom_its_page_is_about() ->
                                           "the Orlen Quiz Hour since 2019.” [1]")  # fmt: skip
     other = _answer("Who is the host of the Orlen Quiz Hour?", _item(1, said, "Quiz shows"))
     assert "[**" not in other  # a page about no one: the pronoun stays as written
+
+
+def test_a_unit_naming_no_place_gives_way_to_the_next_that_names_one() -> None:
+    page = [
+        _item(1, "Ivo Lund Jr. (born March 3, 1951) is an Orlen filmmaker, writer and actor. "
+                 "Born and raised in Tarsk, Lund rose to prominence in the 1970s.", "Ivo Lund"),
+    ]  # fmt: skip
+    first = _answer("What is the place of birth of Ivo Lund?", *page).splitlines()[0]
+    assert "Tarsk" in first and "March 3" not in first.split("“")[0]  # a day is no place
+    assert "**March 3**" not in first and "**Ivo Lund Jr" not in first
