@@ -548,7 +548,7 @@ def _possessed(rest: str) -> tuple[str, int] | None:
     lead = re.match(r"['’]s?", rest)
     if not lead:
         return None
-    end, words = lead.end(), []
+    end, words = lead.end(), list[str]()
     while (word := _NEXT_WORD_RE.match(rest, end)) and (
         is_noun(word.group(1)) or (not words and _ING_NOUN_RE.fullmatch(word.group(1)))
     ):  # right after "'s" a word in -ing is a noun ('sibling', 'building', 'painting')

@@ -72,6 +72,7 @@ class Unit:
     listed: tuple[str, ...] = ()  # the whole list when the unit is one of its items
     title: str = ""  # its passage's title: what 'The club …' or 'He …' is about
     referent: str = ""  # the names 'He …' / 'The project …' may refer back to, the sentence before
+    heading: str = ""  # the last heading of its section ('Odile Marsh' of 'Staff > Odile Marsh')
 
     def meant(self) -> str:
         """What the embedder compares: the unit as shown; a sentence that opens by referring
@@ -181,7 +182,7 @@ def units(item: EvidenceItem) -> list[Unit]:
                 before = _subject(sentences[k - 1]) if k and tx.refers_back(sentence) else ""
                 out.append(
                     Unit(sentence, context, item.n, 0, listed=listing, title=item.title,
-                         referent=before)
+                         referent=before, heading=re.split(r"\s*>\s*", item.section)[-1])
                 )  # fmt: skip
     return out
 
@@ -754,8 +755,11 @@ def read_sentence(
     else:
         found = []
     found = list(dict.fromkeys(found))
-    if kind == "person":  # 'who': a person's name before an organisation's
-        found = [s for s in found if _of_asked_kind(kind, part, s)] or found
+    if kind == "person" and any(_recipient_of(text, s, part) for s in found):
+        return "", False  # 'X was sold to ⟨Y⟩': Y received it, and who sold it goes unsaid
+    if kind == "person":  # 'who': a person's name before an organisation's, unless the
+        found = [s for s in found if _of_asked_kind(kind, part, s)  # organisation did what
+                 or _agent_of(text, s, part)] or found  # is asked: 'acquired by ⟨org⟩'  # fmt: skip
     if not found and not (kind == "person" and _pronoun_subject(unit)):
         return "", False
     asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
@@ -777,8 +781,8 @@ def read_sentence(
     near = sorted(((nearness(unit.text, s, asked), s) for s in found), key=lambda x: -x[0])
     meant = _pronoun_subject(unit) if kind == "person" else ""
     if meant and not _in_question(meant, given):  # 'He has also served as the host …': he
-        said = nearness(unit.text, unit.text.split()[0], asked)  # is whom the page is about
-        if said > (near[0][0] if near else 0.0):
+        pronoun_near = nearness(unit.text, unit.text.split()[0], asked)  # is whom the page
+        if pronoun_near > (near[0][0] if near else 0.0):  # is about
             return meant, False
     if not near:
         return "", False
@@ -883,15 +887,21 @@ _PRONOUN_RE = re.compile(r"^(?:He|She)\b")
 
 
 def _pronoun_subject(unit: Unit) -> str:
-    """Whom a sentence opening 'He …' / 'She …' is about: its page's title when that is a
-    person's name (two to four capitalised words) the sentence before names too; else ''."""
-    if not _PRONOUN_RE.match(unit.text) or not unit.title:
+    """Whom a sentence opening 'He …' / 'She …' is about: its section's heading or its page's
+    title when that is a person's name (two to four capitalised words) the sentence before
+    names too; else ''."""
+    if not _PRONOUN_RE.match(unit.text):
         return ""
-    title = re.sub(r"\s*\([^()]*\)", "", unit.title).strip()
-    words = title.split()
-    if not 2 <= len(words) <= 4 or not all(re.fullmatch(r"[A-Z][\w.'’-]*", w) for w in words):
-        return ""
-    return title if words[-1] in unit.referent.split() else ""
+    for named in (unit.heading, unit.title):  # the section it sits in, then the page
+        name = re.sub(r"\s*\([^()]*\)", "", named).strip()
+        words = name.split()
+        if (
+            2 <= len(words) <= 4
+            and all(re.fullmatch(r"[A-Z][\w.'’-]*", w) for w in words)
+            and words[-1] in unit.referent.split()
+        ):
+            return name
+    return ""
 
 
 def _title_word_lead(unit: Unit) -> str:
@@ -1071,6 +1081,29 @@ def _of_asked_kind(kind: str, part: str, span: str) -> bool:
         if named_org and not _ORG_WORDS & set(tx.words(part)):  # 'what party … who ran'
             return False
     return not (asked_level(part) and nation_keys(span))
+
+
+def _agent_of(text: str, span: str, part: str) -> bool:
+    """Whether the text says the span did what the part asks ('was acquired by ⟨span⟩' for
+    'who bought …'): 'by' right after a word of the asked relation (or its kin)."""
+    asked = set().union(*(tx.kin(t) for t in tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))))
+    for m in re.finditer(rf"(\w+)\s+by\s+(?:the\s+)?{re.escape(span)}", text):
+        if set(tx.tokenize(m.group(1))) & asked:
+            return True
+    return False
+
+
+def _recipient_of(text: str, span: str, part: str) -> bool:
+    """Whether the text gives the span as who received what is asked ('was sold to ⟨span⟩' for
+    'who sold …'; a sentence that says so names no seller but by 'by', read apart), when the
+    part does not ask for a receiver ('who was it sold to')."""
+    if re.search(r"\bto\b", part, re.IGNORECASE):
+        return False
+    asked = set().union(*(tx.kin(t) for t in tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))))
+    for m in re.finditer(rf"(\w+)\s+to\s+(?:the\s+)?{re.escape(span)}", text):
+        if set(tx.tokenize(m.group(1))) & asked:
+            return True
+    return False
 
 
 def _names_subject(part: str, unit: Unit, span: str) -> bool:

@@ -716,3 +716,12 @@ def test_a_unit_naming_no_place_gives_way_to_the_next_that_names_one() -> None:
     first = _answer("What is the place of birth of Ivo Lund?", *page).splitlines()[0]
     assert "Tarsk" in first and "March 3" not in first.split("“")[0]  # a day is no place
     assert "**March 3**" not in first and "**Ivo Lund Jr" not in first
+
+
+def test_he_or_she_under_a_person_s_heading_is_that_person() -> None:
+    said = ("Odile Marsh (born 1971) joined the Tarsk office from Orlen. She has also served as "
+            "the host of the monthly Harrow Forum since 2019.")  # fmt: skip
+    item = EvidenceItem(n=1, chunk_id="c1", title="Staff notes", section="Staff notes > Odile "
+                        "Marsh", source="staff.md", text=said)  # fmt: skip
+    assert "“[**Odile Marsh**] has also served" in _answer("Who is the host of the Harrow Forum?",
+                                                          item)  # fmt: skip

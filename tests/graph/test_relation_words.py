@@ -66,3 +66,18 @@ def test_the_bridge_takes_the_name_the_relation_is_said_of_in_another_word() -> 
     best = br.candidates(step, hits)
     assert best[0].text == "Orlen Holdings"
     assert best[0].relation == 1  # 'acquired' holds the relation 'purchaser' asks
+
+
+SALES = (
+    "In 2004 Brine Ledger was acquired by Orlen Holdings, and its rival Harrow Lines was sold "
+    "to Vela Group in 2011."
+)
+
+
+def test_who_did_it_is_the_agent_after_by_and_never_the_receiver_after_to() -> None:
+    assert "by **Orlen Holdings**" in _first("Who bought Brine Ledger?", _item(1, SALES))
+    unsaid = _first("Who sold Harrow Lines?", _item(1, SALES))  # the seller goes unnamed
+    assert "**" not in unsaid and not unsaid.startswith("Answer")
+    assert _first("Who was Harrow Lines sold to?", _item(1, SALES)) == "Answer: Vela Group [1]"
+    said = _item(1, "The Tarsk office was sold by Ivo Lund to Vela Group in 2011.")
+    assert _first("Who sold the Tarsk office?", said) == "Answer: Ivo Lund [1]"
