@@ -1086,24 +1086,23 @@ def _of_asked_kind(kind: str, part: str, span: str) -> bool:
 def _agent_of(text: str, span: str, part: str) -> bool:
     """Whether the text says the span did what the part asks ('was acquired by ⟨span⟩' for
     'who bought …'): 'by' right after a word of the asked relation (or its kin)."""
-    asked = set().union(*(tx.kin(t) for t in tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))))
-    for m in re.finditer(rf"(\w+)\s+by\s+(?:the\s+)?{re.escape(span)}", text):
-        if set(tx.tokenize(m.group(1))) & asked:
-            return True
-    return False
+    return _after_asked_verb(text, span, part, "by")
 
 
 def _recipient_of(text: str, span: str, part: str) -> bool:
     """Whether the text gives the span as who received what is asked ('was sold to ⟨span⟩' for
     'who sold …'; a sentence that says so names no seller but by 'by', read apart), when the
     part does not ask for a receiver ('who was it sold to')."""
-    if re.search(r"\bto\b", part, re.IGNORECASE):
-        return False
+    asks_receiver = re.search(r"\bto\b", part, re.IGNORECASE)
+    return not asks_receiver and _after_asked_verb(text, span, part, "to")
+
+
+def _after_asked_verb(text: str, span: str, part: str, preposition: str) -> bool:
+    """Whether the span follows a word of the part's relation (or its kin) and the
+    preposition ('acquired by ⟨span⟩', 'sold to ⟨span⟩')."""
     asked = set().union(*(tx.kin(t) for t in tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))))
-    for m in re.finditer(rf"(\w+)\s+to\s+(?:the\s+)?{re.escape(span)}", text):
-        if set(tx.tokenize(m.group(1))) & asked:
-            return True
-    return False
+    pattern = rf"(\w+)\s+{preposition}\s+(?:the\s+)?{re.escape(span)}"
+    return any(set(tx.tokenize(m.group(1))) & asked for m in re.finditer(pattern, text))
 
 
 def _names_subject(part: str, unit: Unit, span: str) -> bool:
