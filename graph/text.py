@@ -333,6 +333,11 @@ def kin(term: str) -> frozenset[str]:
     return _KIN.get(term, frozenset()) | {term}
 
 
+def kin_of(terms: Iterable[str]) -> set[str]:
+    """Every term of the same relation as one of the terms (`kin`), the terms among them."""
+    return set().union(*(kin(t) for t in terms))
+
+
 def cue_terms(text: str) -> set[str]:
     """The relation terms a question asks for by a word that is no term itself ('born' for
     'What city is X from?')."""

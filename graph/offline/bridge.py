@@ -56,7 +56,7 @@ def candidates(
     relation = tx.term_set(_relation_text(hop.sub_question, hop.query)) - _anchor_terms(hop, hits)
     relation |= tx.cue_terms(hop.sub_question)  # 'the country that #1 is from': born
     related = {t: tx.kin(t) for t in relation}  # 'purchaser': 'acquired', 'bought'
-    relation_kin = set().union(*related.values())
+    relation_kin = tx.kin_of(relation)
     question_terms = tx.term_set(question) - asked_terms
     cue = _cue_words(hop.sub_question)
     found: dict[str, Candidate] = {}

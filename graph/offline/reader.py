@@ -12,6 +12,7 @@ navigation and table-of-contents lines are never units.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -634,9 +635,15 @@ def _fuller_name(span: str, question: str) -> bool:
     words = [w for w in span.split() if not _SUFFIX_RE.fullmatch(w)]  # 'Jr.', 'III'
     if len(words) < 2 or not words[0][:1].isupper():
         return False
-    return any(
-        len(name.split()) >= 2 and name.split()[0] == words[0] and name.split()[-1] == words[-1]
-        for name in text_phrases(question)
+    return (words[0], words[-1]) in _name_ends(question)
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_ends(question: str) -> frozenset[tuple[str, str]]:
+    """(first word, last word) of each name of two or more words the question gives: asked
+    for every span a sentence offers, so read once per question."""
+    return frozenset(
+        (n.split()[0], n.split()[-1]) for n in text_phrases(question) if len(n.split()) >= 2
     )
 
 
@@ -765,7 +772,7 @@ def read_sentence(
     asked = tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))
     named = found + text_phrases(tx.PLACEHOLDER_RE.sub(" ", given))
     asked -= set().union(*(tx.term_set(s) for s in named))  # the relation's words, not names
-    asked = set().union(*(tx.kin(t) for t in asked), tx.cue_terms(part))  # 'die': 'died'
+    asked = tx.kin_of(asked) | tx.cue_terms(part)  # 'die': 'died'
     wanted = asked_unit(question) if kind == "number" else ""
     if kind == "number" and len(found) > 1:  # 'followed by X, which handled 284,510'
         owned = _owned_value(text, found, text_phrases(tx.PLACEHOLDER_RE.sub(" ", part)))
@@ -1100,7 +1107,7 @@ def _recipient_of(text: str, span: str, part: str) -> bool:
 def _after_asked_verb(text: str, span: str, part: str, preposition: str) -> bool:
     """Whether the span follows a word of the part's relation (or its kin) and the
     preposition ('acquired by ⟨span⟩', 'sold to ⟨span⟩')."""
-    asked = set().union(*(tx.kin(t) for t in tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part))))
+    asked = tx.kin_of(tx.term_set(tx.PLACEHOLDER_RE.sub(" ", part)))
     pattern = rf"(\w+)\s+{preposition}\s+(?:the\s+)?{re.escape(span)}"
     return any(set(tx.tokenize(m.group(1))) & asked for m in re.finditer(pattern, text))
 
