@@ -164,6 +164,7 @@ def hop_views(
             follow_up=bool(h.get("follow_up")),
             final=last is not None and h.get("sub_question_id") == last,
             entity=str((h.get("bridge") or {}).get("chosen_entity") or ""),
+            unlinked=bool((h.get("bridge") or {}).get("unlinked")),
         )
         for h in hops
     ]

@@ -79,6 +79,8 @@ def decide_by_code(
     hops = state.get("hops", [])
     last = [h for h in hops if h["round"] == state.get("rounds", 0)]
     pending = pending_sub_questions(state)
+    just_found = {h["sub_question_id"] for h in last}
+    chained = any(sq.get("depends_on") in just_found for sq in pending)  # its #k is now known
     stop: StopReason | None = None
     if ctx.deadline_passed():
         stop = "deadline"
@@ -86,8 +88,8 @@ def decide_by_code(
         stop = "hop_cap"
     elif last and all(h["repeated"] for h in last):
         stop = "repeated_query"
-    elif last and sum(h["new_count"] for h in last) == 0:
-        stop = "no_new_evidence"
+    elif last and sum(h["new_count"] for h in last) == 0 and not chained:
+        stop = "no_new_evidence"  # a chain's next step still reads what was found with #k
     elif not pending:
         stop = "sub_questions_exhausted"
     if stop:
@@ -97,7 +99,6 @@ def decide_by_code(
         return "evaluate", stop, update
     if len(pending) == 1:
         return "retrieve", "one sub-question left", {}
-    just_found = {h["sub_question_id"] for h in last}
     waiting = [sq for sq in pending if sq.get("depends_on") in just_found]
     if len(waiting) == 1 and waiting[0] is pending[0]:
         return "retrieve", "the chain continues from the hop just searched", {}

@@ -75,6 +75,9 @@ class HopView(BaseModel):
     follow_up: bool = Field(False, description="A follow-up the planner added.")
     final: bool = Field(False, description="It searched the last planned sub-question.")
     entity: str = Field("", description="The entity the bridge filled in, if it chose one.")
+    unlinked: bool = Field(
+        False, description="The step before found nothing said of what it asked about."
+    )
 
 
 class Usage(BaseModel):

@@ -102,6 +102,8 @@ def stem(word: str) -> str:
     an irregular verb's forms with its base ('led'/'leads')."""
     w = word.lower()
     w = _IRREGULAR.get(w, w)
+    if len(w) == 4 and w.endswith("s") and w[2] not in "sui" and w.isalpha():
+        return w[:3]  # 'owns', 'fees', 'buys': 'own', 'fee', 'buy' (not 'this', 'thus', 'less')
     if len(w) <= 4 or not w.isalpha():
         return w
     if len(w) > 6 and w.endswith(("ors", "ers")):

@@ -8,6 +8,7 @@ params.OfflineParams.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator, Sequence
 
@@ -88,16 +89,22 @@ class OfflineReasoner:
             return tx.normalize_space(tx.PLACEHOLDER_RE.sub(" ", sub_question)), _usage()
         entities: dict[int, list[br.Candidate]] = {}
         shown: list[dict[str, object]] = []
+        unlinked: list[str] = []
         for k in dict.fromkeys(tx.placeholder_ids(sub_question)) or [len(earlier)]:
             hop = earlier[k - 1] if 0 < k <= len(earlier) else earlier[-1]
             hits = [e for e in evidence if e.chunk_id] or hop.top_hits
             named = br.named_by_hop(hop, hits)  # type: ignore[arg-type]
             found = [named] if named else br.candidates(hop, hits, "", self.params)  # type: ignore[arg-type]
             found = _not_named_in(sub_question, found)
-            entities[k] = found[: self.params.bridge_beam]
+            if hop.entity and not br.linked(found):  # nothing found is said of the entity
+                unlinked.append(f"#{k}")
+                found = []
+            near = [c for c in found if c.score >= self.params.bridge_beam_share * found[0].score]
+            entities[k] = near[: self.params.bridge_beam]  # a clear winner is not second-guessed
             shown += [{"for": f"#{k}", **c.why()} for c in found[:5]]
         if not any(entities.values()):
-            return tx.normalize_space(tx.PLACEHOLDER_RE.sub(" ", sub_question)), _usage()
+            query = tx.normalize_space(tx.PLACEHOLDER_RE.sub(" ", sub_question))
+            return query, _usage(candidates=shown, unlinked=unlinked) if unlinked else _usage()
         # one query per candidate of the first placeholder; the others take their best
         first, *rest = [k for k in entities if entities[k]]
         fixed = " ".join(entities[k][0].text for k in rest)
@@ -218,6 +225,16 @@ def _parts(question: str, hops: Sequence[HopView]) -> list[tuple[str, list[str] 
     ]
 
 
+def _broken_link(hops: Sequence[HopView]) -> HopView | None:
+    """The step of a chain whose search found nothing said beside what it asked about, so the
+    step after it (its #k) was searched with no entity; None when every link held."""
+    asked = [h for h in hops if not h.follow_up]
+    for before, after in itertools.pairwise(asked):
+        if after.unlinked:
+            return before
+    return None
+
+
 def _in_words(hop: HopView) -> str:
     """The sub-question as a reader would say it: its #k written as the entity found."""
     if not tx.PLACEHOLDER_RE.search(hop.sub_question):
@@ -242,7 +259,15 @@ def judge(
         pool = [e for e in evidence if ids is None or e.chunk_id in ids]
         if not any(ev.answers(asked, e.title, e.text, params) for e in pool):
             missing.append(ev.missing_line(said, zh))
-    short = ans.short_answer(question, evidence, [h for h in hops if not h.follow_up], params)
+    broken = _broken_link(hops)
+    if broken is not None:  # a later step had no entity to go on: its answer is no answer
+        missing.insert(0, ev.missing_line(_in_words(broken), zh))
+    steps = [h for h in hops if not h.follow_up]
+    short = ans.short_answer(question, evidence, steps, params)
+    chained = bool(steps) and bool(tx.PLACEHOLDER_RE.search(steps[-1].sub_question))
+    if short is not None and chained:  # a chain's answer holds what its last step asks
+        step = _in_words(steps[-1])  # ('auditor' of 'auditor of ⟨the company found⟩?')
+        short = short if _typed_fallback(question, step, evidence, steps, params) else None
     if not missing and short is not None:
         return EvidenceVerdict(enough=True)
     if not missing:
@@ -292,7 +317,10 @@ def compose_answer(
         lines.append(f"Answer: {common.text} {marks}")
         path.extend(common.cited)
         found_any = True
-    parts = [] if decided or diff or common else _answer_parts(question, evidence, asked)
+    broken = None if decided or diff or common else _broken_link(asked)
+    if broken is not None:  # the chain stopped: say which link the documents do not give
+        lines.append(_not_said(_in_words(broken), zh))
+    parts = [] if decided or diff or common or broken else _answer_parts(question, evidence, asked)
     chained = any(tx.PLACEHOLDER_RE.search(h.sub_question) for h in asked)
     for part, said, pool, own in parts:
         part = _readable(part)  # an address or a link's markup is nothing to cover
@@ -329,7 +357,8 @@ def compose_answer(
             used.update(between.texts)
             found_any = True
             continue
-        joined = recs.join(part if len(parts) > 1 else question, pool)
+        asked_part = part if len(parts) > 1 else question
+        joined = recs.join(asked_part, pool) or recs.through_sentence(asked_part, pool, params)
         if joined is not None:  # the named record lacks the asked field; a shared value led on
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{joined.answer} [{joined.target.n}]")
@@ -352,7 +381,7 @@ def compose_answer(
             found_any = True
             continue
         if (reading is None or reading.score < params.reader_min_score) and len(parts) == 1:
-            reading = _typed_fallback(question, evidence, asked, params)
+            reading = _typed_fallback(question, part, evidence, asked, params)
         single = reading is None and len(parts) == 1
         crossed = fq.quote(question, pool, asks, params) if single else None
         if crossed is not None:  # the named record, in the other language: its typed values
@@ -361,7 +390,6 @@ def compose_answer(
             found_any = True
             continue
         unanswered = reading is None or (not reading.span and asks in ("date", "number"))
-        asked_part = question if len(parts) == 1 else part
         across = xr.read_across(asked_part, pool, asks, similarity, params) if unanswered else None
         if across is not None:  # nothing in the question's language has the asked value
             lines.append(_quote_line(across.shown(), across.n, zh))
@@ -392,10 +420,14 @@ def compose_answer(
     yield "\n".join(dict.fromkeys(lines)) + "\n"  # parts read the same way say it once
     if not found_any and missing:
         lead = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
-        yield "\n" + lead + "; ".join(missing) + "\n"
+        yield "\n" + lead + "; ".join(dict.fromkeys(missing)) + "\n"
     if not found_any and evidence:
         yield ("\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n")
-    support = _support_lines(question, evidence, asked, used, params, sources) if found_any else []
+    held = asked[: asked.index(broken) + 1] if broken is not None else asked  # the links found
+    shown = found_any or broken is not None  # a broken chain shows the links it did find
+    read_along = bool(path) and len(parts) <= 1  # the path a joined answer took is its evidence
+    shown = shown and not read_along
+    support = _support_lines(question, evidence, held, used, params, sources) if shown else []
     support = list(
         dict.fromkeys(path + [s for s in support if s not in path and s[1] not in quoted])
     )[: params.evidence_lines + len(path)]
@@ -483,20 +515,36 @@ def _answer_parts(
 
 
 def _typed_fallback(
-    question: str, evidence: Sequence[EvidenceItem], hops: Sequence[HopView], params: OfflineParams
+    question: str,
+    part: str,
+    evidence: Sequence[EvidenceItem],
+    hops: Sequence[HopView],
+    params: OfflineParams,
 ) -> rd.Reading | None:
     """When no unit covers the part well enough: the value of the expected kind that sits
     nearest the question's words in the last step's passages, quoted in its sentence (never
-    stated: nothing covered the part)."""
+    stated: nothing covered the part). Its sentence holds what the question or the part asks
+    of the names they give (a chain's last step: 'auditor' of 'auditor of ⟨the company
+    found⟩?' when the question, 'the auditor of the purchaser', names nothing)."""
     short = ans.short_answer(question, evidence, hops, params)
     item = next((e for e in evidence if short and e.n == short.n), None)
     unit = rd.unit_holding(short.text, item) if short and item else None
     if unit is None or short is None or not rd.holds_anchors(unit, rd.anchors_of(question)):
         return None
-    relation = rd.relation_of(question, rd.names_in(evidence, params))
-    if relation != question and not rd.holds_relation(relation, unit.context, unit.shown()):
+    names = rd.names_in(evidence, params)
+    asked = [
+        r for r, said in ((rd.relation_of(s, names), s) for s in {question, part}) if r != said
+    ]
+    if asked and not any(rd.holds_relation(r, unit.context, unit.shown()) for r in asked):
         return None  # a value beside the names, not about what is asked of them
     return rd.Reading(unit, params.reader_min_score, short.text)
+
+
+def _names_only(hop: HopView, after: HopView | None) -> bool:
+    """A step that only named its entity ('Fenwick depot?', which the next step went on with
+    as it is): any sentence naming it would do, so none is its evidence."""
+    asked = hop.sub_question.strip().rstrip("?？").strip().casefold()
+    return after is not None and bool(after.entity) and asked == after.entity.casefold()
 
 
 def _own_first(items: list[EvidenceItem], hop: HopView) -> list[EvidenceItem]:
@@ -514,7 +562,9 @@ def _support_lines(
     sources: dict[str, str] | None = None,
 ) -> list[tuple[int, str]]:
     """The best unit of each hop's own passages (the answering one first), then the question's;
-    a stated answer's unit as `sources` shows it (a row trimmed to its naming cells)."""
+    a stated answer's unit as `sources` shows it (a row trimmed to its naming cells). A hop
+    whose best unit is already shown (the first line quotes it) adds nothing: the next best
+    unit of its passages would be a neighbour, not evidence."""
     out: list[tuple[int, str]] = []
     parts = [
         (
@@ -522,15 +572,14 @@ def _support_lines(
             _own_first(list(evidence), h),
         )
         for i, h in enumerate(hops)
+        if not _names_only(h, hops[i + 1] if i + 1 < len(hops) else None)
     ] or [(question, list(evidence))]  # a hop's line names what the next hop went on with
     for part, pool in parts:
-        for score, unit in rd.rank_units(part, pool, params)[:3]:
-            if score < params.reader_min_score:
-                break
-            if unit.text not in used:
+        ranked = rd.rank_units(part, pool, params)[:1]
+        for score, unit in ranked:
+            if score >= params.reader_min_score and unit.text not in used:
                 used.add(unit.text)
                 out.append((unit.n, (sources or {}).get(unit.text) or unit.shown()))
-                break
         if len(out) >= params.evidence_lines:
             break
     return out

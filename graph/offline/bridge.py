@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from graph import text as tx
 from graph.offline.addresses import LEVELS
@@ -22,6 +23,8 @@ from graph.offline.evidence import nearness
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.roles import asked_actor_of, players
 from graph.protocols import HopView
+from ingest import lexicon
+from ingest.lang import FIELD_LABEL
 from ingest.models import Hit
 from ingest.phrases import text_phrases
 
@@ -37,6 +40,7 @@ class Candidate:
     near: float = 0.0
     relation: int = 0
     in_question: bool = False
+    anchored: bool = False  # named beside the anchor: its sentence, record or own passage
 
     def why(self) -> dict[str, object]:
         """What the trace shows for it."""
@@ -62,6 +66,7 @@ def candidates(
     found: dict[str, Candidate] = {}
     titles = {_PAREN_RE.sub("", h.title).strip().lower() for h in hits[: params.bridge_hits]}
     anchor = _anchor_terms(hop, hits)
+    anchor_names = tx.capitalized_spans(tx.PLACEHOLDER_RE.sub(" ", hop.query))
     told = _anchored_telling(anchor, relation_kin, hits[: params.bridge_hits], asked_terms)
     # the anchor has a passage of its own among the hits: a passage about something else says
     # the relation of that something else unless it names the anchor itself
@@ -73,13 +78,15 @@ def candidates(
         weight = about / math.sqrt(rank)
         sentences = _sentences(hit)
         for i, sentence in enumerate(sentences):
-            sentence_terms = tx.term_set(sentence)
+            sentence_terms = tx.term_set(sentence) | sentences.record.get(i, frozenset())
             rel_here = sum(1 for words in related.values() if words & sentence_terms)
-            if (told or own_passage) and about < 1.0 and not anchor <= _about_terms(sentences, i):
+            elsewhere = about < 1.0 or i in sentences.record  # a record is about its own key
+            if (told or own_passage) and elsewhere and not anchor <= _about_terms(sentences, i):
                 rel_here = 0  # a sentence beside the one that says it, about something else
             names = _names(sentence, hit, i)
             if (
                 about < 1.0
+                and i not in sentences.record  # a record's line is about the record's key
                 and rel_here
                 and anchor
                 and anchor <= _about_terms(sentences, i)
@@ -90,6 +97,8 @@ def candidates(
                 terms = tx.term_set(name)
                 if not terms or terms <= asked_terms or len(terms & asked_terms) * 2 > len(terms):
                     continue
+                if _fuller_writing(name, anchor_names):  # 'Ivo Anna Lund' is Ivo Lund himself
+                    continue
                 cand = found.setdefault(name.lower(), Candidate(text=name))
                 near = nearness(  # the name's own words ('United States' for 'state') are
                     sentence, name, relation_kin - terms, after_bonus=params.bridge_after_bonus
@@ -99,6 +108,9 @@ def candidates(
                 cand.near = max(cand.near, near)
                 cand.relation = max(cand.relation, rel_here)
                 cand.in_question = cand.in_question or bool(terms & question_terms)
+                cand.anchored = (
+                    cand.anchored or about >= 1.0 or anchor <= _about_terms(sentences, i)
+                )
                 score = (
                     weight
                     * (params.bridge_relation_base + rel_here)
@@ -128,8 +140,17 @@ def candidates(
             cand.score *= params.bridge_title_weight
         if cand.in_question:
             cand.score *= params.bridge_question_weight
+        if told and not (cand.relation or cand.anchored):  # a sentence says the anchor's
+            cand.score *= params.bridge_untold_weight  # relation: a name never beside either
     ranked = sorted(found.values(), key=lambda c: -c.score)
     return _distinct(ranked)
+
+
+def linked(found: Sequence[Candidate]) -> bool:
+    """Whether a step's candidates hold one said beside what the step asked about: the best
+    one is, or one is with the relation's words. Else the hits only name other things (an
+    outage log naming other services than the one asked about) and the chain stops here."""
+    return not found or found[0].anchored or any(c.anchored and c.relation for c in found)
 
 
 def _cast(sub_question: str, hits: Sequence[Hit]) -> set[str]:
@@ -161,7 +182,7 @@ def named_by_hop(hop: HopView, hits: Sequence[Hit]) -> Candidate | None:
     for rank, hit in enumerate(hits, start=1):
         found = pattern.search(f"{hit.title}\n{hit.text}")
         if found:
-            return Candidate(text=found.group(0), score=1.0, hits={rank}, in_question=True)
+            return Candidate(found.group(0), 1.0, {rank}, in_question=True, anchored=True)
     return None
 
 
@@ -309,24 +330,63 @@ def _aboutness(anchor: set[str], hit: Hit, params: OfflineParams = PARAMS) -> fl
     return params.bridge_about_floor + params.bridge_about_slope * shared
 
 
-def _sentences(hit: Hit) -> list[str]:
-    return tx.split_sentences(hit.text)
+class _Sentences(list[str]):
+    """A passage's sentences; the lines of a record (a block of mostly 'Label: value' lines)
+    are sentences of their own, and `record` holds the words of the record each belongs to."""
+
+    record: dict[int, frozenset[str]]
+
+
+@lru_cache(maxsize=1024)
+def _split(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """(sentences, the block each record line came from, -1 for prose)."""
+    sentences: list[str] = []
+    blocks: list[int] = []
+    for b, block in enumerate(re.split(r"\n\s*\n", text)):
+        lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
+        fields = sum(1 for ln in lines if _FIELD_LABEL_RE.match(ln))
+        if len(lines) >= 2 and fields * 2 >= len(lines):  # a record: each field is a line
+            sentences += lines
+            blocks += [b] * len(lines)
+        else:
+            said = tx.split_sentences(block)
+            sentences += said
+            blocks += [-1] * len(said)
+    return tuple(sentences), tuple(blocks)
+
+
+def _sentences(hit: Hit) -> _Sentences:
+    said, blocks = _split(hit.text)
+    out = _Sentences(said)
+    words: dict[int, frozenset[str]] = {}
+    for b in set(blocks) - {-1}:
+        words[b] = frozenset(
+            tx.term_set(" ".join(s for s, k in zip(said, blocks, strict=True) if k == b))
+        )
+    out.record = {i: words[b] for i, b in enumerate(blocks) if b != -1}
+    return out
 
 
 def _about_terms(sentences: Sequence[str], i: int) -> set[str]:
-    """The words of what sentence i is about: its own, and the sentence before it when it
-    opens by referring back to it ('The project was led by X' after 'The Harbour Survey is a
-    mapping project …')."""
+    """The words of what sentence i is about: its own, the sentence before it when it opens
+    by referring back to it ('The project was led by X' after 'The Harbour Survey is a mapping
+    project …'), and a record line's whole record ('Lead: X' is the lead of the record's
+    'Team: Y')."""
     terms = tx.term_set(sentences[i])
+    if isinstance(sentences, _Sentences) and i in sentences.record:
+        return terms | sentences.record[i]
     if i > 0 and tx.refers_back(sentences[i]):
         terms |= tx.term_set(sentences[i - 1])
     return terms
 
 
 def _names(sentence: str, hit: Hit, index: int) -> list[str]:
-    """The phrases of a sentence, minus dates, adjectives and the passage's own subject (a
-    page naming itself is no evidence; another passage naming it is)."""
+    """The phrases of a sentence, minus dates, adjectives, a field line's label ('Lead' of
+    'Lead: X' names a field, not an entity) and the passage's own subject (a page naming
+    itself is no evidence; another passage naming it is)."""
     own = _PAREN_RE.sub("", hit.title).strip().lower()
+    field = _FIELD_LABEL_RE.match(sentence)
+    label = field.group("label").strip().lower() if field else ""
     alias = _OPENING_PAREN_RE.match(sentence) if index == 0 else None
     aliases = (
         alias.group("inside")
@@ -338,11 +398,12 @@ def _names(sentence: str, hit: Hit, index: int) -> list[str]:
         for n in dict.fromkeys(text_phrases(sentence))
         if not _date_like(n)
         and not _attributive(sentence, n)
-        and n.lower() != own
+        and n.lower() not in (own, label)
         and n not in aliases  # 'X (also known as "Y") is …': Y is X itself
     ]
 
 
+_FIELD_LABEL_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*\S")
 # a passage opening with its subject and a parenthesis: 'X (also known as "Y"; 1997) is …'
 _ALIAS_RE = re.compile(
     r"\s*(?:[\"“‘']|also\s+known\s+as\b|known\s+as\b|a\.?k\.?a\.?\s|formerly\b|English:|or\s)",
@@ -351,6 +412,27 @@ _ALIAS_RE = re.compile(
 _OPENING_PAREN_RE = re.compile(
     r"^(?:[Tt]he\s+)?(?P<subject>[^()]{1,120}?)\s*\((?P<inside>[^()]*)\)"
 )
+
+
+_ORG_WORDS = frozenset(lexicon.words("en_org_words"))
+
+
+def _fuller_writing(name: str, anchors: Sequence[str]) -> bool:
+    """The anchor's own name written out ('Vela Anna Maria Pruss' for 'Vela Pruss', 'Gisvi
+    Andrade' for 'Gisvi'): it opens with the anchor's first word, holds its last, and adds
+    only capitalised words that make no organisation ('Vela Holdings' is another entity)."""
+    words = name.split()
+    for anchor in anchors:
+        own = anchor.split()
+        extra = [w for w in words if w not in own]
+        if (
+            len(words) > len(own)
+            and words[0] == own[0]
+            and own[-1] in words
+            and all(w[:1].isupper() and w.lower().strip(".") not in _ORG_WORDS for w in extra)
+        ):
+            return True
+    return False
 
 
 def _attributive(sentence: str, name: str) -> bool:

@@ -35,7 +35,9 @@ class OfflineParams:
     bridge_role_other: float = 0.2  # ... and a candidate the hits do not say plays it
     bridge_container_weight: float = 0.5  # 'in A, B': B for 'which country', A for 'where'
     bridge_cue_weight: float = 1.0  # a preposition that introduces a filler ('by X', 'in X')
+    bridge_untold_weight: float = 0.3  # a sentence names the anchor and the relation: others
     bridge_beam: int = 5  # candidates whose queries are searched; the hits pick the winner
+    bridge_beam_share: float = 0.5  # ... each scoring at least this share of the best one
     bridge_prior_weight: float = 1.0  # exponent of the candidate's own score in the choice
     bridge_extra_hits: int = 2  # hits each runner-up's search adds to the hop
     bridge_after_bonus: float = 1.5  # a candidate right after a relation word is nearer still
@@ -95,12 +97,14 @@ class OfflineParams:
     reader_no_relation: float = 0.5  # score kept by a unit that holds none of the relation
     chunk_overlap_chars: int = 12  # two neighbouring chunks share this much to be read as one
     lead_links: int = 2  # records followed from the named one by a code they share
+    through_words: int = 8  # a row's key this near after the name a sentence puts in its row
     lead_coverage: float = 0.5  # of the asked clause's words the record reached must hold
     foreign_record_values: int = 3  # a record in the other language is quoted by at most this many
     reader_name_chars: tuple[int, int] = (3, 24)  # a cell or field value this long may be a name
     cross_read_margin: float = 0.02  # cosine by which the other language's unit must lead
     reader_echo: float = 0.5  # score kept by a unit that only repeats what the question gives
     reader_record_field_chars: int = 80  # a record's field lines this short are its lines' context
+    reader_field_line_chars: int = 80  # a 'Label: value' line this short is one unit, unsplit
     reader_column_sure: float = 0.99  # a column header matches the asked words this well ...
     reader_column_rival: float = 0.5  # ... and no other header this well: the cell is stated
     reader_column_min: float = 0.5  # a comparison reads the column that matches at least this

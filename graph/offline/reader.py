@@ -143,7 +143,7 @@ def _subject(sentence: str) -> str:
     return " ".join(text_phrases(sentence))
 
 
-def units(item: EvidenceItem) -> list[Unit]:
+def units(item: EvidenceItem, params: OfflineParams = PARAMS) -> list[Unit]:
     """The passage's units in order: sentences, field lines, table rows with their headers."""
     out: list[Unit] = []
     where = " ".join(p for p in (item.title, item.section) if p)
@@ -172,7 +172,10 @@ def units(item: EvidenceItem) -> list[Unit]:
         for line in lines:
             if _TOC_RE.search(line):
                 continue
-            sentences = tx.split_sentences(line) if len(line) > 80 else [line]
+            # a short field line ('内容：…', 'Reason: …') is one value, whatever its stops; any
+            # other line is read sentence by sentence, however short
+            whole = len(line) <= params.reader_field_line_chars and FIELD_RE.match(line)
+            sentences = [line] if whole else tx.split_sentences(line) or [line]
             for k, sentence in enumerate(sentences):
                 opening = sentences[0] if sentence != sentences[0] else ""  # what it is about
                 fields = " ".join(f for f in record if f != line)  # the record it belongs to
@@ -800,7 +803,8 @@ def read_sentence(
         said = _in_asked_clause(text, [s for _, s in near], asked)
         near = [n for n in near if n[1] in said] + [n for n in near if n[1] not in said]
         both = _coordinated(text, near[0][1], found) if kind == "date" else ""
-        return both or near[0][1], len(near) == 1
+        whole = _counted_noun(text, near[0][1], part) if kind == "number" else ""
+        return both or whole or near[0][1], len(near) == 1
     from graph.offline.answer import cue_fit
 
     near = sorted(  # a name in the slot is next to what is asked, however far its words
@@ -818,6 +822,25 @@ def read_sentence(
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
     fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
     return near[0][1], kind in ("person", "place") and clear and fits
+
+
+def _counted_noun(text: str, span: str, part: str) -> str:
+    """An amount read with the whole noun the question counts: '312 duplicate invoice' goes on
+    to 'emails' when the question says it ('how many duplicate invoice emails'); '' when the
+    words after it are not the question's."""
+    at = text.find(span)
+    if at < 0 or tx.has_cjk(span):
+        return ""
+    asked = tx.term_set(part)
+    more = 0
+    for word in re.findall(r"[A-Za-z][\w-]*", text[at + len(span) :])[:3]:
+        if not tx.term_set(word) or not tx.term_set(word) <= asked:
+            break
+        more += 1
+    if not more:
+        return ""
+    tail = re.match(rf"(?:\W*[A-Za-z][\w-]*){{{more}}}", text[at + len(span) :])
+    return f"{span}{tail.group(0)}" if tail else ""
 
 
 # where one clause of a sentence ends and another, with its own verb, begins

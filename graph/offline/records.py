@@ -24,6 +24,7 @@ from graph.offline.spans import question_spans
 from graph.protocols import EvidenceItem
 from ingest import lexicon
 from ingest.lang import CODE_RE
+from ingest.phrases import text_phrases
 
 # Fields side by side on one line: a wide gap, or a space before a Chinese 'label：'
 # ('报修：2024-05-28 09:40 等级：P2'; a time's ':' is no label).
@@ -37,6 +38,7 @@ class Record:
     n: int  # the citation of its passage
     shown: str  # how it is quoted
     group: str  # records of one table or one log share it
+    row: bool = False  # a table's row (its cells), not a block of field lines
 
     def values(self) -> list[str]:
         return [v for _, v in self.fields if v]
@@ -48,7 +50,7 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
     for item in items:
         for unit in rd.units(item):
             if unit.cells and any(h for h, _ in unit.cells):
-                out.append(Record(unit.cells, unit.n, unit.shown(), unit.context))
+                out.append(Record(unit.cells, unit.n, unit.shown(), unit.context, row=True))
         for block in re.split(r"\n\s*\n", item.text):
             lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
             fields = []
@@ -211,6 +213,71 @@ def join(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
                     if answer and field == head and answer not in value and _fits(kind, answer):
                         answers.setdefault(answer, Joined(answer, field, start, target, value))
     return next(iter(answers.values())) if len(answers) == 1 else None
+
+
+def through_sentence(
+    question: str, items: Sequence[EvidenceItem], params: OfflineParams = PARAMS
+) -> Joined | None:
+    """The asked cell of the row a sentence puts the question's subject in. The question names
+    a thing no row names ('the night rate in Orrin'); a sentence names it and, a few words on,
+    a row's key ('Orrin and Kelda are band B' for rows keyed by 'Site band': after the key
+    column's word when the key is a letter or two). That row's asked cell answers, the sentence
+    and the row shown. None unless exactly one answer is reached."""
+    rows = [r for r in records(items) if r.row and r.fields and r.fields[0][1]]
+    head = asked_head(question, [label for r in rows for label, _ in r.fields[1:]], match=0.5)
+    if not head:
+        return None
+    held = " ".join(v for r in rows for v in r.values())
+    subjects = [
+        s
+        for s in dict.fromkeys(
+            [*(s.text for s in question_spans(question)), *text_phrases(question)]
+        )
+        if len(s) >= 2 and s not in held and s.casefold() != head.casefold()
+    ]
+    keyed = [r for r in rows if any(label == head for label, _ in r.fields)]
+    kind = answer_type(question)
+    answers: dict[str, Joined] = {}
+    for item in items:
+        for unit in rd.units(item):
+            if unit.cells:
+                continue
+            for subject in subjects:
+                at = _word_at(unit.text, subject)
+                if at < 0:
+                    continue
+                after = re.split(r"[;；.。]", unit.text[at + len(subject) :], maxsplit=1)[0]
+                near = " ".join(after.split()[: params.through_words])
+                found = sorted((m.start(), r) for r in keyed if (m := _key_in(near, r)) is not None)
+                if not found:
+                    continue
+                target = found[0][1]
+                answer = dict(target.fields).get(head, "")
+                if answer and _fits(kind, answer):
+                    start = Record((("", unit.text),), unit.n, unit.text, f"{item.chunk_id}:prose")
+                    via = target.fields[0][1]
+                    answers.setdefault(answer, Joined(answer, head, start, target, via))
+    return next(iter(answers.values())) if len(answers) == 1 else None
+
+
+def _word_at(text: str, name: str) -> int:
+    """Where a name stands in a text as a whole word (anywhere in Chinese); -1 if nowhere."""
+    if tx.has_cjk(name):
+        return text.find(name)
+    m = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text)
+    return m.start() if m else -1
+
+
+def _key_in(text: str, row: Record) -> re.Match[str] | None:
+    """A row's key said in a text: a key of a letter or two after its column's last word
+    ('band B' for 'Site band: B'), a longer key anywhere as a whole word ('二类', 'Tier 2')."""
+    label, key = row.fields[0]
+    if len(key) > 2 or tx.has_cjk(key):
+        return re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", text)
+    word = (label.split() or [""])[-1]
+    if not word:
+        return None
+    return re.search(rf"\b{re.escape(word)}\s+{re.escape(key)}\b", text, re.IGNORECASE)
 
 
 def _fits(kind: str, value: str) -> bool:
@@ -527,7 +594,8 @@ def _whole_tables(items: Sequence[EvidenceItem], whole: bool = False) -> dict[st
                                                      section=item.section)) if u.cells]  # fmt: skip
             if len(rows) >= 2 and all(h for h, _ in rows[0].cells):
                 out[f"{item.chunk_id}:{i}"] = [
-                    Record(u.cells, item.n, u.shown(), f"{item.chunk_id}:{i}") for u in rows
+                    Record(u.cells, item.n, u.shown(), f"{item.chunk_id}:{i}", row=True)
+                    for u in rows
                 ]
     return out
 
@@ -706,7 +774,7 @@ def _log_count(question: str, documents: Sequence[EvidenceItem], counted: str) -
 
 
 def _is_row(record: Record) -> bool:
-    return all(label for label, _ in record.fields)  # a table row has a header for every cell
+    return record.row  # a log entry may label every field too
 
 
 def _filter_value(value: str, question: str) -> bool:

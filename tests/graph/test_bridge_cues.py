@@ -227,3 +227,49 @@ def test_a_place_in_the_opening_parenthesis_is_still_a_candidate() -> None:
     hits = [_hit(1, "Mirela Kovač", "Mirela Kovač (born 4 May 1961 in Tarsk) is a Velmarian "
                  "actress. She starred in Harbour Shadows.")]  # fmt: skip
     assert "Tarsk" in [c.text for c in br.candidates(_step("birthplace of Mirela Kovač?"), hits)]
+
+
+DIRECTORY = (
+    "Group: Parsnip\nLead: Ilse Varga\nRuns: the payroll engine Coinwick\n\n"
+    "Group: Marlin\nLead: Teodor Brask\nRuns: the mail relay Postvane"
+)
+
+
+def test_a_field_label_is_no_candidate_and_a_record_line_speaks_for_its_record() -> None:
+    hits = [_hit(1, "groups", DIRECTORY)]
+    found = [c.text for c in br.candidates(_step("lead of Marlin?"), hits)]
+    assert found[0] == "Teodor Brask", found
+    assert not {"Group", "Lead", "Runs"} & set(found)
+    assert _best("service run by group Parsnip?", hits) == "Coinwick"
+
+
+def test_a_step_whose_hits_never_name_its_anchor_finds_no_entity() -> None:
+    """Nothing said beside 'Inkfold': a name from another record is no answer about it."""
+    hits = [
+        _hit(1, "groups", DIRECTORY),
+        _hit(2, "outages", "Date: 2031-04-02\nService: Postvane\nImpact: major"),
+    ]
+    found = br.candidates(_step("outage of Inkfold?"), hits)
+    assert found and not br.linked(found)
+    assert br.linked(br.candidates(_step("lead of the group that runs Postvane?"), hits))
+
+
+def test_a_record_on_the_anchors_own_page_speaks_only_for_its_own_record() -> None:
+    """A page titled with the anchor lists other records too: each says its own relation."""
+    hits = [
+        _hit(
+            1,
+            "Harbour Office",
+            "Name: Quill Ostrander\nRole: manager\nOffice: Quay Office\n\n"
+            "Name: Ada Moss\nRole: manager\nOffice: Harbour Office",
+        )
+    ]
+    assert _best("manager of Harbour Office?", hits) == "Ada Moss"
+
+
+def test_the_anchors_own_name_written_out_is_no_other_entity() -> None:
+    text = (
+        "Tavo Ruiz Mendes Alba (born 3 March 1991) is a footballer who plays as a forward. "
+        "Born in Velden, he joined Orla Rovers in 2012."
+    )
+    assert _best("city of birth of Tavo?", [_hit(1, "Tavo", text)]) == "Velden"

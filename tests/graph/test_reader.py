@@ -725,3 +725,24 @@ def test_he_or_she_under_a_person_s_heading_is_that_person() -> None:
                         "Marsh", source="staff.md", text=said)  # fmt: skip
     assert "“[**Odile Marsh**] has also served" in _answer("Who is the host of the Harrow Forum?",
                                                           item)  # fmt: skip
+
+
+def test_a_short_line_of_two_sentences_is_two_units_but_a_field_line_stays_one() -> None:
+    """The quote is the sentence that answers, not its neighbour on the same line; a field's
+    value ('Reason: …') is one value whatever its full stops."""
+    prose = rd.units(_item(1, "The Fenwick depot holds 640 crates. It employs 38 porters."))
+    assert [u.text for u in prose] == [
+        "The Fenwick depot holds 640 crates.",
+        "It employs 38 porters.",
+    ]
+    field = rd.units(_item(1, "Reason: Not agreed. The audit is due in May."))
+    assert [u.text for u in field] == ["Reason: Not agreed. The audit is due in May."]
+
+
+def test_an_amount_is_read_with_the_whole_noun_the_question_counts() -> None:
+    item = _item(1, "Summary: A relay fault sent 214 stale reminder letters to members.")
+    first = _answer("How many stale reminder letters did the relay fault send?", item)
+    assert "214 stale reminder letters" in first.splitlines()[0], first
+    per = _answer("How many crates does the depot ship per week?",
+                  _item(1, "The depot ships 90 crates per week to the coast."))  # fmt: skip
+    assert per.splitlines()[0] == "Answer: 90 crates [1]", per

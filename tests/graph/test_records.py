@@ -156,3 +156,28 @@ def test_a_joined_field_must_be_of_the_asked_kind() -> None:
     assert found is not None and found.answer == "2031-02-03 23:10"
     first = offline_answer("北溪医院的设备报修后多久到场？", register, log).splitlines()[0]
     assert not first.startswith("答案：2031")
+
+
+RATES = (
+    "## Allowances\n\n| Site band | Night rate | Daily meals |\n|---|---|---|\n"
+    "| A | 210 EUR | 55 EUR |\n| B | 150 EUR | 45 EUR |\n| C | 110 EUR | 35 EUR |\n\n"
+    "Sites are banded in the annex: Varnholm and Tessel are band A, Orrin and Kelda are band B, "
+    "and every other site is band C."
+)
+
+
+def test_a_sentence_that_puts_the_named_thing_in_a_row_leads_to_that_row() -> None:
+    """The question names a site no row names; a sentence says which row it belongs to (its
+    band, after the key column's word): that row's asked cell answers, both cited."""
+    answer = offline_answer("What is the night rate in Orrin?", evidence(1, RATES, "travel.md"))
+    first = answer.splitlines()[0]
+    assert first.startswith("Answer: 150 EUR"), answer
+    assert "band B" in answer and "210 EUR" not in first
+    meals = offline_answer("What are the daily meals in Tessel?", evidence(1, RATES, "t.md"))
+    assert meals.startswith("Answer: 55 EUR"), meals
+
+
+def test_a_sentence_naming_no_band_for_the_site_leads_nowhere() -> None:
+    text = RATES.replace("Orrin and Kelda are band B, ", "")
+    answer = offline_answer("What is the night rate in Orrin?", evidence(1, text, "travel.md"))
+    assert not answer.startswith("Answer:"), answer  # no band said of it: nothing stated

@@ -222,3 +222,10 @@ def test_irregular_verb_forms_stem_with_their_base() -> None:
 def test_a_doubled_final_consonant_before_ing_or_ed_is_one() -> None:
     assert tx.stem("starring") == tx.stem("star") and tx.stem("planned") == tx.stem("plans")
     assert tx.stem("added") == tx.stem("add") and tx.stem("filled") == tx.stem("fill")
+
+
+def test_a_four_letter_word_with_a_plural_or_verb_s_stems_with_its_base() -> None:
+    assert tx.stem("owns") == tx.stem("owned") == tx.stem("own")
+    assert tx.stem("fees") == tx.stem("fee") and tx.stem("buys") == tx.stem("buy")
+    for kept in ("this", "thus", "less"):  # no plural or verb 's' to take off
+        assert tx.stem(kept) == kept
