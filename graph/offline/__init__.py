@@ -358,18 +358,19 @@ def compose_answer(
             found_any = True
             continue
         asked_part = part if len(parts) > 1 else question
-        joined = recs.join(asked_part, pool) or recs.through_sentence(asked_part, pool, params)
+        joined = (
+            recs.join(asked_part, pool)
+            or recs.through_sentence(asked_part, pool, params)
+            or recs.own_field(asked_part, pool)
+        )
         if joined is not None:  # the named record lacks the asked field; a shared value led on
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{joined.answer} [{joined.target.n}]")
             target = recs.brief(joined.target.fields, [joined.answer, joined.via])
             quoted.add(joined.target.shown)  # shown briefly above: not again in full
-            path.extend(
-                [
-                    (joined.start.n, joined.start.shown),
-                    (joined.target.n, target or joined.target.shown),
-                ]
-            )
+            if joined.start is not joined.target:  # the record it was led from
+                path.append((joined.start.n, joined.start.shown))
+            path.append((joined.target.n, target or joined.target.shown))
             found_any = True
             continue
         unread = len(parts) == 1 and (reading is None or not reading.span)

@@ -260,6 +260,32 @@ def through_sentence(
     return next(iter(answers.values())) if len(answers) == 1 else None
 
 
+def own_field(question: str, items: Sequence[EvidenceItem]) -> Joined | None:
+    """'Which team owns the invoice archive?' of a directory of records (Team / Lead / Owns):
+    the asked field of the one record whose other fields hold every word the question says of
+    it ('owns', 'invoice archive'), shown with the field that says it. None when the question
+    names no field of it, or no single record holds all its words."""
+    found = [r for r in records(items) if not r.row]
+    head = asked_head(question, [label for r in found for label, _ in r.fields])
+    if not head:
+        return None
+    words = tx.term_set(question) - tx.term_set(head)
+    if not words:
+        return None
+    kind = answer_type(question)
+    held: dict[str, Joined] = {}
+    for record in found:
+        fields = dict(record.fields)
+        answer = fields.get(head, "")
+        rest = [(label, v) for label, v in record.fields if label != head]
+        terms = tx.term_set(" ".join(f"{label} {v}" for label, v in rest))
+        if not answer or not _fits(kind, answer) or not words <= terms:
+            continue
+        said = next((v for _, v in rest if tx.term_set(v) & words), "")
+        held.setdefault(record.shown, Joined(answer, head, record, record, said))
+    return next(iter(held.values())) if len(held) == 1 else None
+
+
 def _word_at(text: str, name: str) -> int:
     """Where a name stands in a text as a whole word (anywhere in Chinese); -1 if nowhere."""
     if tx.has_cjk(name):

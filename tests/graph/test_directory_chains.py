@@ -76,3 +76,12 @@ def test_a_quoted_answer_is_not_followed_by_a_neighbouring_sentence(app: Hopwise
     first = _first(result)
     assert "38" in first and "640" not in first, result.answer
     assert "canteen" not in result.answer and "640" not in result.answer
+
+
+def test_which_field_of_the_record_that_holds_the_question_words(app: Hopwise) -> None:
+    """'Which group runs Postvane?': the record whose other fields say it gives its Group."""
+    result = app.ask("Which group runs the mail relay?", web=False)
+    assert _first(result).startswith("Answer: Marlin ["), result.answer
+    assert "Runs: the mail relay Postvane" in result.answer
+    phone = app.ask("What is the phone of Noor Adeyemi?", web=False)
+    assert "7315" in _first(phone) and "7301" not in _first(phone), phone.answer
