@@ -821,6 +821,8 @@ def read_sentence(
     best, second = near[0][0], (near[1][0] if len(near) > 1 else 0.0)
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
     fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
+    if _WHICH_COUNTRY_RE.search(part) and not nation_keys(near[0][1]):
+        fits = False  # 'which country': a continent or a region is no country to state
     return near[0][1], kind in ("person", "place") and clear and fits
 
 
@@ -843,6 +845,7 @@ def _counted_noun(text: str, span: str, part: str) -> str:
     return f"{span}{tail.group(0)}" if tail else ""
 
 
+_WHICH_COUNTRY_RE = re.compile(r"\b(?:which|what)\s+country\b|哪个国家|哪国", re.IGNORECASE)
 # where one clause of a sentence ends and another, with its own verb, begins
 _CLAUSE_RE = re.compile(
     r"[;；]|,\s*(?:but|and|while|whereas|although|though|yet)\b|，\s*(?:但|而|并且)"

@@ -746,3 +746,14 @@ def test_an_amount_is_read_with_the_whole_noun_the_question_counts() -> None:
     per = _answer("How many crates does the depot ship per week?",
                   _item(1, "The depot ships 90 crates per week to the coast."))  # fmt: skip
     assert per.splitlines()[0] == "Answer: 90 crates [1]", per
+
+
+def test_which_country_is_never_stated_as_a_continent() -> None:
+    item = _item(1, "The Republic of Velmar, commonly known as Velmar, is a sovereign country "
+                    "in Europe, off the north-western coast of the continent.", "Velmar")  # fmt: skip
+    question = "In which country is the office of the firm that hired Ana?"
+    reading = rd.read("In which country is Velmar?", question, "place", [item], PARAMS, frozenset())
+    assert reading is not None and not reading.confident, reading
+    named = _item(1, item.text.replace("Europe", "Portugal"), "Velmar")  # a country is stated
+    sure = rd.read("In which country is Velmar?", question, "place", [named], PARAMS, frozenset())
+    assert sure is not None and sure.span == "Portugal" and sure.confident, sure
