@@ -425,9 +425,8 @@ def compose_answer(
     if not found_any and evidence:
         yield ("\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n")
     held = asked[: asked.index(broken) + 1] if broken is not None else asked  # the links found
-    shown = found_any or broken is not None  # a broken chain shows the links it did find
-    read_along = bool(path) and len(parts) <= 1  # the path a joined answer took is its evidence
-    shown = shown and not read_along
+    # a broken chain shows the links it did find; the path a joined answer took is its evidence
+    shown = (found_any or broken is not None) and not (path and len(parts) <= 1)
     support = _support_lines(question, evidence, held, used, params, sources) if shown else []
     support = list(
         dict.fromkeys(path + [s for s in support if s not in path and s[1] not in quoted])

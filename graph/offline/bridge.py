@@ -20,10 +20,10 @@ from graph import text as tx
 from graph.offline.addresses import LEVELS
 from graph.offline.decompose import is_noun
 from graph.offline.evidence import nearness
+from graph.offline.namelists import ORG_WORDS
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.roles import asked_actor_of, players
 from graph.protocols import HopView
-from ingest import lexicon
 from ingest.lang import FIELD_LABEL
 from ingest.models import Hit
 from ingest.phrases import text_phrases
@@ -337,33 +337,26 @@ class _Sentences(list[str]):
     record: dict[int, frozenset[str]]
 
 
+def _sentences(hit: Hit) -> _Sentences:
+    return _read(hit.text)
+
+
 @lru_cache(maxsize=1024)
-def _split(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """(sentences, the block each record line came from, -1 for prose)."""
-    sentences: list[str] = []
-    blocks: list[int] = []
-    for b, block in enumerate(re.split(r"\n\s*\n", text)):
+def _read(text: str) -> _Sentences:
+    """A passage read once, whoever asks (the candidates, the telling check, the cast): its
+    sentences, a record's lines each one, and the words of the record each line belongs to.
+    Shared between callers, so never changed by them."""
+    out = _Sentences()
+    out.record = {}
+    for block in re.split(r"\n\s*\n", text):
         lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
         fields = sum(1 for ln in lines if _FIELD_LABEL_RE.match(ln))
         if len(lines) >= 2 and fields * 2 >= len(lines):  # a record: each field is a line
-            sentences += lines
-            blocks += [b] * len(lines)
+            words = frozenset(tx.term_set(" ".join(lines)))
+            out.record.update({len(out) + k: words for k in range(len(lines))})
+            out += lines
         else:
-            said = tx.split_sentences(block)
-            sentences += said
-            blocks += [-1] * len(said)
-    return tuple(sentences), tuple(blocks)
-
-
-def _sentences(hit: Hit) -> _Sentences:
-    said, blocks = _split(hit.text)
-    out = _Sentences(said)
-    words: dict[int, frozenset[str]] = {}
-    for b in set(blocks) - {-1}:
-        words[b] = frozenset(
-            tx.term_set(" ".join(s for s, k in zip(said, blocks, strict=True) if k == b))
-        )
-    out.record = {i: words[b] for i, b in enumerate(blocks) if b != -1}
+            out += tx.split_sentences(block)
     return out
 
 
@@ -414,9 +407,6 @@ _OPENING_PAREN_RE = re.compile(
 )
 
 
-_ORG_WORDS = frozenset(lexicon.words("en_org_words"))
-
-
 def _fuller_writing(name: str, anchors: Sequence[str]) -> bool:
     """The anchor's own name written out ('Vela Anna Maria Pruss' for 'Vela Pruss', 'Gisvi
     Andrade' for 'Gisvi'): it opens with the anchor's first word, holds its last, and adds
@@ -429,7 +419,7 @@ def _fuller_writing(name: str, anchors: Sequence[str]) -> bool:
             len(words) > len(own)
             and words[0] == own[0]
             and own[-1] in words
-            and all(w[:1].isupper() and w.lower().strip(".") not in _ORG_WORDS for w in extra)
+            and all(w[:1].isupper() and w.lower().strip(".") not in ORG_WORDS for w in extra)
         ):
             return True
     return False

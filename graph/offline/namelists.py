@@ -92,3 +92,7 @@ class NameList:
 COUNTRIES = NameList("countries")  # groups: English names / demonyms / Chinese names
 LANGUAGES = NameList("languages")  # groups: English names / Chinese names
 NAMED_KINDS = {"nation": COUNTRIES, "language": LANGUAGES}  # answer kinds read from a list
+
+
+# The type words of organisations' names ('Holdings', 'Party'): lexicon en_org_words.
+ORG_WORDS = frozenset(lexicon.words("en_org_words"))

@@ -16,6 +16,7 @@ _SAME_NATION_RE = re.compile(
 _ASKS_COUNTRY_RE = re.compile(r"\bcountry\b|国家|哪国", re.IGNORECASE)
 _ASKS_NATIONALITY_RE = re.compile(r"\bnationality\b|\bcitizen|国籍|哪国人", re.IGNORECASE)
 _COUNTRY_OF_RE = re.compile(r"\bcountry\s+of\s+citizenship\b", re.IGNORECASE)
+_WHICH_COUNTRY_RE = re.compile(r"\b(?:which|what)\s+country\b|哪个国家|哪国", re.IGNORECASE)
 
 
 def nations_in(text: str) -> tuple[tuple[str, str], ...]:
@@ -47,3 +48,9 @@ def asks_same_nation(question: str) -> bool:
     """Whether a question asks if things share a country or a nationality ('in the same
     country', 'share the same nationality', '国籍相同'); not 'both country singers'."""
     return bool(_SAME_NATION_RE.search(question))
+
+
+def asks_which_country(question: str) -> bool:
+    """Whether a question asks which country ('In which country is X?', '哪个国家'): its
+    answer is a country, never a continent or a region."""
+    return bool(_WHICH_COUNTRY_RE.search(question))

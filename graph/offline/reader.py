@@ -21,8 +21,8 @@ from typing import Protocol
 from graph import text as tx
 from graph.offline.addresses import address_level, asked_level
 from graph.offline.evidence import heading_like, nearness, relevance
-from graph.offline.namelists import NAMED_KINDS
-from graph.offline.nations import as_asked, nation_keys
+from graph.offline.namelists import NAMED_KINDS, ORG_WORDS
+from graph.offline.nations import as_asked, asks_which_country, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.roles import asks_cast, role_spans
 from graph.offline.slots import fills_slot, labelled_values
@@ -821,7 +821,7 @@ def read_sentence(
     best, second = near[0][0], (near[1][0] if len(near) > 1 else 0.0)
     clear = best > 0 and best >= params.reader_name_margin * second  # next to the relation
     fits = cue_fit(kind, unit.text, near[0][1]) >= 1.0  # 'by X' is no place, 'in X' no person
-    if _WHICH_COUNTRY_RE.search(part) and not nation_keys(near[0][1]):
+    if asks_which_country(part) and not nation_keys(near[0][1]):
         fits = False  # 'which country': a continent or a region is no country to state
     return near[0][1], kind in ("person", "place") and clear and fits
 
@@ -836,7 +836,8 @@ def _counted_noun(text: str, span: str, part: str) -> str:
     asked = tx.term_set(part)
     more = 0
     for word in re.findall(r"[A-Za-z][\w-]*", text[at + len(span) :])[:3]:
-        if not tx.term_set(word) or not tx.term_set(word) <= asked:
+        terms = tx.term_set(word)
+        if not terms or not terms <= asked:
             break
         more += 1
     if not more:
@@ -845,7 +846,6 @@ def _counted_noun(text: str, span: str, part: str) -> str:
     return f"{span}{tail.group(0)}" if tail else ""
 
 
-_WHICH_COUNTRY_RE = re.compile(r"\b(?:which|what)\s+country\b|哪个国家|哪国", re.IGNORECASE)
 # where one clause of a sentence ends and another, with its own verb, begins
 _CLAUSE_RE = re.compile(
     r"[;；]|,\s*(?:but|and|while|whereas|although|though|yet)\b|，\s*(?:但|而|并且)"
@@ -1099,9 +1099,6 @@ def year_of(span: str) -> str:
     return year if year and year != span.strip() else ""
 
 
-_ORG_WORDS = lexicon.words("en_org_words")
-
-
 def _of_asked_kind(kind: str, part: str, span: str) -> bool:
     """Whether a span may be stated as the answer's kind: an organisation's name ('Bank of
     America', '… Party') or a date is no person for 'who' (unless the part names such an
@@ -1110,8 +1107,8 @@ def _of_asked_kind(kind: str, part: str, span: str) -> bool:
     if kind == "person":
         if any(c.isdigit() for c in span):  # 'May 27' is a date, no one's name
             return False
-        named_org = any(w.strip(".,").lower() in _ORG_WORDS for w in span.split())
-        if named_org and not _ORG_WORDS & set(tx.words(part)):  # 'what party … who ran'
+        named_org = any(w.strip(".,").lower() in ORG_WORDS for w in span.split())
+        if named_org and not ORG_WORDS & set(tx.words(part)):  # 'what party … who ran'
             return False
     return not (asked_level(part) and nation_keys(span))
 
