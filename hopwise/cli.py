@@ -14,7 +14,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-COMMAND_MODULES = ("kb", "ask", "eval", "bench", "worker")
+COMMAND_MODULES = ("kb", "ask", "eval", "bench", "worker", "serve", "keys", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
