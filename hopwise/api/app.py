@@ -106,5 +106,6 @@ def readiness(service: ApiService) -> Readiness:
     except Exception as exc:  # noqa: BLE001
         problem = " ".join(str(exc).split())
     embedder = service.settings.redact(problem) if problem else "ok"
-    return Readiness(ready=store == "ok" and database == "ok", store=store, database=database,
-                     embedder=embedder)  # fmt: skip
+    return Readiness(
+        ready=store == "ok" and database == "ok", store=store, database=database, embedder=embedder
+    )

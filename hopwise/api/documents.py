@@ -253,7 +253,7 @@ def search(body: SearchRequest, who: Who, service: Svc) -> SearchResponse:
                 page=h.page,
                 text=h.text,
                 score=h.score if who.sees_scores else None,
-            )  # fmt: skip
+            )
             for i, h in enumerate(hits, 1)
         ],
     )

@@ -104,7 +104,7 @@ def build_mcp(service: ApiService, stdio_caller: Caller | None = None) -> MCPSer
                     section=h.section,
                     page=h.page,
                     quote=h.text,
-                )  # fmt: skip
+                )
                 for h in hits
             ],
         )
@@ -119,6 +119,7 @@ def build_mcp(service: ApiService, stdio_caller: Caller | None = None) -> MCPSer
             result = await ask_once(service, who, text, thread_id=uuid.uuid4().hex, save=False)
         except ApiError as exc:
             raise ValueError(exc.message) from exc
+        doc_of = {hit.chunk_id: hit.doc_id for hop in result.hops for hit in hop.hits}
         return Answer(
             question=text,
             answer=content_of(result),
@@ -126,13 +127,14 @@ def build_mcp(service: ApiService, stdio_caller: Caller | None = None) -> MCPSer
             sources=[
                 Source(
                     n=c.n,
+                    doc_id=doc_of.get(c.chunk_id or "", ""),
                     title=c.title,
                     source=c.source,
                     section=c.section,
                     page=c.page,
                     url=c.url,
                     quote=c.quote,
-                )  # fmt: skip
+                )
                 for c in result.citations
             ],
             mode=result.mode,
@@ -155,7 +157,7 @@ def build_mcp(service: ApiService, stdio_caller: Caller | None = None) -> MCPSer
                     source=d.source,
                     version=d.version,
                     chunks=d.chunks,
-                )  # fmt: skip
+                )
                 for d in docs
             ]
         )
