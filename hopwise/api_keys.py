@@ -172,19 +172,22 @@ class ApiKeys(Tables):
         )
         return (self._info(rows[0][:-1]), str(rows[0][-1])) if rows else None
 
-    def matches(self, found: tuple[KeyInfo, str], key: str) -> KeyInfo | None:
-        """The key's info when `key` is its secret and it is not revoked, else None."""
+    def matches(self, found: tuple[KeyInfo, str], key: str) -> bool:
+        """Whether `key` is this key's secret (revoked or not); a match is noted as a use."""
         info, digest = found
-        if not hmac.compare_digest(digest, _sha256(key.strip())) or not info.active:
-            return None
-        self._note_use(info.key_id)
-        return info
+        if not hmac.compare_digest(digest, _sha256(key.strip())):
+            return False
+        if info.active:
+            self._note_use(info.key_id)
+        return True
 
     def verify(self, key: str) -> KeyInfo | None:
         """The active key this is, or None (malformed, unknown, wrong secret, revoked)."""
         key_id = key_id_of(key)
         found = self.lookup(key_id) if key_id is not None else None
-        return self.matches(found, key) if found is not None else None
+        if found is None or not self.matches(found, key) or not found[0].active:
+            return None
+        return found[0]
 
     def _note_use(self, key_id: str) -> None:
         now = time.time()

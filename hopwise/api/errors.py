@@ -130,8 +130,9 @@ def internal_error(path: str, exc: BaseException) -> JSONResponse:
 
 class BodyLimit:
     """Refuses a request body over its limit with 413, from Content-Length before anything is
-    read, or as soon as a streamed body passes it (the endpoint then sees an error, never a
-    partial body). `limit_for(scope)` gives the limit in bytes for a request."""
+    read, or as soon as a streamed body passes it: then the 413 is sent at once, the app is told
+    the client left, and nothing it sends afterwards goes out. `limit_for(scope)` gives the
+    limit in bytes for a request."""
 
     def __init__(self, app: ASGIApp, limit_for: Callable[[Scope], int]) -> None:
         self.app, self.limit_for = app, limit_for
@@ -145,41 +146,35 @@ class BodyLimit:
         if declared is not None and declared.isdigit() and int(declared) > limit:
             await too_large(scope, send, limit)
             return
-        seen = 0
-        refused = False
+        seen, refused, started = 0, False, False
 
         async def counted() -> Message:
             nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     refused = True
-                    raise OversizeBody
+                    if not started:
+                        await too_large(scope, send, limit)
+                    return {"type": "http.disconnect"}
             return message
-
-        started = False
 
         async def tracked(message: Message) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 went out; the app's own answer does not
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
             await self.app(scope, counted, tracked)
-        except OversizeBody:
-            if not started:
-                await too_large(scope, send, limit)
         except Exception:
-            if refused and not started:
-                await too_large(scope, send, limit)
-                return
-            raise
-
-
-class OversizeBody(Exception):
-    """Raised inside `receive` once a body passes its limit."""
+            if not refused:
+                raise
 
 
 async def too_large(scope: Scope, send: Send, limit: int) -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from hopwise.app import Hopwise
 
 UNKNOWN_KEY = "\0unknown-api-key"  # every key id that was never made shares one counter
+BEARER = {"WWW-Authenticate": "Bearer"}
 BAD_KEY = (
     "invalid API key: send `Authorization: Bearer hwk_…` with a key from `hopwise keys create`"
 )
@@ -117,7 +118,7 @@ class ApiService:
         scheme, _, key = (authorization or "").strip().partition(" ")
         key = key.strip()
         if scheme.lower() != "bearer" or not key:
-            raise ApiError(401, BAD_KEY, headers={"WWW-Authenticate": "Bearer"})
+            raise ApiError(401, BAD_KEY, headers=BEARER)
         try:
             users = self.users()
         except AuthConfigError as exc:
@@ -133,13 +134,19 @@ class ApiService:
                     f"too many failed attempts with this key; try again in {math.ceil(wait)} s",
                     headers={"Retry-After": str(math.ceil(wait))},
                 )
-            info = self.keys.matches(found, key) if found is not None else None
-            caller = caller_of(info, users) if info is not None else None
-            if caller is None:
-                self.guard.fail(account)
-                raise ApiError(401, BAD_KEY, headers={"WWW-Authenticate": "Bearer"})
+            if found is None or not self.keys.matches(found, key):
+                self.guard.fail(account)  # a guess: counted, as a wrong password is
+                raise ApiError(401, BAD_KEY, headers=BEARER)
             if failures:
                 self.guard.succeed(account)
+            info = found[0]
+            if not info.active:
+                raise ApiError(401, f"this key ({info.key_id}) was revoked", headers=BEARER)
+            caller = caller_of(info, users)
+            if caller is None:
+                raise ApiError(
+                    401, f"this key's user ({info.user}) is no longer configured", headers=BEARER
+                )
         except StoreUnavailable as exc:
             raise ApiError(503, f"keys cannot be checked right now: {exc}") from exc
         wait = self.rate.take(caller.key_id)

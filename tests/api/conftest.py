@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,9 +39,12 @@ BUDGET = """# Treasury budget
 
 ## Reserve
 The contingency reserve code is MARZIPAN-9047 and the Tarvos fund holds 6.1 million euros.
-The treasurer is Oskar Lindqvist-Brae.
+The treasurer is Oskar Lindqvist-Brae. The reserve is kept at Kestrel Bank, vault Q-88.
 """
-FINANCE_MARKERS = ("MARZIPAN-9047", "Tarvos", "Lindqvist-Brae", "6.1 million", "Treasury budget")
+FINANCE_MARKERS = (
+    "MARZIPAN-9047", "Tarvos", "Lindqvist-Brae", "6.1 million", "Treasury budget", "Kestrel",
+    "Q-88", "budget.md",
+)  # fmt: skip
 
 
 @dataclass
@@ -104,9 +107,10 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
             thread.join(timeout=30)
 
 
-def no_finance(text: str) -> None:
-    """Fails when any finance marker is in `text` (a response, a stream, an error)."""
-    found = [m for m in FINANCE_MARKERS if m in text]
+def no_finance(text: str, typed: Sequence[str] = ()) -> None:
+    """Fails when a finance marker is in `text` (a response, a stream, an error), except one
+    the caller typed itself (a question quoting it is echoed back)."""
+    found = [m for m in FINANCE_MARKERS if m in text and not any(m in t for t in typed)]
     assert not found, f"finance text leaked: {found} in {text[:300]!r}"
 
 

@@ -28,7 +28,8 @@ def test_ask_answers_with_the_cli_json_keys_and_continues_the_thread(api: Api) -
         assert [t["answers"] for t in listed if t["thread_id"] == thread] == [2]
         read = bob.get(f"/api/v1/threads/{thread}").json()
         assert [r["question"] for r in read["results"]] == [
-            QUESTION, "And for second-class train tickets?"
+            QUESTION,
+            "And for second-class train tickets?",
         ]
         assert read["results"][0]["trace"]  # traces included
 
@@ -94,7 +95,9 @@ def test_admin_uploads_lists_downloads_and_deletes(api: Api) -> None:
         row = up.json()["results"][0]
         assert row["status"] == "ingested" and row["chunks"] >= 1
         doc_id = row["doc_id"]
-        again = ann.post("/api/v1/documents", files=[("files", ("parking.md", body, "text/markdown"))])
+        again = ann.post(
+            "/api/v1/documents", files=[("files", ("parking.md", body, "text/markdown"))]
+        )
         assert again.json()["results"][0]["status"] == "skipped"  # same bytes: a no-op
         assert doc_id in [d["doc_id"] for d in bob.get("/api/v1/documents").json()["documents"]]
         original = bob.get(f"/api/v1/documents/{doc_id}/original")
