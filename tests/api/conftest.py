@@ -80,7 +80,7 @@ def serve_in_thread(app: Any) -> tuple[str, ThreadServer, threading.Thread]:
     return f"http://127.0.0.1:{port}", server, thread
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
     tmp = tmp_path_factory.mktemp("api")
     with pytest.MonkeyPatch.context() as mp:
