@@ -136,7 +136,8 @@ def throttle_delay(failures: int) -> float:
 
 GLOBAL_WINDOW_S = 60.0
 GLOBAL_FREE_FAILURES = 30  # failed sign-ins per minute, all accounts together, before slowing
-UNKNOWN_ACCOUNT = "\0unknown"  # every name that is no account shares one counter
+# every name that is no account shares one counter (no NUL: PostgreSQL text cannot hold one)
+UNKNOWN_ACCOUNT = "?unknown"
 
 
 SIGN_IN_STEPS: list[Step] = [

@@ -26,7 +26,7 @@ from hopwise.users import (
 if TYPE_CHECKING:
     from hopwise.app import Hopwise
 
-UNKNOWN_KEY = "\0unknown-api-key"  # every key id that was never made shares one counter
+UNKNOWN_KEY = "?unknown-api-key"  # every key id that was never made shares one counter
 BEARER = {"WWW-Authenticate": "Bearer"}
 BAD_KEY = (
     "invalid API key: send `Authorization: Bearer hwk_…` with a key from `hopwise keys create`"

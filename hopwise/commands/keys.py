@@ -11,6 +11,7 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     keys = subparsers.add_parser("keys", help="API keys for `hopwise serve` and `hopwise mcp`")
+    keys.set_defaults(light=True)  # keys live in the database: the knowledge base stays shut
     sub = keys.add_subparsers(dest="keys_command", required=True)
     create = sub.add_parser("create", help="make a key acting as one user (shown once)")
     create.add_argument(
