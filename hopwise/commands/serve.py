@@ -42,6 +42,13 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
+    if not any(key.active for key in service.keys.list()):
+        print(
+            "Hopwise API: no API key yet; make one with `hopwise keys create` (every request "
+            "but /api/v1/health and /api/v1/ready needs one)",
+            file=sys.stderr,
+            flush=True,
+        )
     config = uvicorn.Config(
         create_app(service), host=host, port=port, log_level="warning", server_header=False
     )
