@@ -24,6 +24,7 @@ from typing import Any
 from hopwise.database import Cursor, Database, Step, StoreUnavailable
 from hopwise.settings import Settings
 from hopwise.users import (  # noqa: F401 - the pages' names for them, kept
+    GLOBAL_FREE_FAILURES,
     LOCAL_USER,
     PUBLIC_GROUP,
     UNKNOWN_ACCOUNT,

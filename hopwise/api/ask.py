@@ -7,6 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
 from fastapi import APIRouter
 from starlette.responses import StreamingResponse
 
@@ -36,7 +37,7 @@ async def ask(
     """The answer with citations, evidence, hops, verdict, mode and timings: the object
     `hopwise ask --json` prints. Raw scores are shown to admins only (docs/security.md)."""
     question = check_question(service, body.question)
-    thread_id = start_thread(service, who, body.thread_id)
+    thread_id = await anyio.to_thread.run_sync(start_thread, service, who, body.thread_id)
     if not body.stream:
         result = await ask_once(service, who, question, thread_id=thread_id, web=body.web)
         return result.to_json()

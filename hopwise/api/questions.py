@@ -9,6 +9,7 @@ each carries the caller's groups into every search and saves into the caller's o
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -130,7 +131,8 @@ async def ask_events(
     cancel = StopSignal()
 
     def put(kind: str, payload: Any) -> None:
-        loop.call_soon_threadsafe(inbox.put_nowait, (kind, payload))
+        with contextlib.suppress(RuntimeError):  # the server shut its loop: no one to tell
+            loop.call_soon_threadsafe(inbox.put_nowait, (kind, payload))
 
     def work() -> None:
         try:
