@@ -82,29 +82,30 @@ def serve_in_thread(app: Any) -> tuple[str, ThreadServer, threading.Thread]:
 
 @pytest.fixture(scope="session")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """The settings are read once, in an isolated environment that is restored before the
+    first test runs (a session fixture must not leave HOPWISE_* variables behind)."""
     tmp = tmp_path_factory.mktemp("api")
     with pytest.MonkeyPatch.context() as mp:
-        data = isolate_hopwise_env(mp, tmp, tmp / "data")
+        isolate_hopwise_env(mp, tmp, tmp / "data")
         mp.setenv("HOPWISE_USERS", json.dumps(USERS))
         mp.setenv("HOPWISE_EMBEDDINGS", "off")
         mp.setenv("HOPWISE_MAX_UPLOAD_MB", "2")
         mp.setenv("HOPWISE_API_MAX_REQUEST_KB", "256")
         settings = load_settings()
-        service = ApiService(settings, secrets={})
-        service.open()
-        runner = service.runner
-        runner.ingest_uploads([("travel.md", TRAVEL.encode())], groups=["all"])
-        runner.ingest_uploads([("budget.md", BUDGET.encode())], groups=["finance"])
-        docs = {d.source: d.doc_id for d in runner.list_documents()}
-        users = service.users()
-        keys = {name: service.keys.create(name, users, label="tests")[1] for name in USERS}
-        url, server, thread = serve_in_thread(create_app(service))
-        assert data.exists()
-        try:
-            yield Api(url, service, keys, docs["budget.md"], docs["travel.md"])
-        finally:
-            server.should_exit = True
-            thread.join(timeout=30)
+    service = ApiService(settings, secrets={})
+    service.open()
+    runner = service.runner
+    runner.ingest_uploads([("travel.md", TRAVEL.encode())], groups=["all"])
+    runner.ingest_uploads([("budget.md", BUDGET.encode())], groups=["finance"])
+    docs = {d.source: d.doc_id for d in runner.list_documents()}
+    users = service.users()
+    keys = {name: service.keys.create(name, users, label="tests")[1] for name in USERS}
+    url, server, thread = serve_in_thread(create_app(service))
+    try:
+        yield Api(url, service, keys, docs["budget.md"], docs["travel.md"])
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
 
 
 def no_finance(text: str, typed: Sequence[str] = ()) -> None:

@@ -14,33 +14,38 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from hopwise.bench.servers import free_port
 from hopwise.bench.startup import stop
+from hopwise.cli import main
+from tests.fakes.env import isolate_hopwise_env
 
-NOTE = "# Harbour\n\nThe harbour gate opens at six in the morning.\n"
 
+def test_keys_and_serve_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = isolate_hopwise_env(monkeypatch, tmp_path, tmp_path / "data")
+    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")
+    env = {**os.environ}
 
-def test_keys_and_serve_from_the_command_line(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HOPWISE_")}
-    env |= {"HOPWISE_DATA_DIR": str(tmp_path / "data"), "HOPWISE_EMBEDDINGS": "off"}
-    hopwise = [sys.executable, "-m", "hopwise"]
+    def keys(*args: str) -> tuple[int, str, str]:
+        """`hopwise keys …` through the console script's own entry point, in this process."""
+        code = main(["keys", *args])
+        out = capsys.readouterr()
+        return code, out.out, out.err
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*hopwise, *args], env=env, cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)  # fmt: skip
-
-    (tmp_path / "harbour.md").write_text(NOTE, encoding="utf-8")
-    made = run("keys", "create", "--label", "ci bot", "--json")
-    assert made.returncode == 0, made.stderr
-    key = json.loads(made.stdout)
+    code, out, _ = keys("create", "--label", "ci bot", "--json")
+    assert code == 0
+    key = json.loads(out)
     assert key["user"] == "local" and key["key"].startswith(f"hwk_{key['key_id']}_")
-    with sqlite3.connect(tmp_path / "data" / "api_keys.sqlite") as db:
+    with sqlite3.connect(data / "api_keys.sqlite") as db:
         stored = " ".join(
             str(v) for row in db.execute("SELECT * FROM hopwise_api_keys") for v in row
         )
     assert key["key"] not in stored and key["key"].split("_")[2] not in stored  # a hash only
 
+    hopwise = [sys.executable, "-m", "hopwise"]
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
     server = subprocess.Popen([*hopwise, "serve", "--port", str(port)], env=env, cwd=tmp_path,
@@ -57,8 +62,9 @@ def test_keys_and_serve_from_the_command_line(tmp_path: Path) -> None:
                     break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        second = run("serve", "--port", str(free_port()))  # the same embedded knowledge base
-        assert second.returncode == 1
+        second = subprocess.run([*hopwise, "serve", "--port", str(free_port())], env=env,
+                                cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert second.returncode == 1  # the same embedded knowledge base
         line = second.stderr.strip().splitlines()[-1]
         assert (
             line.startswith("hopwise: error: the knowledge base at")
@@ -68,15 +74,15 @@ def test_keys_and_serve_from_the_command_line(tmp_path: Path) -> None:
 
         headers = {"Authorization": f"Bearer {key['key']}"}
         assert httpx.get(f"{url}/api/v1/documents", headers=headers).json() == {"documents": []}
-        listed = run("keys", "list")
-        assert (
-            key["key_id"] in listed.stdout
-            and "ci bot" in listed.stdout
-            and key["key"] not in listed.stdout
-        )
-        assert run("keys", "revoke", key["key_id"]).returncode == 0
+        code, listed, _ = keys("list")
+        assert key["key_id"] in listed and "ci bot" in listed and key["key"] not in listed
+        assert keys("revoke", key["key_id"])[0] == 0  # while the server runs
         refused = httpx.get(f"{url}/api/v1/documents", headers=headers)
         assert refused.status_code == 401 and "revoked" in refused.json()["message"]
+        code, _, err = keys("revoke", key["key_id"])
+        assert code == 1 and "no active key" in err
+        code, _, err = keys("create", "--user", "nobody")
+        assert code == 1 and err.startswith("hopwise: error:") and "local user" in err
     finally:
         stop(server)
         log.close()

@@ -4,6 +4,7 @@ process of its own on its own data dir). Results carry their sources."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -18,6 +19,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from hopwise.commands import mcp as mcp_command
 from tests.api.conftest import BUDGET, TRAVEL, USERS, Api, no_finance
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +80,9 @@ with open_store(settings) as store:
 """
 
 
-def test_mcp_over_stdio_acts_as_the_named_user(tmp_path: Path) -> None:
+def test_mcp_over_stdio_acts_as_the_named_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOPWISE_")}
     env |= {
         "HOPWISE_DATA_DIR": str(tmp_path / "data"), "HOPWISE_WEB_SEARCH": "off",
@@ -97,10 +101,7 @@ def test_mcp_over_stdio_acts_as_the_named_user(tmp_path: Path) -> None:
             return await use_tools(client)
 
     check_bob(asyncio.run(session()))
-    nobody = subprocess.run(
-        [sys.executable, "-m", "hopwise", "mcp"], env=env, cwd=tmp_path, capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
-    assert nobody.returncode == 1
-    assert "name the one whose groups apply, --user NAME" in nobody.stderr
-    assert "Traceback" not in nobody.stderr
+    monkeypatch.setenv("HOPWISE_USERS", json.dumps(USERS))
+    monkeypatch.setenv("HOPWISE_DATA_DIR", str(tmp_path / "data"))
+    with pytest.raises(ValueError, match="name the one whose groups apply, --user NAME"):
+        mcp_command.run(argparse.Namespace(user=None, http=False, host=None, port=None))
