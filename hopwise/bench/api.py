@@ -28,9 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hopwise.bench.servers import MilvusLiteServer, PostgresServer, free_port, missing_reason
-from hopwise.bench.startup import stop
-
 HANDBOOK = """# Site handbook
 
 ## Stock
@@ -128,6 +125,9 @@ def hopwise_env(shared: dict[str, str], data_dir: Path) -> dict[str, str]:
 def start_replica(shared: dict[str, str], data_dir: Path, log: Path) -> tuple[str, Any]:
     """`hopwise serve` on a free loopback port; (url, process) once it is ready."""
     import httpx
+
+    from hopwise.bench.servers import free_port
+    from hopwise.bench.startup import stop
 
     port = free_port()
     env = hopwise_env(shared, data_dir)
@@ -291,6 +291,7 @@ def run_replicas(
 ) -> Run:  # fmt: skip
     """One deployment of `replicas` API processes, loaded and checked."""
     from hopwise.api_keys import ApiKeys
+    from hopwise.bench.startup import stop
     from hopwise.database import PostgresDatabase
     from ingest.parse import safe_source
     from ingest.pipeline import doc_id_for
@@ -367,6 +368,8 @@ def _user(name: str, spec: dict[str, Any]) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    from hopwise.bench.servers import MilvusLiteServer, PostgresServer, missing_reason
+
     counts = [int(n) for n in str(args.replicas).split(",") if n.strip()]
     results: dict[str, Any] = {
         "machine": f"{os.cpu_count()} cores", "date": time.strftime("%Y-%m-%d"), "runs": [],

@@ -44,3 +44,21 @@ def test_thirty_two_users_with_an_ingest_beside_them(
     assert summary["leaks"] == 0 and summary["wrong_answers"] == 0
     assert summary["ingest_during_load"] == "ok"
     assert summary["saved_turns"] == USERS * QUESTIONS
+
+
+def test_the_benchmark_command_prints_its_checks(capsys: pytest.CaptureFixture[str]) -> None:
+    """`hopwise bench api`, tiny: its own cluster and Milvus server, the JSON it prints."""
+    from hopwise.bench.servers import missing_reason
+    from hopwise.cli import main
+
+    if missing_reason():
+        pytest.skip(missing_reason())
+
+    assert (
+        main(["bench", "api", "--users", "2", "--questions", "2", "--replicas", "1", "--json"]) == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    (run,) = result["runs"]
+    assert run["answered"] == run["questions"] == 4 and run["server_errors"] == 0
+    assert run["lost"] == run["misfiled"] == run["leaks"] == run["wrong_answers"] == 0
+    assert run["in_process_p50_ms"] > 0 and "overhead_p50_ms" in run
