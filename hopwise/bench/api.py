@@ -15,7 +15,6 @@ Printed: questions/s, p50/p95 latency, and the API's overhead over an in-process
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import statistics
@@ -183,6 +182,8 @@ async def one_user(
 
 
 async def drive(urls: list[str], keys: list[str], count: int) -> tuple[list[dict[str, Any]], float]:
+    import asyncio
+
     import httpx
 
     records: list[dict[str, Any]] = []
@@ -290,6 +291,8 @@ def run_replicas(
     *, measure_overhead: bool = True,
 ) -> Run:  # fmt: skip
     """One deployment of `replicas` API processes, loaded and checked."""
+    import asyncio
+
     from hopwise.api_keys import ApiKeys
     from hopwise.bench.startup import stop
     from hopwise.database import PostgresDatabase
