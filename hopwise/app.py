@@ -48,7 +48,7 @@ from hopwise.settings import Settings, load_settings
 from hopwise.state import DatabaseOptions, FeedbackLog, ThreadIndex, open_postgres_checkpointer
 from ingest.embeddings import Embedder
 from ingest.embeddings import build_embedder as _embedder_from
-from ingest.models import Chunk, DocumentInfo, IngestResult
+from ingest.models import Chunk, DocumentInfo, Hit, IngestResult
 from ingest.protocols import KnowledgeBase
 from ingest.store import MilvusStore, slow_engine_warning, validate_groups
 
@@ -287,6 +287,7 @@ class Hopwise:
         owner: str | None = None,
         cancel: threading.Event | None = None,
         regenerating: bool = False,
+        save: bool = True,
     ) -> QuestionResult:
         """Answer one question; `result.to_json()` is the `hopwise ask --json` object.
 
@@ -295,7 +296,8 @@ class Hopwise:
         Setting `cancel` stops the run at the next step or token (AnswerStopped); nothing of a
         stopped answer is saved (the thread's checkpoints stay as they were), and a StopSignal
         refuses a stop once saving began. `regenerating` asks the thread's last question again:
-        the answer it replaces is left out of the history.
+        the answer it replaces is left out of the history. `save=False` keeps the answer out
+        of every thread (a caller that holds the conversation itself, such as an OpenAI client).
         """
         question = question.strip()
         if not question:
@@ -346,6 +348,8 @@ class Hopwise:
             result.notices.append(note)
         if cancel is not None and not may_save(cancel):  # stopped after the last step
             raise AnswerStopped
+        if not save:
+            return result
         problem = unsaved or getattr(self.checkpointer, "problem", "") or self.history_problem
         if not unsaved and not getattr(self.checkpointer, "problem", ""):
             try:  # the thread is claimed for its owner first (ThreadAccessError if not theirs)
@@ -457,6 +461,10 @@ class Hopwise:
         starter = getattr(self.retriever, "start_embedding_worker", None)
         if callable(starter) and self.settings.embedding_worker != "off":
             starter(elect=self.election, on_document=log_embedded)
+
+    def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
+        """Raw retrieval, no reasoning: the reader's groups inside the store's filter."""
+        return list(self.retriever.search(query, list(groups), k=k))
 
     # ---- documents (the Admin page and the CLI change the knowledge base through these)
 

@@ -14,7 +14,7 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-COMMAND_MODULES = ("kb", "ask", "eval", "bench", "worker")
+COMMAND_MODULES = ("kb", "ask", "eval", "bench", "worker", "serve", "keys", "mcp")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,10 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if not args.verbose:
+    light = getattr(args, "light", False)  # a command that never opens the knowledge base
+    if not args.verbose and not light:
         quiet_pymilvus()
     redact = _redactor()
-    warn_slow_engine()
+    if not light:
+        warn_slow_engine()
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

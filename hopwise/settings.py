@@ -144,6 +144,33 @@ class Settings(BaseSettings):
         None, description="Key that signs session cookies; generated into the data dir if unset."
     )
 
+    # The REST API, the OpenAI-compatible endpoint and MCP over HTTP (`hopwise serve`; docs/api.md)
+    api_host: str = Field("127.0.0.1", description="Address `hopwise serve` listens on.")
+    api_port: int = Field(8000, ge=1, le=65535, description="Port `hopwise serve` listens on.")
+    api_max_request_kb: int = Field(
+        1024, gt=0, description="Largest JSON request body the API reads, in KB (larger: 413)."
+    )
+    api_max_upload_request_mb: float = Field(
+        200,
+        gt=0,
+        description="Largest multipart upload request, all files together, in MB (each file is "
+        "also held to HOPWISE_MAX_UPLOAD_MB).",
+    )
+    api_max_question_chars: int = Field(
+        4000, gt=0, description="Longest question the API takes, in characters (longer: 422)."
+    )
+    api_rate_per_minute: int = Field(
+        120,
+        ge=0,
+        description="Requests one API key may make per minute on one server process (beyond: "
+        "429 with Retry-After); 0 turns the limit off.",
+    )
+    api_concurrent_questions: int = Field(
+        8,
+        gt=0,
+        description="Questions one server process answers at once; more wait their turn.",
+    )
+
     metrics: bool = Field(
         False,
         description="HOPWISE_METRICS=on opens Streamlit's /_stcore/metrics (closed by default: it "

@@ -3,53 +3,18 @@ table, the document list's rows. The upload itself is hopwise.app.Hopwise.ingest
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from hopwise.documents import AccessChange as AccessChange
+from hopwise.documents import access_changes as access_changes
 from ingest.hidden import hidden_note
-from ingest.models import DEFAULT_GROUP, DocumentInfo, IngestResult, parse_notes
+from ingest.models import DocumentInfo, IngestResult, parse_notes
 from ingest.parse import SUPPORTED_EXTENSIONS
 from ui.documents import count_text
 
 UPLOAD_TYPES = tuple(ext.lstrip(".") for ext in SUPPORTED_EXTENSIONS)
-
-
-@dataclass(frozen=True)
-class AccessChange:
-    """How an upload changes who may read a file's document."""
-
-    name: str
-    before: tuple[str, ...]  # () for a new document
-    after: tuple[str, ...]
-
-    @property
-    def widens(self) -> bool:
-        """True when someone could read it after the upload who could not before."""
-        if not self.before:
-            return False
-        old, new = set(self.before), set(self.after)
-        return DEFAULT_GROUP not in old and (DEFAULT_GROUP in new or not new <= old)
-
-
-def access_changes(
-    names: Sequence[str],
-    current: Callable[[str], DocumentInfo | None],
-    groups: Sequence[str] | None,
-) -> list[AccessChange]:
-    """Per uploaded file name: its document's readers now (`current`: the document an upload
-    of that name replaces, Hopwise.document_named) and after the upload."""
-    changes = []
-    for name in names:
-        try:
-            old = current(name)
-        except Exception:  # noqa: BLE001 - a bad name fails in the upload itself
-            old = None
-        before = tuple(old.groups) if old else ()
-        after = tuple(groups) if groups is not None else (before or (DEFAULT_GROUP,))
-        changes.append(AccessChange(name, before, after))
-    return changes
 
 
 def parse_groups(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|llm|startup|all`: printed and saved as JSON.
+"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|llm|startup|api|all`: printed and saved as JSON.
 
 Benchmarks are never timed tests; CI runs each one tiny as a smoke test.
 """
@@ -71,6 +71,15 @@ def register(subparsers: Any) -> None:
     )
     _output_flags(startup)
     startup.set_defaults(handler=run_one("startup"))
+
+    api = sub.add_parser(
+        "api", help="API users at once on 1 and 2 replicas (PostgreSQL), an ingest beside them"
+    )
+    from hopwise.bench.api import register_arguments as api_arguments
+
+    api_arguments(api)
+    _output_flags(api)
+    api.set_defaults(handler=run_one("api"))
 
     everything = sub.add_parser("all", help="every benchmark; JSON files in --out")
     everything.add_argument(

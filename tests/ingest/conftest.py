@@ -4,16 +4,14 @@ test gets fresh collections, so the suite stays fast."""
 
 from __future__ import annotations
 
-import socket
-import time
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hopwise.bench.servers import MilvusLiteServer as MilvusLiteServer
+from hopwise.bench.servers import free_port as free_port
 from ingest.store import EMBEDDED, MilvusStore
 from tests.fakes.hash_embedder import HashEmbedder
 from tests.fakes.memory_store import MemoryBacking, MemoryStore
@@ -26,41 +24,6 @@ BACKENDS = [
     "memory",
     "memory-hybrid",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class MilvusLiteServer:
-    """The C++ Milvus Lite engine serving gRPC on a loopback port (stands in for a server)."""
-
-    def __init__(self, db_file: Path) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from milvus_lite.server import Server
-        self.port = free_port()
-        self.uri = f"http://127.0.0.1:{self.port}"
-        self._server = Server(str(db_file), address=f"127.0.0.1:{self.port}")
-
-    def start(self, timeout_s: float = 20.0) -> None:
-        if not (self._server.init() and self._server.start()):
-            raise RuntimeError("milvus-lite server failed to start")
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError("milvus-lite server did not open its port")
-
-    def stop(self) -> None:
-        proc = self._server._p
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-        self._server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -219,6 +219,15 @@ from ui.feedback_admin import feedback_section  # noqa: E402 - readers' feedback
 st.subheader("Feedback")
 feedback_section()
 
+from ui.api_keys import api_keys_section  # noqa: E402 - keys for the API (issue 45)
+
+st.subheader("API keys")
+st.caption(
+    "A key lets a script, a chat front end or an MCP client ask as one user, with that user's "
+    "groups (`hopwise serve`; see docs/api.md)."
+)
+api_keys_section()
+
 # ---------------------------------------------------------------- web search
 st.subheader("Web search")
 runner = get_runner()
