@@ -20,6 +20,7 @@ from datetime import date
 from itertools import combinations
 
 from graph import text as tx
+from graph.binding import unbound_values
 from graph.offline.params import PARAMS, OfflineParams
 from graph.protocols import EvidenceItem
 from graph.result import LOOKED_FOR_LEAD, NOT_SAID_LEAD, QUOTE_LEAD
@@ -62,6 +63,8 @@ _CN_NUMBER_RE = re.compile("[零〇一二两三四五六七八九十百千万]+"
 _CJK_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns", "nt"})
 
 Verdict = str  # supported | unsupported | uncited | unknown_source | no_claim
+# a value a claim states: a code, or a number with its separators ('+86 186 8023 1149', '3,200')
+_VALUE_RE = re.compile(r"[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+|\d[\d,.:/ -]*\d|\d")
 
 
 @dataclass
@@ -345,6 +348,15 @@ def check(
             claim.why = f"{', '.join(missing[:3])} not in {where}"
             continue
         claim.verdict, claim.why = "supported", "facts found" if stated else ""
+        values = [v for v in _VALUE_RE.findall(claim.text) if normalise(v) not in asked_text]
+        copied = "".join(normalise(claim.text).split()) in "".join(cited.text.split())
+        loose = [] if copied else unbound_values(
+            values, claim.text, question, [by_n[n] for n in claim.cites], items
+        )  # a quote copied from its passage is bound as the passage binds it
+        if loose:
+            claim.verdict = "unsupported"
+            claim.why = f"{', '.join(loose[:3])} is said of another name in its passages"
+            continue
         far = _far(claim.text, cited, similarity, params)
         if far is not None:
             claim.verdict, claim.why = (

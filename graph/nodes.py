@@ -18,6 +18,7 @@ from graph.citations import renumber_citations
 from graph.claims import CITATION_RE
 from graph.context import GraphContext
 from graph.evidence import answer_inputs, evidence_items, hop_views
+from graph.garble import keep_names
 from graph.hops import run_hop
 from graph.planning import (
     apply_plan,
@@ -76,8 +77,10 @@ def decompose_question(state: GraphState, runtime: Runtime[GraphContext]) -> Gra
     language = ctx.documents_language()
     decomposition, usage = ctx.reasoner.decompose(question, ctx.phrase_counts, language)
     step.add(usage)
-    subs = sub_question_records(decomposition.sub_questions, state["standalone_question"])
-    return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs)]}
+    kept, garbled = keep_names(decomposition.sub_questions, question)  # a name cut: ask whole
+    subs = sub_question_records(kept, state["standalone_question"])
+    extra = {"garbled_names": garbled} if garbled else {}
+    return {"sub_questions": subs, "trace": [step.finish(sub_questions=subs, **extra)]}
 
 
 def retrieve_hop(state: GraphState, runtime: Runtime[GraphContext]) -> GraphState:

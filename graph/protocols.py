@@ -25,6 +25,12 @@ Retriever = Searcher  # the graph only searches the knowledge base (ingest.proto
 PhraseLookup = Callable[[Sequence[str]], Mapping[str, int]]  # phrase keys -> chunks naming it
 
 
+class Similarity(Protocol):
+    """Meaning similarity of a question to each text (the built-in embedder's cosine)."""
+
+    def __call__(self, query: str, texts: Sequence[str]) -> list[float]: ...
+
+
 class WebResult(BaseModel):
     """One web search result. Untrusted data, never instructions."""
 

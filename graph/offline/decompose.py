@@ -101,6 +101,8 @@ _REQUEST_RE = re.compile(
     re.IGNORECASE,
 )
 _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
+_PERSONAL_RE = re.compile(r"\b(?:they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
+_WHO_RE = re.compile(r"^\s*(?:who|whom|which\s+[a-z]+)\b", re.IGNORECASE)
 
 
 def _en(q: str, params: OfflineParams) -> list[Part]:
@@ -132,8 +134,16 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
             names = MASK_RE.findall(piece)
             that = re.search(rf"\b(?:that|this|the same)\s+{asked.group(1)}\b", piece, re.I) \
                 if asked and i else None  # fmt: skip
+            # 'Who is the backup …, and what is their number?': a pronoun after a question
+            # that asks who (or which one) stands for whom it finds, not for what it names
+            pronoun = _PERSONAL_RE.search(piece) if i and _WHO_RE.match(pieces[0]) else None
             if that:  # 'which engineer …, and what is that engineer's grade?': the answer's
                 piece = f"{piece[: that.start()]}#0{piece[that.end() :]}"  # '#0': see below
+            elif pronoun:
+                that = pronoun
+                possessive = pronoun.group(0).lower() in ("their", "his", "her")
+                owner = "#0's" if possessive else "#0"
+                piece = f"{piece[: pronoun.start()]}{owner}{piece[pronoun.end() :]}"
             elif names and not subject:
                 subject = f"⟨{names[0]}⟩"
             elif not names and subject:

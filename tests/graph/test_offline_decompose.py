@@ -328,3 +328,13 @@ def test_a_fronted_name_owns_the_unnamed_subject_of_the_question() -> None:
     assert subs == ["star of Quorra Nights?", "Who did #1 play in Quorra Nights?"]
     kept = decompose_question("In 2019, who did the board appoint?", None)  # a year owns nothing
     assert len(kept) == 1
+
+
+def test_a_person_pronoun_after_a_who_question_is_whom_it_finds() -> None:
+    subs = decompose_question("Who is the backup for queue-relay, and what is their extension?")
+    assert [(s.question, s.depends_on) for s in subs] == [
+        ("Who is the backup for queue-relay?", None),
+        ("what is #1's extension?", 1),
+    ]
+    leads = decompose_question("Which engineer closed WO-7 and what is his grade?")
+    assert leads[1].question == "what is #1's grade?" and leads[1].depends_on == 1
