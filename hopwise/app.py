@@ -113,17 +113,20 @@ def build_web_search(settings: Settings) -> WebSearch | None:
     return DdgsWebSearch(timeout_s=settings.web_timeout_s, max_results=settings.web_max_results)
 
 
-def build_reasoner(settings: Settings, similarity: Similarity | None = None) -> Reasoner:
+def build_reasoner(
+    settings: Settings, similarity: Similarity | None = None, model: Any = None
+) -> Reasoner:
     """The LLM reasoner with offline fallback when an endpoint is configured, else offline;
-    the offline reader weighs meaning with `similarity` (see `meaning_similarity`)."""
+    the offline reader weighs meaning with `similarity` (see `meaning_similarity`) and reads
+    with `model` (a fitted ReaderModel; default: the shipped weights)."""
     from graph.offline import OfflineReasoner
 
     llm = settings.llm
     if llm is None:
-        return OfflineReasoner(similarity=similarity)
+        return OfflineReasoner(similarity=similarity, model=model)
     from graph.llm import LLMReasoner
 
-    return LLMReasoner(llm, fallback=OfflineReasoner(similarity=similarity))
+    return LLMReasoner(llm, fallback=OfflineReasoner(similarity=similarity, model=model))
 
 
 PASSAGE_VECTOR_CACHE = 4096  # passage sentences whose vectors a similarity keeps (LRU)

@@ -16,7 +16,6 @@ import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
 from graph import text as tx
 from graph.offline.addresses import address_level, asked_level
@@ -43,7 +42,7 @@ from graph.offline.values import (
     spans_of,
     unit_fits,
 )
-from graph.protocols import EvidenceItem
+from graph.protocols import EvidenceItem, Similarity
 from ingest import lexicon
 from ingest.lang import CODE_RE, FIELD_LABEL
 from ingest.phrases import text_phrases
@@ -53,12 +52,6 @@ _LIST_RE = re.compile(r"^(?:[-*•]|\d{1,2}[.)、]|[（(]?\d{1,2}[）)])\s*")
 _TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
 # A 'Label: value' line (ingest.lang.FIELD_LABEL); records.py reads its fields with it too.
 FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
-
-
-class Similarity(Protocol):
-    """Meaning similarity of a question to each text (the built-in embedder's cosine)."""
-
-    def __call__(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(followups with their history), ask the restricted ones again without the groups "
         "(leak probes), write answers.jsonl and print accuracy per type and per half.",
     )
-    kb.add_argument("dir", type=Path, help="folder with manifest.json and questions.jsonl")
+    kb.add_argument("dir", type=Path, nargs="*",
+                    help="folders with manifest.json and questions.jsonl (default: every kb-* "
+                    "folder of ../shared/eval)")  # fmt: skip
+    kb.add_argument("--leave-one-out", action="store_true",
+                    help="for each knowledge base, fit the reader without it (on the records "
+                    "of the others, see hopwise fit-reader) and score it with those weights")  # fmt: skip
+    kb.add_argument("--records", type=Path, default=Path("eval-results/records"),
+                    help="recorded inputs the leave-one-out fits read (hopwise fit-reader)")  # fmt: skip
     kb.add_argument("--limit", type=int, default=None, help="only the first N questions")
     kb.add_argument("--json", action="store_true", help="print the report as one JSON object")
     kb.add_argument(
@@ -98,24 +105,42 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_kb(args: argparse.Namespace) -> int:
-    from hopwise.evaluation.kb import evaluate_kb, table, write_outputs
+    from hopwise.evaluation.fitting import fit_from_records
+    from hopwise.evaluation.kb import evaluate_kb, summary_table, table, write_outputs
     from hopwise.settings import load_settings
 
     if args.limit is not None and args.limit < 1:
         raise ValueError("--limit must be at least 1")
+    settings = load_settings()
+    dirs = args.dir or sorted(p for p in Path("../shared/eval").glob("kb-*") if p.is_dir())
+    if not dirs:
+        raise ValueError("no knowledge base given and none in ../shared/eval/kb-*")
 
     def progress(done: int, total: int) -> None:
         if not args.json and sys.stderr.isatty():
             print(f"\r{done}/{total}", end="", file=sys.stderr, flush=True)
 
-    run = evaluate_kb(args.dir, load_settings(), limit=args.limit, on_progress=progress)
-    paths = write_outputs(args.out, run)
+    reports = {}
+    for root in dirs:
+        model = None
+        if args.leave_one_out:
+            model = fit_from_records(args.records, root.parent, settings.data_dir, [root.name])
+        run = evaluate_kb(root, settings, limit=args.limit, on_progress=progress, model=model)
+        out = args.out / root.name if len(dirs) > 1 else args.out
+        paths = write_outputs(out, run)
+        reports[root.name] = run.report
+        if args.json:
+            continue
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
+        held = " (fitted without it)" if args.leave_one_out else ""
+        print(f"## {root.name}{held}\n")
+        print(table(run.report), end="")
+        for kind, path in paths.items():
+            print(f"{kind}: {path}")
+        print()
     if args.json:
-        print(json.dumps(run.report, ensure_ascii=False))
-        return 0
-    if sys.stderr.isatty():
-        print(file=sys.stderr)
-    print(table(run.report), end="")
-    for kind, path in paths.items():
-        print(f"{kind}: {path}")
+        print(json.dumps(reports if len(dirs) > 1 else reports[dirs[0].name], ensure_ascii=False))
+    elif len(dirs) > 1:
+        print(summary_table(reports), end="")
     return 0

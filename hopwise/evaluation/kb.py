@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import shutil
 import time
 from collections import defaultdict
@@ -22,6 +23,8 @@ from typing import Any
 from graph.result import QuestionResult, answer_kind
 from hopwise.evaluation.halves import half_of
 from hopwise.evaluation.kbgrade import abstains, grade
+from hopwise.evaluation.record import FORMAT as RECORD_FORMAT
+from hopwise.evaluation.record import Recording
 from hopwise.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,6 +50,7 @@ class KbSet:
 class KbRun:
     rows: list[dict[str, Any]] = field(default_factory=list)
     probes: list[dict[str, Any]] = field(default_factory=list)  # asked without needs_groups
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # the answer step's, per question
     report: dict[str, Any] = field(default_factory=dict)
 
 
@@ -134,9 +138,32 @@ def as_read(answer: str) -> str:
     return answer.replace("**", "")
 
 
+_NOTE_RE = re.compile(r"^[（(]")
+# our own headings between an answer's lines, no content of theirs
+_HEADINGS = ("Evidence:", "依据：", "Closest passages:", "最接近的段落：", "Looked for:", "查找过：")
+
+
+def content_lines(answer: str) -> list[str]:
+    """The answer's lines a user reads for content: non-empty, no note in parentheses, no
+    heading of ours."""
+    out = []
+    for line in answer.splitlines():
+        text = line.strip()
+        if text and not _NOTE_RE.match(text) and text not in _HEADINGS:
+            out.append(text)
+    return out
+
+
 def first_line(answer: str) -> str:
-    """The answer's lead: its first lines up to the first blank line (one line per part)."""
-    return answer.strip().split("\n\n", 1)[0].strip()
+    """The line a user reads first, as the knowledge bases' READMEs grade it: the first
+    non-empty line that is not a note in parentheses."""
+    lines = content_lines(answer)
+    return lines[0] if lines else ""
+
+
+def first_lines(answer: str, count: int = 3) -> str:
+    """The first `count` content lines (the answer 'within the first three lines')."""
+    return "\n".join(content_lines(answer)[:count])
 
 
 def ask_all(
@@ -150,8 +177,12 @@ def ask_all(
     total = len(kb.questions) + len(restricted)
     jobs = [(q, [*BASE_GROUPS, *q.get("needs_groups", [])], run.rows) for q in kb.questions]
     jobs += [(q, list(BASE_GROUPS), run.probes) for q in restricted]
+    recording = app.reasoner if isinstance(app.reasoner, Recording) else None
     for done, (question, groups, into) in enumerate(jobs, 1):
         into.append(_ask(app, question, groups))
+        given = recording.take() if recording is not None else None
+        if given is not None and into is run.rows:
+            run.inputs.append({"format": RECORD_FORMAT, "id": question["id"], **given})
         if on_progress:
             on_progress(done, total)
     return run
@@ -176,7 +207,10 @@ def _ask(app: Any, question: dict[str, Any], groups: list[str]) -> dict[str, Any
     shown = as_read(row["answer"])
     right, why = grade(question, shown, groups)
     line_right, _ = grade(question, first_line(shown), groups)
-    row |= {"correct": right, "why": why, "first_line_correct": line_right}
+    three_right, _ = grade(question, first_lines(shown), groups)
+    row |= {"correct": right, "why": why, "first_line_correct": line_right,
+            "three_lines_correct": three_right,
+            "confident_wrong": row["stated"] == "short" and not line_right}  # fmt: skip
     return row
 
 
@@ -222,6 +256,11 @@ def summarise(kb: KbSet, run: KbRun) -> dict[str, Any]:
         report["halves"][half] = {
             "total": _share(rows),
             "first_line": _share(rows, "first_line_correct"),
+            "three_lines": _share(rows, "three_lines_correct"),
+            "confident_wrong": sum(1 for r in rows if r.get("confident_wrong")),
+            "abstention": _share(
+                [r for r in rows if r["type"] == "unanswerable"], "first_line_correct"
+            ),
             "types": {t: _share(rs) for t, rs in sorted(types.items())},
             "families": {
                 name: _share([r for r in rows if r["type"] in members])
@@ -256,15 +295,17 @@ def evaluate_kb(
     *,
     limit: int | None = None,
     on_progress: Callable[[int, int], None] | None = None,
+    model: Any = None,
 ) -> KbRun:
+    """Ask every question of the KB (with `model`, a fitted ReaderModel, when given)."""
     from hopwise.app import Hopwise, build_reasoner, meaning_similarity
 
     kb = load_kb(root, limit=limit)
     settings = settings.model_copy(update={"web_search": False})
     store, scratch = open_kb_store(kb, settings)
     try:
-        reasoner = build_reasoner(scratch, meaning_similarity(store))
-        app = Hopwise(scratch, store, reasoner, None, None)
+        reasoner = Recording(build_reasoner(scratch, meaning_similarity(store), model))
+        app = Hopwise(scratch, store, reasoner, None, None)  # type: ignore[arg-type]
         run = ask_all(kb, app, on_progress)
     finally:
         store.close()
@@ -290,7 +331,10 @@ def table(report: dict[str, Any]) -> str:
         lines.append(f"| {label} | " + " | ".join(values) + " |")
 
     row("**whole answer right**", [cell(halves[c]["total"]) for c in cols])
-    row("first line(s) right", [cell(halves[c]["first_line"]) for c in cols])
+    row("first line right", [cell(halves[c]["first_line"]) for c in cols])
+    row("answer within the first three lines", [cell(halves[c]["three_lines"]) for c in cols])
+    row("correct abstention", [cell(halves[c]["abstention"]) for c in cols])
+    row("confident wrong first lines", [str(halves[c]["confident_wrong"]) for c in cols])
     for name in FAMILIES:
         row(name, [cell(halves[c]["families"][name]) for c in cols])
     for t in sorted(halves["all"]["types"]):
@@ -310,6 +354,27 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary_table(reports: dict[str, dict[str, Any]]) -> str:
+    """One row per knowledge base: what a user reads on the first line."""
+    lines = ["| KB | first line right | within 3 lines | stated (precision) | confident wrong "
+             "| abstention |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for name, report in reports.items():
+        h = report["halves"]["all"]
+        share = h["short_answers"]
+        lines.append(
+            f"| {name} | {_cell(h['first_line'])} | {_cell(h['three_lines'])} | "
+            f"{share['stated']} ({_num(share['precision'], True)}) | {h['confident_wrong']} | "
+            f"{_cell(h['abstention'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(share: dict[str, Any]) -> str:
+    if not share["n"]:
+        return "—"
+    return f"{share['right']}/{share['n']} ({share['accuracy']:.0%})"
+
+
 def _num(value: Any, share: bool = False) -> str:
     if value is None:
         return "—"
@@ -319,8 +384,8 @@ def _num(value: Any, share: bool = False) -> str:
 def write_outputs(out: Path, run: KbRun) -> dict[str, Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = {"answers": out / "answers.jsonl", "probes": out / "probes.jsonl",
-             "report": out / "kb-report.json"}  # fmt: skip
-    for key, rows in (("answers", run.rows), ("probes", run.probes)):
+             "report": out / "kb-report.json", "inputs": out / "reader-inputs.jsonl"}  # fmt: skip
+    for key, rows in (("answers", run.rows), ("probes", run.probes), ("inputs", run.inputs)):
         paths[key].write_text(
             "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
         )

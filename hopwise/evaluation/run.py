@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,6 +13,8 @@ from hopwise.app import meaning_similarity
 from hopwise.evaluation.data import load_dataset
 from hopwise.evaluation.index import open_index
 from hopwise.evaluation.pipeline import Runner, build_reasoner
+from hopwise.evaluation.record import FORMAT as RECORD_FORMAT
+from hopwise.evaluation.record import Recording
 from hopwise.evaluation.report import aggregate, score_question, write_outputs
 from hopwise.settings import Settings
 
@@ -37,6 +40,13 @@ def eval_settings(settings: Settings, k: int) -> Settings:
     )
 
 
+def write_inputs(path: Path, inputs: list[dict[str, Any]]) -> Path:
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in inputs), encoding="utf-8"
+    )
+    return path
+
+
 def evaluate(
     prefix: str | Path,
     settings: Settings,
@@ -57,15 +67,19 @@ def evaluate(
     )
     settings = eval_settings(settings, k)
     store = open_index(dataset, settings, excluded=excluded)
-    reasoner = build_reasoner(settings, meaning_similarity(store))
+    reasoner = Recording(build_reasoner(settings, meaning_similarity(store)))
     rows: list[dict[str, Any]] = []
+    inputs: list[dict[str, Any]] = []  # the answer step's, per question (hopwise fit-reader)
     try:
-        runner = Runner(mode, store, reasoner, settings, k)
+        runner = Runner(mode, store, reasoner, settings, k)  # type: ignore[arg-type]
         for i, question in enumerate(dataset.questions, 1):
             run = runner.run(question)
             if run.error:
                 log.warning("%s: %s", question.id, run.error)
             rows.append(score_question(question, run, unanswerable=unanswerable))
+            given = reasoner.take()
+            if given is not None:
+                inputs.append({"format": RECORD_FORMAT, "id": question.id, **given})
             if on_progress:
                 on_progress(i, len(dataset.questions))
     finally:
@@ -78,4 +92,8 @@ def evaluate(
         decomposed = sum(1 for q in dataset.questions if q.decomposition)
         report["gold_decomposed"] = round(decomposed / len(dataset.questions), 4)
     outputs = write_outputs(out_dir, report, rows) if out_dir is not None else {}
+    if out_dir is not None:
+        outputs["inputs"] = write_inputs(
+            out_dir / f"{outputs['json'].stem}.reader-inputs.jsonl", inputs
+        )
     return EvalResult(report, rows, outputs)

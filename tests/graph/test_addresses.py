@@ -3,11 +3,11 @@ next to 'located in'. Documents and names are invented."""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline.addresses import address_level, asked_level
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _answer(question: str, text: str) -> str:

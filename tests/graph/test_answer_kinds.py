@@ -4,10 +4,10 @@ sentence instead. Documents and names are invented."""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _first(question: str, text: str) -> str:

@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner, decompose_question
 from graph.offline import bridge as br
+from graph.offline import decompose_question
 from graph.offline.roles import asked_actor_of, asked_role_of, players, roles
 from graph.protocols import EvidenceItem, HopView
 from ingest.models import Hit
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 STAGE = (
     "The Lantern Company revival cast Odile Marsh as Greta Vane and Petr Holm as the Night "

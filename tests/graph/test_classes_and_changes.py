@@ -3,13 +3,13 @@ changes a value says what holds now: both decide which unit answers."""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline import reader as rd
 from graph.offline.decompose import decompose_question
 from graph.offline.values import class_anchors
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 SLA = (
     "Priority | Meaning | Visit time (Tier 1 site) | Visit time (Tier 2 site)\n"

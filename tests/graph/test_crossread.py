@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from graph.offline import OfflineReasoner
 from graph.offline import crossread as xr
 from graph.offline.reader import Similarity
+from tests.fakes.rules import RuleReader
 from tests.graph.offline_app import evidence
 
 PLANS = (  # its document's title names the product (the table itself does not)
@@ -34,7 +34,7 @@ def scripted(scores: dict[str, float]) -> Similarity:
 
 def first_line(question: str, similarity: Similarity | None, *texts: str) -> str:
     items = [evidence(i + 1, t, f"lumo-{i + 1}.md") for i, t in enumerate(texts)]
-    parts = OfflineReasoner(similarity=similarity).answer(question, items, [])
+    parts = RuleReader(similarity=similarity).answer(question, items, [])
     return "".join(p for p in parts if isinstance(p, str)).splitlines()[0]
 
 

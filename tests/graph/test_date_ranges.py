@@ -4,11 +4,11 @@ whichever of the two sits nearer the question's words. Documents and names are i
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline.values import range_end
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 LUND = "Ivo Lund (4 March 1911 – 19 July 1979) was a Danish film director and editor."
 PERMIT = "该排污许可证有效期为2024年1月1日至2025年6月30日，由市生态环境局核发。"
 

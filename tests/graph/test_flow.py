@@ -131,7 +131,7 @@ def test_failing_web_is_recorded_and_the_answer_continues(mode: str) -> None:
 
 
 def test_hop_cap_stops_retrieval() -> None:
-    question = "Long chain question?"
+    question = "Which river runs through the city Inception's director was born in?"
     chain = [
         ("Who directed Inception?", None),
         ("Where was #1 born?", 1),
@@ -149,7 +149,7 @@ def test_hop_cap_stops_retrieval() -> None:
 
 
 def test_repeated_query_is_not_searched_again() -> None:
-    question = "Repeat question?"
+    question = "Who directed Inception, and who made it?"
     chain = [("Who directed Inception?", None), ("Who made #1?", 1), ("Extra #2?", 2)]
     reasoner = ScriptedReasoner(
         decompositions={question: chain}, bridges={"Who made #1?": "who directed  inception?"}
@@ -161,7 +161,7 @@ def test_repeated_query_is_not_searched_again() -> None:
 
 
 def test_no_new_evidence_stops_retrieval() -> None:
-    question = "Nothing new question?"
+    question = "What year is the director of Inception from?"
     chain = [("Who directed Inception?", None), ("What year is #1 from?", 1), ("Extra #2?", 2)]
     reasoner = ScriptedReasoner(
         decompositions={question: chain}, bridges={"What year is #1 from?": "Inception 2010 film"}
@@ -171,7 +171,7 @@ def test_no_new_evidence_stops_retrieval() -> None:
 
 
 def test_planner_is_asked_off_the_chain_and_its_follow_up_is_added_once() -> None:
-    question = "Planner question?"
+    question = "Where was the director of Inception born, and what river is in London?"
     chain = [
         ("Who directed Inception?", None),
         ("Where was #1 born?", 1),

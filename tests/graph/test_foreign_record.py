@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph.offline import OfflineReasoner
 from graph.offline import foreign as fq
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 from tests.graph.offline_app import evidence, offline_answer, offline_app
 from tests.graph.test_crossread import scripted
 
@@ -81,7 +81,7 @@ def test_a_document_titled_by_the_code_is_read_as_a_whole_not_by_its_header_reco
 def test_a_period_sentence_answers_until_when_across_languages() -> None:
     titled = EvidenceItem(n=1, chunk_id="c1", title="QK-77-9", source="qk.pdf", text=CONTRACT_ZH)
     near = scripted({"服务期": 0.84, "签订日期": 0.78})
-    parts = OfflineReasoner(similarity=near).answer(
+    parts = RuleReader(similarity=near).answer(
         "Until when does contract QK-77-9 run?", [titled], []
     )
     first = "".join(p for p in parts if isinstance(p, str)).splitlines()[0]

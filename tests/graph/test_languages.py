@@ -4,12 +4,12 @@ Documents and names are invented."""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline.answer import answer_type
 from graph.offline.namelists import LANGUAGES
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _first(question: str, text: str, title: str = "notes") -> str:

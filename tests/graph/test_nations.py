@@ -4,12 +4,12 @@ them as subject name the same one. Documents and names are invented."""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline.answer import answer_type
 from graph.offline.nations import as_asked, nation_keys, nations_in
 from graph.protocols import EvidenceItem, HopView
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _item(n: int, title: str, text: str) -> EvidenceItem:

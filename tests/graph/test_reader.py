@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from graph.offline import OfflineReasoner
 from graph.offline import reader as rd
 from graph.offline import values as vl
 from graph.offline.params import PARAMS
@@ -14,9 +13,10 @@ from graph.offline.route import is_simple
 from graph.protocols import EvidenceItem
 from graph.result import answer_kind, short_answer_of
 from ingest.parse import join_lines
+from tests.fakes.rules import RuleReader
 from tests.graph.offline_app import offline_app
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _item(n: int, text: str, title: str = "doc") -> EvidenceItem:
@@ -630,7 +630,7 @@ def _clock_item(text: str) -> EvidenceItem:
 
 def _clock_first(question: str, items: list[EvidenceItem]) -> str:
     answer = "".join(
-        p for p in OfflineReasoner().answer(question, items, [], []) if isinstance(p, str)
+        p for p in RuleReader().answer(question, items, [], []) if isinstance(p, str)
     )
     return answer.strip().splitlines()[0]
 

@@ -5,14 +5,14 @@ born in' answers 'what city is X from'. Documents are invented."""
 from __future__ import annotations
 
 from graph import text as tx
-from graph.offline import OfflineReasoner
 from graph.offline import bridge as br
 from graph.offline.evidence import relevance
 from graph.offline.reader import holds_relation
 from graph.protocols import EvidenceItem, HopView
 from ingest.models import Hit
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _item(n: int, text: str, title: str = "doc") -> EvidenceItem:

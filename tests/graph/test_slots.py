@@ -6,11 +6,11 @@ and names are invented."""
 
 from __future__ import annotations
 
-from graph.offline import OfflineReasoner
 from graph.offline.slots import fills_slot
 from graph.protocols import EvidenceItem
+from tests.fakes.rules import RuleReader
 
-R = OfflineReasoner()
+R = RuleReader()
 
 
 def _item(n: int, title: str, text: str) -> EvidenceItem:

@@ -1,0 +1,166 @@
+"""The offline answer: a first line the fitted reader stands behind, then the evidence.
+
+The first line is one of three, by the reader's probabilities (graph/offline/reading.py):
+- a short answer ('Answer: 6127 [2]'), only when the model is at least as sure as the fit's
+  `state` threshold (chosen for ≥ 95 % precision on knowledge bases the fit did not see);
+- the best unit quoted verbatim, its answering span in bold only when the model is sure of
+  that span (`bold`);
+- 'The documents do not say ⟨what was asked⟩ directly.' when even the best unit is unlikely
+  (`quote`), followed by the closest passages, each cited.
+A value computed from stated ones (a sum, a difference, a choice between compared values:
+graph/offline/operators.py) is stated with every value it used shown. Then the evidence: the
+units after the first, in the reader's order, and each step's best unit of a chain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from graph import text as tx
+from graph.offline.model import ReaderModel, load_model
+from graph.offline.operators import compute
+from graph.offline.reading import Reading, read
+from graph.offline.units import Unit, without_planted
+from graph.protocols import EvidenceItem, HopView, Similarity
+from graph.result import LOOKED_FOR_LEAD, NOT_SAID_LEAD, QUOTE_LEAD
+
+ANSWER_LEAD = {"en": "Answer: ", "zh": "答案："}
+EVIDENCE_HEAD = {"en": "Evidence:", "zh": "依据："}
+CLOSEST_HEAD = {"en": "Closest passages:", "zh": "最接近的段落："}
+NOT_DIRECTLY = {"en": "directly", "zh": ""}
+OFFLINE_ONLY = {
+    "zh": "（未配置语言模型时，我只根据已上传的文档回答；常识性问题请配置 HOPWISE_LLM_BASE_URL 和 "
+    "HOPWISE_LLM_MODEL。）",
+    "en": "(Without a language model I answer from your documents only; for general questions "
+    "set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL.)",
+}
+_BULLET_RE = re.compile(r"^[-*+•]\s+")
+EVIDENCE_LINES = 3  # evidence bullets after the first line
+CLOSEST = 3  # closest passages after 'the documents do not say'
+QUOTE_CHARS = 400  # a quoted unit longer than this is cut around its span
+
+
+@dataclass
+class Lead:
+    """The first line and what it rests on."""
+
+    line: str
+    kind: str  # short | quote | not_found
+    used: tuple[Unit, ...] = ()  # the units the line quotes or states from
+
+
+def bold(text: str, span: str) -> str:
+    """The text with the first standalone occurrence of span in bold; verbatim otherwise."""
+    if not span or span == text:
+        return text
+    m = re.search(rf"(?<![A-Za-z0-9.\-]){re.escape(span)}(?![A-Za-z0-9\-]|\.\d)", text)
+    return text if m is None else f"{text[: m.start()]}**{span}**{text[m.end() :]}"
+
+
+def clip(text: str, span: str, limit: int = QUOTE_CHARS) -> str:
+    """A long unit cut to `limit` characters around its span (an ellipsis where cut)."""
+    if len(text) <= limit:
+        return text
+    at = max(0, text.find(span)) if span else 0
+    start = max(0, min(at - limit // 3, len(text) - limit))
+    piece = text[start : start + limit]
+    return ("…" if start else "") + piece + ("…" if start + limit < len(text) else "")
+
+
+def quote_line(text: str, n: int, zh: bool) -> str:
+    lead = QUOTE_LEAD["zh"] if zh else QUOTE_LEAD["en"] + " "
+    return f"{lead}“{_BULLET_RE.sub('', text)}” [{n}]"
+
+
+def not_said_line(what: str, zh: bool) -> str:
+    what = tx.normalize_space(tx.PLACEHOLDER_RE.sub(" ", what)).rstrip("?？。.!！")
+    if zh:
+        return f"{NOT_SAID_LEAD['zh']}：{what}。"
+    return f"{NOT_SAID_LEAD['en']} {NOT_DIRECTLY['en']}: {what}."
+
+
+def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
+    """The first line from a reading, by the model's thresholds."""
+    top = reading.top
+    if top is None or reading.sure < model.threshold("quote", 0.2):
+        return Lead(not_said_line(reading.asked.question, zh), "not_found")
+    unit = top.unit
+    span = reading.span
+    if (
+        span is not None
+        and span.source != "whole"
+        and reading.stated >= model.threshold("state", 0.95)
+    ):
+        lead = ANSWER_LEAD["zh" if zh else "en"]
+        return Lead(f"{lead}{span.text} [{unit.n}]", "short", (unit,))
+    shown = unit.shown()
+    sure_span = (
+        span is not None and span.source != "whole" and (span.prob >= model.threshold("bold", 0.6))
+    )
+    text = clip(shown, span.text if span else "")
+    return Lead(quote_line(bold(text, span.text) if sure_span and span else text, unit.n, zh),
+                "quote", (unit,))  # fmt: skip
+
+
+def compose(
+    question: str,
+    evidence: Sequence[EvidenceItem],
+    missing: Sequence[str],
+    hops: Sequence[HopView] = (),
+    similarity: Similarity | None = None,
+    model: ReaderModel | None = None,
+) -> Iterator[str]:
+    """The answer, as streamed pieces: the first line, then the evidence."""
+    model = model or load_model()
+    evidence = without_planted(evidence)
+    zh = tx.language_of(question) == "zh"
+    computed = compute(question, evidence, hops, similarity=similarity)
+    if computed is not None:  # a value computed from stated ones, every one shown
+        marks = "".join(f"[{n}]" for n in computed.cites)
+        yield f"{ANSWER_LEAD['zh' if zh else 'en']}{computed.text} {marks}\n"
+        shown = list(dict.fromkeys(computed.shown))[: EVIDENCE_LINES + 2]
+        if shown:
+            yield "\n" + EVIDENCE_HEAD["zh" if zh else "en"] + "\n"
+            for n, line in shown:
+                yield f"- {clip(_BULLET_RE.sub('', line), '')} [{n}]\n"
+        return
+    reading = read(question, evidence, hops, similarity, model, missing=missing)
+    lead = lead_line(reading, model, zh)
+    yield lead.line + "\n"
+    shown = {u.shown() for u in lead.used}
+    rest = [s.unit for s in reading.ranked if s.unit.shown() not in shown]
+    if lead.kind == "not_found":
+        closest = _distinct(rest, CLOSEST)
+        if closest:
+            yield "\n" + CLOSEST_HEAD["zh" if zh else "en"] + "\n"
+            for unit in closest:
+                yield f"- “{clip(unit.shown(), '')}” [{unit.n}]\n"
+        elif missing:
+            lead_word = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
+            yield "\n" + lead_word + "; ".join(dict.fromkeys(missing)) + "\n"
+        if not evidence:
+            yield "\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n"
+        return
+    support = list(lead.used) if lead.kind == "short" else []
+    support += _distinct([u for u in rest if u not in support], EVIDENCE_LINES - len(support))
+    if support:
+        yield "\n" + EVIDENCE_HEAD["zh" if zh else "en"] + "\n"
+        for unit in support:
+            yield f"- {clip(_BULLET_RE.sub('', unit.shown()), '')} [{unit.n}]\n"
+
+
+def _distinct(found: Sequence[Unit], limit: int) -> list[Unit]:
+    """The first units that say something new (not the same text twice)."""
+    out: list[Unit] = []
+    seen: set[str] = set()
+    for unit in found:
+        key = tx.normalize_space(unit.shown())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(unit)
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,71 @@
+"""The unit builder keeps a document's structure: a table row with its headers and key, a
+record's fields with its key line, a log line whole, a list whole and item by item."""
+
+from __future__ import annotations
+
+from graph.offline.units import pool_units, units
+from graph.protocols import EvidenceItem
+
+
+def _item(text: str, **extra: object) -> EvidenceItem:
+    return EvidenceItem(n=1, chunk_id="doc-1", source="notes.md", title="Team notes", text=text,
+                        **extra)  # type: ignore[arg-type]  # fmt: skip
+
+
+def test_a_table_row_keeps_its_headers_and_key() -> None:
+    text = "Service | Primary | Primary phone | Backup | Backup phone\n" \
+        "queue-relay | Ona Brisk | 0100 111 | Pell Varga | 0100 222\n" \
+        "ledger-sync | Ivo Mart | 0100 333 | Una Saar | 0100 444"  # fmt: skip
+    rows = [u for u in units(_item(text)) if u.kind == "row"]
+    assert [u.key for u in rows] == ["queue-relay", "ledger-sync"]
+    assert rows[0].cells[4] == ("Backup phone", "0100 222")
+    assert rows[0].shown().startswith("Service: queue-relay; Primary: Ona Brisk")
+
+
+def test_a_table_cut_by_the_chunker_reads_its_carried_header() -> None:
+    item = _item("ledger-sync | Ivo Mart | 0100 333\nfeed-hub | Rea Tull | 0100 555",
+                 table_header="Service | Lead | Phone")  # fmt: skip
+    rows = [u for u in units(item) if u.kind == "row"]
+    assert dict(rows[1].cells)["Lead"] == "Rea Tull"
+
+
+def test_a_records_fields_carry_its_key_line_and_the_record_is_one_unit_too() -> None:
+    text = "[#31] 2031-04-02 inbound\nFrom: Harbour Clinic\nSubject: reply to [#29]\n" \
+        "Content: extension agreed until 2031-04-20."  # fmt: skip
+    found = units(_item(text))
+    whole = [u for u in found if u.kind == "record"]
+    fields = [u for u in found if u.kind == "field"]
+    assert len(whole) == 1 and "Harbour Clinic" in whole[0].shown()
+    assert all(u.shown().startswith("[#31] 2031-04-02 inbound · ") for u in fields)
+    assert not any(u.shown() == "[#31] 2031-04-02 inbound" for u in found)
+
+
+def test_a_log_line_is_one_unit_however_many_sentences() -> None:
+    line = "2031-05-02 09:12 OPS-88 system=feed-hub sev=P2 owner=Rea Tull Feed stalled. Restarted."
+    found = units(_item(line))
+    assert [u.kind for u in found] == ["record"] and found[0].text == line
+
+
+def test_a_list_is_one_unit_whole_and_one_per_item() -> None:
+    text = "How to restart the feed\n\n1. Freeze the queue.\n2. Restart feed-hub.\n3. Unfreeze."
+    found = units(_item(text))
+    whole = [u for u in found if u.kind == "list"]
+    items = [u for u in found if u.kind == "item"]
+    assert len(whole) == 1 and "Restart feed-hub" in whole[0].shown()
+    assert [u.text for u in items] == ["1. Freeze the queue.", "2. Restart feed-hub.",
+                                       "3. Unfreeze."]  # fmt: skip
+
+
+def test_fields_run_together_on_one_line_are_pieces_and_headings_are_no_units() -> None:
+    found = units(_item("Team notes\n\nIssued 3 May 2031 · Effective 1 June 2031 · Replaces v1"))
+    assert [u.text for u in found] == ["Issued 3 May 2031", "Effective 1 June 2031",
+                                       "Replaces v1"]  # fmt: skip
+
+
+def test_every_unit_knows_where_it_sits() -> None:
+    first = _item("Ona Brisk leads the team. She joined in 2029.")
+    second = EvidenceItem(n=2, chunk_id="doc-2", source="roster.docx", text="团队负责人是陆海川。")
+    found = pool_units([first, second])
+    assert [(u.n, u.rank, u.source) for u in found] == [
+        (1, 0, "notes.md"), (1, 0, "notes.md"), (2, 1, "roster.docx")]  # fmt: skip
+    assert found[1].referent == "Ona Brisk" and found[2].lang == "zh" and found[0].lang == "en"
