@@ -99,6 +99,4 @@ def unbound_values(
         return []
     found = [u for item in cited for u in units(item)]
     everything = found + [u for item in evidence if item not in cited for u in units(item)]
-    return [
-        v for v in values if not bound(v, names, found) and not linked(v, names, everything)
-    ]
+    return [v for v in values if not bound(v, names, found) and not linked(v, names, everything)]

@@ -350,8 +350,10 @@ def check(
         claim.verdict, claim.why = "supported", "facts found" if stated else ""
         values = [v for v in _VALUE_RE.findall(claim.text) if normalise(v) not in asked_text]
         copied = "".join(normalise(claim.text).split()) in "".join(cited.text.split())
-        loose = [] if copied else unbound_values(
-            values, claim.text, question, [by_n[n] for n in claim.cites], items
+        loose = (
+            []
+            if copied
+            else unbound_values(values, claim.text, question, [by_n[n] for n in claim.cites], items)
         )  # a quote copied from its passage is bound as the passage binds it
         if loose:
             claim.verdict = "unsupported"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from functools import lru_cache
 
 from graph.schemas import SubQuestion
@@ -351,7 +351,7 @@ def holds_kin(term: str, text: str, terms: set[str]) -> bool:
     return any(term_in(k, text, terms) for k in kin(term))
 
 
-def term_in(term: str, text: str, terms: set[str]) -> bool:
+def term_in(term: str, text: str, terms: Set[str]) -> bool:
     """Whether a coverage term occurs in a passage: CJK terms as a substring of its text, or
     without the character coverage_terms() may have glued on ('甘罗格市' in '塔甘罗格')."""
     if _is_cjk_token(term):

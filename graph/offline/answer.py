@@ -28,7 +28,7 @@ from ingest import lexicon
 from ingest.phrases import cjk_name_kinds, text_phrases
 
 if TYPE_CHECKING:
-    from graph.offline.reader import Similarity
+    from graph.protocols import Similarity
 
 DIRECTIONS = {
     w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives") for w in ws

@@ -264,7 +264,7 @@ def _says_kind(text: str, kind: str) -> bool:
 def _cue_words(sub_question: str) -> set[str]:
     """The prepositions that introduce the kind of entity the sub-question asks for; all of
     them when it names no kind (a bare 'author of ⟨E⟩')."""
-    from graph.offline.answer import answer_type
+    from graph.offline.kinds import answer_type
 
     kind = answer_type(sub_question)
     return _CUES.get(kind, set().union(*_CUES.values()))

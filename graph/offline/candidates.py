@@ -15,7 +15,8 @@ from graph import text as tx
 from graph.offline.asked import Asked, content_terms
 from graph.offline.evidence import nearness
 from graph.offline.units import FIELD_RE, Unit
-from graph.offline.values import CODE_RE, clock_times, spans_of
+from graph.offline.values import clock_times, spans_of
+from ingest.lang import CODE_RE
 from ingest.phrases import text_phrases
 
 SPAN_FEATURES = (

@@ -120,10 +120,10 @@ def compose(
     if computed is not None:  # a value computed from stated ones, every one shown
         marks = "".join(f"[{n}]" for n in computed.cites)
         yield f"{ANSWER_LEAD['zh' if zh else 'en']}{computed.text} {marks}\n"
-        shown = list(dict.fromkeys(computed.shown))[: EVIDENCE_LINES + 2]
-        if shown:
+        used = list(dict.fromkeys(computed.shown))[: EVIDENCE_LINES + 2]
+        if used:
             yield "\n" + EVIDENCE_HEAD["zh" if zh else "en"] + "\n"
-            for n, line in shown:
+            for n, line in used:
                 yield f"- {clip(_BULLET_RE.sub('', line), '')} [{n}]\n"
         return
     reading = read(question, evidence, hops, similarity, model, missing=missing)
@@ -132,14 +132,14 @@ def compose(
     shown = {u.shown() for u in lead.used}
     rest = [s.unit for s in reading.ranked if s.unit.shown() not in shown]
     if lead.kind == "not_found":
+        if missing:  # what the search looked for and did not find, in words
+            lead_word = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
+            yield "\n" + lead_word + "; ".join(dict.fromkeys(missing)) + "\n"
         closest = _distinct(rest, CLOSEST)
         if closest:
             yield "\n" + CLOSEST_HEAD["zh" if zh else "en"] + "\n"
             for unit in closest:
                 yield f"- “{clip(unit.shown(), '')}” [{unit.n}]\n"
-        elif missing:
-            lead_word = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
-            yield "\n" + lead_word + "; ".join(dict.fromkeys(missing)) + "\n"
         if not evidence:
             yield "\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n"
         return

@@ -20,7 +20,7 @@ from graph import text as tx
 from graph.offline import reader as rd
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import spans_of
-from graph.protocols import EvidenceItem
+from graph.protocols import EvidenceItem, Similarity
 
 _NUMBER_RE = re.compile(r"\d[\d,.:/-]*\d|\d")
 
@@ -83,7 +83,7 @@ def read_across(
     question: str,
     items: Sequence[EvidenceItem],
     kind: str,
-    similarity: rd.Similarity | None,
+    similarity: Similarity | None,
     params: OfflineParams = PARAMS,
 ) -> rd.Unit | None:
     """The other language's unit nearest the question in meaning, for a question asking a

@@ -17,8 +17,8 @@ from graph import text as tx
 from graph.offline import evidence as ev
 from graph.offline import reader as rd
 from graph.offline import values as vl
-from graph.offline.answer import answer_type
 from graph.offline.calc import is_measure
+from graph.offline.kinds import answer_type
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
 from graph.protocols import EvidenceItem

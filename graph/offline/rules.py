@@ -18,6 +18,7 @@ from graph.offline import intervals as iv
 from graph.offline import reader as rd
 from graph.offline import records as recs
 from graph.offline import shared as sh
+from graph.offline.kinds import answer_type
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
 from graph.offline.steps import broken_link, in_words, readable, typed_fallback
@@ -39,7 +40,7 @@ def rule_answer(
     evidence = rd.without_planted(evidence)  # a message to the assistant answers nothing
     zh = tx.language_of(question) == "zh"
     asked = [h for h in hops if not h.follow_up]
-    kind = ans.answer_type(question)
+    kind = answer_type(question)
     used: set[str] = set()
     lines: list[str] = []
     found_any = False
@@ -75,9 +76,9 @@ def rule_answer(
         part = readable(part)  # an address or a link's markup is nothing to cover
         # a part that names what it asks about is a question of its own, with its own kind;
         # an elliptical one ('改成了多少？') is read as the question as a whole
-        own_kind = ans.answer_type(part) if len(parts) > 1 and question_spans(part) else kind
+        own_kind = answer_type(part) if len(parts) > 1 and question_spans(part) else kind
         if chained and len(parts) == 1 and _ASKS_RE.search(part):  # a chain's last step asks
-            step_kind = ans.answer_type(part)  # it: 'the place where …' led there, no more
+            step_kind = answer_type(part)  # it: 'the place where …' led there, no more
             own_kind = step_kind if step_kind != "entity" else own_kind
         asks = own_kind if own_kind != "entity" or _ASKS_RE.search(part) else kind  # 'QT-9的呢'
 

@@ -143,7 +143,7 @@ def _lists_joined(blocks: Sequence[str]) -> list[str]:
 
 def _pieces(line: str) -> list[str]:
     """A line's sentences; a run of fields separated by ' · ' or '｜' one piece each."""
-    out = []
+    out: list[str] = []
     for sentence in tx.split_sentences(line) or [line]:
         parts = [p for p in _PIECES_RE.split(sentence) if p.strip()]
         out += parts if len(parts) >= 2 else [sentence]
@@ -238,7 +238,7 @@ def _rows(
         header, rows = carried, ["", *rows]  # a table cut by the chunker: its header came along
     elif _looks_like_data(header):
         header, rows = [""] * len(header), ["", *rows]
-    out = []
+    out: list[Unit] = []
     for row in rows[1:]:
         cells = table_cells(row)
         pairs = tuple(zip(header + [""] * (len(cells) - len(header)), cells, strict=False))
@@ -271,7 +271,7 @@ def addresses_assistant(text: str) -> bool:
 
 def without_planted(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
     """The passages with every line that speaks to an AI assistant taken out."""
-    out = []
+    out: list[EvidenceItem] = []
     for item in items:
         lines = item.text.splitlines()
         kept = [ln for ln in lines if not addresses_assistant(ln)]

@@ -123,7 +123,9 @@ class CachedSimilarity:
         self.dirty = False
 
     def _vectors(self, texts: Sequence[str], query: bool) -> list[Any]:
-        keys = [("q:" if query else "p:") + hashlib.sha1(t.encode()).hexdigest()[:20] for t in texts]
+        keys = [
+            ("q:" if query else "p:") + hashlib.sha1(t.encode()).hexdigest()[:20] for t in texts
+        ]
         missing = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True)
                                      if k not in self.vectors))  # fmt: skip
         if missing and self.embed is not None:

@@ -140,7 +140,14 @@ def as_read(answer: str) -> str:
 
 _NOTE_RE = re.compile(r"^[（(]")
 # our own headings between an answer's lines, no content of theirs
-_HEADINGS = ("Evidence:", "依据：", "Closest passages:", "最接近的段落：", "Looked for:", "查找过：")
+_HEADINGS = (
+    "Evidence:",
+    "依据：",
+    "Closest passages:",
+    "最接近的段落：",
+    "Looked for:",
+    "查找过：",
+)
 
 
 def content_lines(answer: str) -> list[str]:

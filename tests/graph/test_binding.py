@@ -40,9 +40,7 @@ def test_the_claim_check_fails_a_value_said_of_another_name() -> None:
     wrong = check(split_claims("Answer: Pell Varga, 0100 111 [1]"), [ROSTER], question)
     assert right[0].verdict == "supported"
     assert wrong[0].verdict == "unsupported" and "another name" in wrong[0].why
-    assert unbound_values(["0100 111"], "Pell Varga, 0100 111", question, [ROSTER]) == [
-        "0100 111"
-    ]
+    assert unbound_values(["0100 111"], "Pell Varga, 0100 111", question, [ROSTER]) == ["0100 111"]
 
 
 def test_a_verbatim_quote_is_bound_as_its_passage_binds_it() -> None:

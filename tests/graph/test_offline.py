@@ -329,7 +329,7 @@ def test_a_withdrawn_document_leaves_no_gap_or_count_behind() -> None:
 def test_each_part_that_names_its_subject_is_read_for_its_own_kind() -> None:
     """'How many …, and when does contract KX-77 end?': the second part asks for a date, not
     the number the question's first words ask for."""
-    from graph.offline import compose_answer
+    from graph.offline.rules import rule_answer as compose_answer
 
     question = "How many staff work at Orrin Labs, and when does contract KX-77 end?"
     staff = EvidenceItem(n=1, chunk_id="a", title="Orrin Labs",
@@ -351,7 +351,7 @@ def test_each_part_that_names_its_subject_is_read_for_its_own_kind() -> None:
 def test_a_stated_cell_is_shown_with_its_row_key_not_the_cells_beside_it() -> None:
     """'What is the purchase cost of part QT-7?': the evidence line under '480' is the row's
     key and the asked cell; the list price beside it (620) would read as a second answer."""
-    from graph.offline import compose_answer
+    from graph.offline.rules import rule_answer as compose_answer
 
     question = "What is the purchase cost of part QT-7?"
     table = EvidenceItem(n=1, chunk_id="a", title="Parts price list",
@@ -367,7 +367,7 @@ def test_the_one_row_a_question_names_by_a_value_answers_its_elliptical_part() -
     """'保修到 2032 年 1 月 21 日为止的是哪台设备？它在哪个站点？': the question names one row by
     its date (written another way in the table, which goes on in a second chunk); the part
     '它在哪个站点' is read from that row, not from the rows it cannot tell apart."""
-    from graph.offline import compose_answer
+    from graph.offline.rules import rule_answer as compose_answer
 
     question = "保修到 2032 年 1 月 21 日为止的是哪台设备？它在哪个站点？"
     head = "设备编号 | 设备类型 | 所属站点 | 保修截止\n"
@@ -435,7 +435,7 @@ def test_a_code_written_against_chinese_text_is_a_code() -> None:
      ("QT-9的呢", False), ("what about QT-9?", False), ("and KX-77?", False)],
 )  # fmt: skip
 def test_a_part_reads_for_its_own_kind_only_when_it_asks_by_itself(part: str, asks: bool) -> None:
-    from graph.offline import _ASKS_RE
+    from graph.offline.rules import _ASKS_RE
 
     assert bool(_ASKS_RE.search(part)) is asks
 

@@ -629,9 +629,7 @@ def _clock_item(text: str) -> EvidenceItem:
 
 
 def _clock_first(question: str, items: list[EvidenceItem]) -> str:
-    answer = "".join(
-        p for p in RuleReader().answer(question, items, [], []) if isinstance(p, str)
-    )
+    answer = "".join(p for p in RuleReader().answer(question, items, [], []) if isinstance(p, str))
     return answer.strip().splitlines()[0]
 
 
