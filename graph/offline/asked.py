@@ -49,6 +49,8 @@ class Asked:
     rule_n: int | None = None
     rule_text: str = ""
     rule_span: str = ""
+    rule_full: str = ""  # the rules' whole answer
+    incomplete: bool = False  # the judge found the evidence short of a part (its `missing`)
 
 
 def content_terms(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from graph import text as tx
 from graph.offline.asked import Asked, content_terms
 from graph.offline.evidence import nearness
-from graph.offline.units import FIELD_RE, Unit
+from graph.offline.units import FIELD_RE, PIECES_RE, Unit
 from graph.offline.values import clock_times, spans_of
 from ingest.lang import CODE_RE
 from ingest.phrases import text_phrases
@@ -145,6 +145,8 @@ def candidates(asked: Asked, unit: Unit) -> list[Span]:
             return
         if source != "whole" and tx.fold(text).casefold().replace(" ", "") in given:
             return  # what the question gives is never its answer
+        if source != "whole" and _ordinal(text, unit.text):
+            return  # a list's item number ('1. Open a request')
         old = found.get(text)
         span = Span(text, _features(asked, unit, text, source, header, extra), source, header)
         if old is None or sum(span.features.values()) > sum(old.features.values()):
@@ -155,14 +157,17 @@ def candidates(asked: Asked, unit: Unit) -> list[Span]:
         for i, (header, value) in enumerate(unit.cells):
             if value and value not in ("—", "-", "/", "✗", "✓"):
                 add(value, "cell", header, first_cell=float(i == 0))
-    field = FIELD_RE.match(unit.text) if not unit.cells else None
-    if field:
-        add(field.group("value"), "value", field.group("label"))
+    for piece in PIECES_RE.split(unit.text) if not unit.cells else ():
+        field = FIELD_RE.match(piece.strip())  # 'Group: Marlin · Lead: Teodor Brask': each
+        if field:
+            add(field.group("value"), "value", field.group("label"))
     text = unit.text if not unit.cells else shown
+    clocks = clock_times(text)
     for kind in ("date", "number", "code"):
         for value in spans_of(kind, text):
-            add(value, "typed")
-    for value in clock_times(text):
+            if not _cuts_a_time(value, text, clocks):
+                add(value, "typed")
+    for value in clocks:
         add(value, "typed")
     for value in text_phrases(text):
         add(value, "name")
@@ -171,10 +176,38 @@ def candidates(asked: Asked, unit: Unit) -> list[Span]:
         if len(clauses) > 1:
             for clause in clauses:
                 add(clause, "clause")
+                add(_unasked(clause, given), "clause")  # '法定代表人为李明远' less what is asked
         for span, left, right in aligned_spans(asked.question, unit.text):
             add(span, "aligned", left=left, right=right)
     add(shown, "whole")
     return list(found.values())
+
+
+def _ordinal(value: str, text: str) -> bool:
+    """Whether a number only numbers a list's item ('1. Open a request')."""
+    v = re.escape(value)
+    return re.search(rf"(?:^|\s){v}[.)、](?:\s|$)", text) is not None and len(value) <= 2
+
+
+def _unasked(clause: str, given: str) -> str:
+    """A clause without the words the question gives at its start ('法定代表人为李明远' for a
+    question with '法定代表人': '李明远'), the linking character after them too."""
+    text = clause.strip().strip(_PUNCT)
+    k = len(text)
+    while k > 1 and tx.fold(text[:k]).casefold().replace(" ", "") not in given:
+        k -= 1
+    if k < 2 or k >= len(text):
+        return ""
+    rest = text[k:].lstrip(_PUNCT)
+    return rest[1:] if rest[:1] in ("为", "是", "由", "：", ":") else rest
+
+
+def _cuts_a_time(value: str, text: str, clocks: list[str]) -> bool:
+    """Whether a number is a piece of a time of day ('00 to 17' of '08:00 to 17:00')."""
+    if any(value in c and value != c for c in clocks):
+        return True
+    v = re.escape(value)
+    return re.search(rf"\d:{v}|{v}:\d", text) is not None
 
 
 def _features(

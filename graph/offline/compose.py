@@ -9,7 +9,8 @@ The first line is one of three, by the reader's probabilities (graph/offline/rea
   (`quote`), followed by the closest passages, each cited.
 A value computed from stated ones (a sum, a difference, a choice between compared values:
 graph/offline/operators.py) is stated with every value it used shown. Then the evidence: the
-units after the first, in the reader's order, and each step's best unit of a chain.
+best unit of each earlier step of a chain (the link it followed), then the units after the
+first in the reader's order.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ OFFLINE_ONLY = {
 _BULLET_RE = re.compile(r"^[-*+•]\s+")
 EVIDENCE_LINES = 3  # evidence bullets after the first line
 CLOSEST = 3  # closest passages after 'the documents do not say'
-QUOTE_CHARS = 400  # a quoted unit longer than this is cut around its span
+QUOTE_CHARS = 400
+USE_RULE_TEXT = True  # where the rules agree, their whole answer (chains show every step)  # a quoted unit longer than this is cut around its span
 
 
 @dataclass
@@ -55,7 +57,7 @@ def bold(text: str, span: str) -> str:
     """The text with the first standalone occurrence of span in bold; verbatim otherwise."""
     if not span or span == text:
         return text
-    m = re.search(rf"(?<![A-Za-z0-9.\-]){re.escape(span)}(?![A-Za-z0-9\-]|\.\d)", text)
+    m = re.search(rf"(?<![A-Za-z0-9.\-])(?<!\d:){re.escape(span)}(?![A-Za-z0-9\-]|[.:]\d)", text)
     return text if m is None else f"{text[: m.start()]}**{span}**{text[m.end() :]}"
 
 
@@ -128,6 +130,9 @@ def compose(
         return
     reading = read(question, evidence, hops, similarity, model, missing=missing)
     lead = lead_line(reading, model, zh)
+    if USE_RULE_TEXT and lead.kind == "short" and _rules_agree(reading):
+        yield reading.asked.rule_full  # the same answer, with the rules' own evidence lines
+        return
     yield lead.line + "\n"
     shown = {u.shown() for u in lead.used}
     rest = [s.unit for s in reading.ranked if s.unit.shown() not in shown]
@@ -143,12 +148,46 @@ def compose(
         if not evidence:
             yield "\n" + OFFLINE_ONLY["zh" if zh else "en"] + "\n"
         return
-    support = list(lead.used) if lead.kind == "short" else []
-    support += _distinct([u for u in rest if u not in support], EVIDENCE_LINES - len(support))
+    chain = [u for u in chain_units(reading, hops) if u.shown() not in shown]
+    support = chain + (list(lead.used) if lead.kind == "short" else [])
+    more = max(EVIDENCE_LINES - len(support), 1)
+    support += _distinct([u for u in rest if u not in support], more)
     if support:
         yield "\n" + EVIDENCE_HEAD["zh" if zh else "en"] + "\n"
         for unit in support:
             yield f"- {clip(_BULLET_RE.sub('', unit.shown()), '')} [{unit.n}]\n"
+    if missing and lead.kind == "quote":  # a part the search did not find, in words
+        lead_word = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
+        yield "\n" + lead_word + "; ".join(dict.fromkeys(missing)) + "\n"
+
+
+def chain_units(reading: Reading, hops: Sequence[HopView]) -> list[Unit]:
+    """A chain's links in reasoning order: for each step before the last, the best unit of
+    what that step found that names the entity the next step went on with."""
+    out: list[Unit] = []
+    for hop, after in zip(hops, hops[1:], strict=False):
+        entity = after.entity.casefold()
+        ids = set(hop.hit_ids or hop.new_chunk_ids)
+        if not entity or not ids:
+            continue
+        link = next((s.unit for s in reading.ranked
+                     if s.unit.chunk_id in ids and entity in s.unit.shown().casefold()), None)  # fmt: skip
+        if link is not None and link not in out:
+            out.append(link)
+    return out
+
+
+def _rules_agree(reading: Reading) -> bool:
+    """Whether the hand rules state the answer the model states, from the same unit."""
+    asked, top, span = reading.asked, reading.top, reading.span
+    return (
+        asked.rule_kind == "short"
+        and bool(asked.rule_full)
+        and top is not None
+        and span is not None
+        and top.features.get("rule_unit", 0.0) > 0
+        and tx.fold(span.text).casefold() == tx.fold(asked.rule_span).casefold()
+    )
 
 
 def _distinct(found: Sequence[Unit], limit: int) -> list[Unit]:

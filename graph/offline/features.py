@@ -298,6 +298,10 @@ def unit_features(
     return [Scored(u, r) for u, r in zip(found, rows, strict=True)]
 
 
+# the features the built-in embedder's meaning decides: unknown (their mean) without it
+MEANING_FEATURES = frozenset(
+    {"linked_focus", "label_dense", "label_best", "over_anchor", "linked_over", "dense", "dense_raw"}
+)
 MAX_LABELS = 120  # distinct headers and labels compared in meaning, at most
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -30,10 +30,13 @@ class Linear:
     weights: tuple[float, ...]
     bias: float = 0.0
 
-    def score(self, features: Mapping[str, float]) -> float:
+    def score(self, features: Mapping[str, float], unknown: Set[str] = frozenset()) -> float:
+        """The logit; a feature in `unknown` (meaning, when no embedder runs) counts as its
+        mean, so it moves no score either way."""
         total = self.bias
         for name, mu, sd, w in zip(self.names, self.mean, self.scale, self.weights, strict=True):
-            total += w * (features.get(name, 0.0) - mu) / (sd or 1.0)
+            if name not in unknown:
+                total += w * (features.get(name, 0.0) - mu) / (sd or 1.0)
         return total
 
     @classmethod

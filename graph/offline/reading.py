@@ -8,12 +8,12 @@ scored, and how sure the model is of each, all by weights a fit chose (graph/off
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 
 from graph.offline.asked import Asked, read_question
 from graph.offline.candidates import Span, candidates
-from graph.offline.features import Scored, unit_features
+from graph.offline.features import MEANING_FEATURES, Scored, unit_features
 from graph.offline.model import ReaderModel, load_model, sigmoid, softmax
 from graph.offline.rules import rule_pick
 from graph.offline.units import pool_units, without_planted
@@ -40,6 +40,8 @@ SURE_FEATURES = (
     "rule_top",  # ... from the top unit
     "rule_short",  # ... as a short answer from the top unit
     "asks_value",  # the question asks a number or a date
+    "incomplete",  # the judge found the evidence short of a part of the question
+    "incomplete_untyped",  # ... and the top unit holds no value of the asked kind
 )
 STATE_FEATURES = (
     "sure_logit",  # the sure model's logit
@@ -99,6 +101,9 @@ def sure_features(asked: Asked, ranked: Sequence[Scored]) -> dict[str, float]:
         "rule_top": f["rule_unit"],
         "rule_short": f["rule_short"],
         "asks_value": 1.0 if asked.kind in ("number", "date") else 0.0,
+        "incomplete": 1.0 if asked.incomplete else 0.0,
+        "incomplete_untyped": float(asked.incomplete and asked.kind in ("number", "date")
+                                    and not f["typed"]),  # fmt: skip
     }
 
 
@@ -115,9 +120,11 @@ def state_features(sure_logit: float, spans: Sequence[Span]) -> dict[str, float]
     }  # fmt: skip
 
 
-def rank(asked: Asked, found: Sequence[Scored], model: ReaderModel) -> list[Scored]:
+def rank(
+    asked: Asked, found: Sequence[Scored], model: ReaderModel, unknown: Set[str] = frozenset()
+) -> list[Scored]:
     for s in found:
-        s.score = model.units.score(s.features)
+        s.score = model.units.score(s.features, unknown)
     shares = softmax([s.score for s in found])
     for s, p in zip(found, shares, strict=True):
         s.prob = p
@@ -150,9 +157,10 @@ def asked_with_rules(
 ) -> Asked:
     """The question's view with the hand rules' first line in it."""
     asked = read_question(question, hops, part)
+    asked.incomplete = bool(missing)
     pick = rule_pick(question, evidence, missing, hops, similarity=similarity)
-    asked.rule_kind, asked.rule_n, asked.rule_text, asked.rule_span = (
-        pick.kind, pick.n, pick.text, pick.span)  # fmt: skip
+    asked.rule_kind, asked.rule_n, asked.rule_text, asked.rule_span, asked.rule_full = (
+        pick.kind, pick.n, pick.text, pick.span, pick.full)  # fmt: skip
     return asked
 
 
@@ -169,11 +177,12 @@ def read(
     model = model or load_model()
     asked = asked_with_rules(question, evidence, missing, hops, similarity, part)
     found = unit_features(asked, pool_units(without_planted(evidence)), similarity)
-    ranked = rank(asked, found, model)
+    unknown = MEANING_FEATURES if similarity is None else frozenset()  # no embedder: no meaning
+    ranked = rank(asked, found, model, unknown)
     reading = Reading(asked, ranked)
     if not ranked:
         return reading
-    sure_logit = model.sure.score(sure_features(asked, ranked))
+    sure_logit = model.sure.score(sure_features(asked, ranked), unknown)
     reading.sure = sigmoid(sure_logit)
     reading.spans = spans_of(asked, ranked, model)
     if reading.spans:

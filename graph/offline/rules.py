@@ -306,6 +306,7 @@ class RulePick:
     n: int | None = None  # the passage it cites
     text: str = ""  # the stated answer, or the quote
     span: str = ""  # the stated answer, or the quote's span in bold ('' when none)
+    full: str = ""  # the rules' whole answer (first line, evidence lines)
 
 
 _CITE_RE = re.compile(r"\[(\d+)\]")
@@ -335,9 +336,9 @@ def rule_pick(
     if body.startswith(tuple(QUOTE_LEAD.values())):
         quote = body.split("“", 1)[-1].rsplit("”", 1)[0]
         bold = _BOLD_RE.search(quote)
-        return RulePick("quote", n, quote.replace("**", ""), bold.group(1) if bold else "")
+        return RulePick("quote", n, quote.replace("**", ""), bold.group(1) if bold else "", text)
     for lead in ("Answer:", "答案："):
         if body.startswith(lead):
             stated = body[len(lead) :].strip().replace("**", "")
-            return RulePick("short", n, stated, stated)
+            return RulePick("short", n, stated, stated, text)
     return RulePick("none")

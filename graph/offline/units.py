@@ -39,7 +39,7 @@ LOG_LINE_CHARS = 600  # a log line longer than this is read sentence by sentence
 MEANT_CHARS = 300  # what the embedder compares of a unit
 # runs of fields on one line ('Issued 31 July 2025 · Effective 1 September 2025', '版本：2.0 ｜
 # 生效日期：…'): each piece is a field of its own
-_PIECES_RE = re.compile(r"\s+[·•｜|]\s+|\s*｜\s*")
+PIECES_RE = re.compile(r"\s+[·•｜|]\s+|\s*｜\s*")
 
 
 @dataclass(frozen=True)
@@ -83,6 +83,9 @@ class Unit:
     def whole_list(self) -> str:
         """A list item's whole list (a procedure's steps), else the unit as shown."""
         return " ".join(self.listed) if self.listed else self.shown()
+
+
+_RULE_CELL_RE = re.compile(r":?-{2,}:?|")
 
 
 def table_cells(line: str) -> list[str]:
@@ -145,7 +148,7 @@ def _pieces(line: str) -> list[str]:
     """A line's sentences; a run of fields separated by ' · ' or '｜' one piece each."""
     out: list[str] = []
     for sentence in tx.split_sentences(line) or [line]:
-        parts = [p for p in _PIECES_RE.split(sentence) if p.strip()]
+        parts = [p for p in PIECES_RE.split(sentence) if p.strip()]
         out += parts if len(parts) >= 2 else [sentence]
     return out
 
@@ -241,6 +244,8 @@ def _rows(
     out: list[Unit] = []
     for row in rows[1:]:
         cells = table_cells(row)
+        if all(_RULE_CELL_RE.fullmatch(c) for c in cells):
+            continue  # a Markdown table's rule line: no row
         pairs = tuple(zip(header + [""] * (len(cells) - len(header)), cells, strict=False))
         key = next((v for v in cells if v), "")
         out.append(

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from graph.offline.params import PARAMS, OfflineParams
+from graph.offline import OfflineReasoner
 from graph.offline.rules import rule_answer
-from graph.protocols import EvidenceItem, HopView, Similarity
+from graph.protocols import EvidenceItem, HopView
 
 
-class RuleReader:
-    """`answer` yields what the hand rules write for the evidence (first line, evidence)."""
-
-    def __init__(self, params: OfflineParams = PARAMS, similarity: Similarity | None = None):
-        self.params, self.similarity = params, similarity
+class RuleReader(OfflineReasoner):
+    """The offline reasoner whose `answer` yields what the hand rules write for the evidence
+    (first line, evidence lines) instead of the fitted reader's answer."""
 
     def answer(
         self,

@@ -38,3 +38,12 @@ def offline_answer(question: str, *items: EvidenceItem) -> str:
     """The offline reasoner's whole answer text over the passages, no hops."""
     parts = OfflineReasoner().answer(question, list(items), [])
     return "".join(p for p in parts if isinstance(p, str))
+
+
+def leads_with(answer: str, value: str) -> bool:
+    """Whether the answer's first line gives `value` as the answer: stated ('Answer: value
+    [2]') or as the bold span of the quote that holds it (the fitted reader quotes when it is
+    less sure than its `state` threshold)."""
+    first = answer.strip().splitlines()[0] if answer.strip() else ""
+    stated = first.removeprefix("Answer:").removeprefix("答案：").strip()
+    return stated.startswith(f"{value} [") or f"**{value}**" in first
