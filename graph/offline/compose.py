@@ -38,7 +38,10 @@ OFFLINE_ONLY = {
     "set HOPWISE_LLM_BASE_URL and HOPWISE_LLM_MODEL.)",
 }
 _BULLET_RE = re.compile(r"^[-*+•]\s+")
-EVIDENCE_LINES = 3  # evidence bullets after the first line
+EVIDENCE_LINES = 3  # evidence bullets after the first line, at most
+# an evidence bullet is a unit the model finds at least this fraction as likely to hold the
+# answer as the unit the first line uses (the rest are other topics of the same passages)
+EVIDENCE_RATIO = 0.1
 CLOSEST = 3  # closest passages after 'the documents do not say'
 QUOTE_CHARS = 400
 USE_RULE_TEXT = True  # where the rules agree, their whole answer (chains show every step)  # a quoted unit longer than this is cut around its span
@@ -99,7 +102,10 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
         return Lead(f"{lead}{span.text} [{unit.n}]", "short", (unit,))
     shown = unit.shown()
     sure_span = (
-        span is not None and span.source != "whole" and (span.prob >= model.threshold("bold", 0.6))
+        span is not None
+        and span.source != "whole"
+        and reading.asked.kind != "yes_no"  # a yes or no is no span of the quote
+        and span.prob >= model.threshold("bold", 0.6)
     )
     text = clip(shown, span.text if span else "")
     return Lead(quote_line(bold(text, span.text) if sure_span and span else text, unit.n, zh),
@@ -136,6 +142,9 @@ def compose(
     yield lead.line + "\n"
     shown = {u.shown() for u in lead.used}
     rest = [s.unit for s in reading.ranked if s.unit.shown() not in shown]
+    top_share = reading.top.prob if reading.top else 0.0
+    likely = [s.unit for s in reading.ranked  # evidence: units nearly as likely as the lead
+              if s.unit.shown() not in shown and s.prob >= EVIDENCE_RATIO * top_share]  # fmt: skip
     if lead.kind == "not_found":
         if missing:  # what the search looked for and did not find, in words
             lead_word = LOOKED_FOR_LEAD["zh"] if zh else LOOKED_FOR_LEAD["en"] + " "
@@ -151,7 +160,7 @@ def compose(
     chain = [u for u in chain_units(reading, hops) if u.shown() not in shown]
     support = chain + (list(lead.used) if lead.kind == "short" else [])
     more = max(EVIDENCE_LINES - len(support), 1)
-    support += _distinct([u for u in rest if u not in support], more)
+    support += _distinct([u for u in likely if u not in support], more)
     if support:
         yield "\n" + EVIDENCE_HEAD["zh" if zh else "en"] + "\n"
         for unit in support:

@@ -300,7 +300,15 @@ def unit_features(
 
 # the features the built-in embedder's meaning decides: unknown (their mean) without it
 MEANING_FEATURES = frozenset(
-    {"linked_focus", "label_dense", "label_best", "over_anchor", "linked_over", "dense", "dense_raw"}
+    {
+        "linked_focus",
+        "label_dense",
+        "label_best",
+        "over_anchor",
+        "linked_over",
+        "dense",
+        "dense_raw",
+    }
 )
 MAX_LABELS = 120  # distinct headers and labels compared in meaning, at most
 

@@ -102,8 +102,9 @@ def sure_features(asked: Asked, ranked: Sequence[Scored]) -> dict[str, float]:
         "rule_short": f["rule_short"],
         "asks_value": 1.0 if asked.kind in ("number", "date") else 0.0,
         "incomplete": 1.0 if asked.incomplete else 0.0,
-        "incomplete_untyped": float(asked.incomplete and asked.kind in ("number", "date")
-                                    and not f["typed"]),  # fmt: skip
+        "incomplete_untyped": float(
+            asked.incomplete and asked.kind in ("number", "date") and not f["typed"]
+        ),  # fmt: skip
     }
 
 

@@ -34,6 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="leave this knowledge base out (repeatable)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=None,
                         help="where to write the weights (default: the shipped file)")  # fmt: skip
+    parser.add_argument("--with-dev", action="store_true",
+                        help="fit on the recorded public dev sets too (off by default)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the thresholds as JSON")
     parser.set_defaults(handler=run)
 
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
 
     model = fit_from_records(args.records, args.shared, load_settings().data_dir,
-                             args.without, say)  # fmt: skip
+                             args.without, say, dev_sets=args.with_dev)  # fmt: skip
     out = args.out or WEIGHTS_PATH
     model.save(out)
     if args.json:

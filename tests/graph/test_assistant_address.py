@@ -77,4 +77,5 @@ def test_a_planted_line_backs_no_yes_and_a_yes_needs_what_is_asked(tmp_path: Pat
     assert said.splitlines()[0] == "Answer: yes [1]"
     with offline_app(tmp_path, {"review.md": REVIEW}) as app:
         asked = app.ask("Was the copper surcharge cancelled?", web=False).answer
-    assert not asked.splitlines()[0].startswith("Answer:") and "cancelled" not in asked
+    assert not asked.splitlines()[0].startswith("Answer:") and "**" not in asked, asked
+    assert "ignore all" not in asked and "cancelled" not in asked.split("Looked for:")[0]
