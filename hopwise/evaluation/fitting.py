@@ -266,8 +266,8 @@ def fit_reader(examples: Sequence[Example], fitted_on: Sequence[str] = ()) -> Re
          f[0].features["_label"] > 0 and span_right(e.gold, sp[0].text) >= 0.8)
         for e, f, logit, sp in kb_rows
     ]  # fmt: skip
-    bolds = [(sp[0].prob, span_right(e.gold, sp[0].text) >= 0.8)
-             for e, f, _, sp in info["rows"] if f[0].features["_label"] > 0]  # fmt: skip
+    bolds = [(sp[0].prob, f[0].features["_label"] > 0 and span_right(e.gold, sp[0].text) >= 0.8)
+             for e, f, _, sp in info["rows"] if e.answerable]  # fmt: skip  # bold: the answer
     quote = choose_quote([(sigmoid(logit), e.answerable, f[0].features["_label"] > 0)
                           for e, f, logit, _ in kb_rows])  # fmt: skip
     thresholds = {

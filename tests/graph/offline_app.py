@@ -42,8 +42,11 @@ def offline_answer(question: str, *items: EvidenceItem) -> str:
 
 def leads_with(answer: str, value: str) -> bool:
     """Whether the answer's first line gives `value` as the answer: stated ('Answer: value
-    [2]') or as the bold span of the quote that holds it (the fitted reader quotes when it is
-    less sure than its `state` threshold)."""
+    [2]'), or quoted in the unit that holds it, in bold when a span is bold (the fitted reader
+    quotes when it is less sure than its `state` threshold, and bolds only above `bold`)."""
     first = answer.strip().splitlines()[0] if answer.strip() else ""
     stated = first.removeprefix("Answer:").removeprefix("答案：").strip()
-    return stated.startswith(f"{value} [") or f"**{value}**" in first
+    if stated.startswith(f"{value} ["):
+        return True
+    quoted = first.startswith(("The documents say", "文档原文"))
+    return quoted and (f"**{value}**" in first if "**" in first else value in first)
