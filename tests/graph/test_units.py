@@ -69,3 +69,22 @@ def test_every_unit_knows_where_it_sits() -> None:
     assert [(u.n, u.rank, u.source) for u in found] == [
         (1, 0, "notes.md"), (1, 0, "notes.md"), (2, 1, "roster.docx")]  # fmt: skip
     assert found[1].referent == "Ona Brisk" and found[2].lang == "zh" and found[0].lang == "en"
+
+
+def _spans(question: str, text: str) -> set[str]:
+    from graph.offline.asked import read_question
+    from graph.offline.candidates import candidates
+
+    [unit] = [u for u in units(EvidenceItem(n=1, chunk_id="c", text=text), 0)][:1]
+    return {s.text for s in candidates(read_question(question, []), unit)}
+
+
+def test_no_span_is_a_list_number_or_a_piece_of_a_time_of_day() -> None:
+    assert "1" not in _spans("What is the first step?", "1. Open a ticket and add the serial.")
+    times = _spans("When is the desk open?", "The desk is open from 08:00 to 17:00.")
+    assert "08:00" in times and not any(t in times for t in ("00 to 17", "00", "17"))
+
+
+def test_a_clause_less_the_words_the_question_gives_is_a_span() -> None:
+    found = _spans("青松仓库的负责人是谁？", "青松仓库成立于2011年，负责人为欧阳白，位于河西。")
+    assert "欧阳白" in found
