@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
+from typing import Any
 
 from ingest.errors import IngestError
 from ingest.models import ParsedDocument
@@ -32,9 +34,26 @@ PARSERS: dict[str, Callable[[bytes, str], ParsedDocument]] = {
 }
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: Any) -> Any:
+    """Every string in `value` valid UTF-8: a lone surrogate (some PDFs' text layers have
+    them) becomes U+FFFD, one character for one, so offsets stay exact."""
+    if isinstance(value, str):
+        return _SURROGATE_RE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [valid_text(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_text(k): valid_text(v) for k, v in value.items()}
+    return value
+
+
 def parse_inline(data: bytes, source: str, ext: str) -> ParsedDocument:
     try:
-        return PARSERS[ext](data, source)
+        doc = PARSERS[ext](data, source)
+        clean = valid_text(doc.model_dump())
+        return doc if clean == doc.model_dump() else ParsedDocument.model_validate(clean)
     except IngestError:
         raise
     except MemoryError as exc:

@@ -381,3 +381,24 @@ def test_a_document_parsed_by_an_older_parser_re_ingests_and_then_is_unchanged(
     again = ingest_bytes(data, "a.pdf", store, config=config)
     assert again.status == "ingested" and again.version == 2
     assert ingest_bytes(data, "a.pdf", store, config=config).status == "skipped"
+
+
+def test_a_text_layer_with_lone_surrogates_parses_in_the_worker_and_stays_searchable() -> None:
+    """A real arXiv PDF whose text layer holds lone surrogates once crashed the parser worker
+    (its reply could not be encoded as UTF-8); each becomes U+FFFD, offsets unchanged."""
+    path = REAL / "arxiv-2201.00069.pdf"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent (../shared/realfiles)")
+    doc = parse_bytes(path.read_bytes(), path.name, timeout_s=120)
+    doc.model_dump_json().encode("utf-8")  # valid UTF-8 all through
+    assert "MeerKAT" in doc.text and len(doc.text) > 5000
+    chunks = chunk_document(doc, doc_id="d", doc_version=1, groups=["all"], checksum="c")
+    assert all(c.text == doc.text[c.start_char : c.end_char] for c in chunks)
+
+
+def test_valid_text_keeps_every_offset() -> None:
+    from ingest.parse.formats import valid_text
+
+    text = "a\ud835b c"
+    assert valid_text(text) == "a\ufffdb c" and len(valid_text(text)) == len(text)
+    assert valid_text({"t": [text]}) == {"t": ["a\ufffdb c"]}
