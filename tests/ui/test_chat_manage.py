@@ -249,7 +249,8 @@ def test_export_is_the_conversation_as_markdown(kb: Path) -> None:
     assert text.startswith("# How often is the orange beacon refilled?")
     assert "## 1. How often is the orange beacon refilled?" in text
     assert "## 2. Which channel do the radios use for the ridge?" in text
-    assert "nine days" in text and "channel **14** for the ridge" in text  # the asked value in bold
+    assert "nine days" in text and "channel 14 for the ridge" in text.replace("**", "")
+    assert "channel 3 for the valley" not in text.split("## 2.")[0]  # each answer in its place
     assert "- **[1]** handbook.md · Field handbook > Beacons" in text
 
 
