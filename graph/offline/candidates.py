@@ -119,10 +119,10 @@ def _typed_kinds(text: str) -> set[str]:
     kinds = set()
     if spans_of("date", text) and any(s.strip() == text.strip() for s in spans_of("date", text)):
         kinds.add("date")
-    if re.search(r"\d", text):
-        kinds.add("number")
     if CODE_RE.fullmatch(text.strip()):
-        kinds.add("code")
+        kinds.add("code")  # 'C-1007' names a thing; it counts nothing
+    elif re.search(r"\d", text):
+        kinds.add("number")
     return kinds
 
 
