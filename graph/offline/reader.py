@@ -25,6 +25,10 @@ from graph.offline.nations import as_asked, asks_which_country, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.roles import asks_cast, role_spans
 from graph.offline.slots import fills_slot, labelled_values
+from graph.offline.units import _looks_like_data  # one definition, the answer units'
+from graph.offline.units import addresses_assistant as addresses_assistant
+from graph.offline.units import table_cells as table_cells
+from graph.offline.units import without_planted as without_planted
 from graph.offline.values import (
     DATE_RE,
     asked_unit,
@@ -93,17 +97,6 @@ class Reading:
     stated: str = ""  # the answer line's text when not the span (a comparison, a country)
     others: tuple[Unit, ...] = ()  # the other units the stated line quotes (compared rows)
     via: Unit | None = None  # the unit that put the question's subject in the read column's class
-
-
-def table_cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def _looks_like_data(cells: list[str]) -> bool:
-    """A header names columns; a row whose cells are mostly numbers, dates or codes is data
-    (a name with one digit, 'v2' or 'Q3', may be a column's)."""
-    valued = [c for c in cells if len(re.findall(r"\d", c)) >= 2]
-    return len(valued) * 2 > len(cells)
 
 
 _RULE_RE = re.compile(r"[-=_*#·~]{6,}")
@@ -181,39 +174,6 @@ def units(item: EvidenceItem, params: OfflineParams = PARAMS) -> list[Unit]:
                     Unit(sentence, context, item.n, 0, listed=listing, title=item.title,
                          referent=before, heading=re.split(r"\s*>\s*", item.section)[-1])
                 )  # fmt: skip
-    return out
-
-
-_ADDRESS = dict(lexicon.table("assistant_address"))
-_ADDRESSEE_RE = re.compile(
-    r"(?<![A-Za-z])(?:"
-    + "|".join(re.escape(w).replace(r"\ ", r"\s*") for w in _ADDRESS["addressee"])
-    + r")(?![A-Za-z])\s*(?:[,，:：]|请|please\b|must\b|should\b|注意|必须)",
-    re.IGNORECASE,
-)
-_OVERRIDE_RE = re.compile(
-    "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in _ADDRESS["override"]), re.IGNORECASE
-)
-
-
-def addresses_assistant(text: str) -> bool:
-    """Whether a line speaks to an AI assistant ('AI 助手请注意：…', 'ignore all previous
-    instructions') instead of stating something (ingest/lexicon/assistant_address.txt): it
-    is never quoted as an answer or as evidence."""
-    return bool(_ADDRESSEE_RE.search(text) or _OVERRIDE_RE.search(text))
-
-
-def without_planted(items: Sequence[EvidenceItem]) -> list[EvidenceItem]:
-    """The passages with every line that speaks to an AI assistant taken out, once where the
-    offline reasoner takes its evidence (the verdict, the answer): whatever reads them after
-    (units, records, a yes/no, a count, a quote) reads the documents' statements only."""
-    out = []
-    for item in items:
-        lines = item.text.splitlines()
-        kept = [ln for ln in lines if not addresses_assistant(ln)]
-        out.append(
-            item if len(kept) == len(lines) else item.model_copy(update={"text": "\n".join(kept)})
-        )
     return out
 
 
