@@ -43,8 +43,7 @@ EVIDENCE_LINES = 3  # evidence bullets after the first line, at most
 # answer as the unit the first line uses (the rest are other topics of the same passages)
 EVIDENCE_RATIO = 0.1
 CLOSEST = 3  # closest passages after 'the documents do not say'
-QUOTE_CHARS = 400
-USE_RULE_TEXT = True  # where the rules agree, their whole answer (chains show every step)  # a quoted unit longer than this is cut around its span
+QUOTE_CHARS = 400  # a quoted unit longer than this is cut around its span
 
 
 @dataclass
@@ -136,8 +135,8 @@ def compose(
         return
     reading = read(question, evidence, hops, similarity, model, missing=missing)
     lead = lead_line(reading, model, zh)
-    if USE_RULE_TEXT and lead.kind == "short" and _rules_agree(reading):
-        yield reading.asked.rule_full  # the same answer, with the rules' own evidence lines
+    if lead.kind == "short" and _rules_agree(reading):  # the same answer, and the rules'
+        yield reading.asked.rule_full  # own evidence lines (a chain shows every step)
         return
     yield lead.line + "\n"
     shown = {u.shown() for u in lead.used}
