@@ -25,7 +25,7 @@ from graph.offline.nations import as_asked, asks_which_country, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.roles import asks_cast, role_spans
 from graph.offline.slots import fills_slot, labelled_values
-from graph.offline.units import _looks_like_data  # one definition, the answer units'
+from graph.offline.units import looks_like_data  # one definition, the answer units'
 from graph.offline.units import addresses_assistant as addresses_assistant
 from graph.offline.units import table_cells as table_cells
 from graph.offline.units import without_planted as without_planted
@@ -141,7 +141,7 @@ def units(item: EvidenceItem, params: OfflineParams = PARAMS) -> list[Unit]:
         rows = [ln for ln in lines if ln.count("|") >= 1 and len(table_cells(ln)) >= 2]
         if len(rows) >= 2 and len(rows) >= len(lines) - 1:
             header = table_cells(rows[0])
-            if _looks_like_data(header):  # a table cut by the chunker: its header came along
+            if looks_like_data(header):  # a table cut by the chunker: its header came along
                 carried = table_cells(item.table_header) if item.table_header else []
                 header = carried if len(carried) == len(header) else [""] * len(header)
                 rows = ["", *rows]

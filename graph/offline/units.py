@@ -92,7 +92,7 @@ def table_cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
-def _looks_like_data(cells: Sequence[str]) -> bool:
+def looks_like_data(cells: Sequence[str]) -> bool:
     """A header names columns; a row whose cells are mostly numbers, dates or codes is data."""
     valued = [c for c in cells if len(re.findall(r"\d", c)) >= 2]
     return len(valued) * 2 > len(cells)
@@ -239,7 +239,7 @@ def _rows(
     carried = table_cells(item.table_header) if item.table_header else []
     if carried and len(carried) == len(header) and header != carried:
         header, rows = carried, ["", *rows]  # a table cut by the chunker: its header came along
-    elif _looks_like_data(header):
+    elif looks_like_data(header):
         header, rows = [""] * len(header), ["", *rows]
     out: list[Unit] = []
     for row in rows[1:]:
