@@ -14,6 +14,7 @@ from typing import Any
 
 from graph.builder import EDGES, NODE_NAMES, taken_edges
 from graph.conversations import chat_title
+from graph.offline.units import quoted_rows
 from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
 from graph.text import PLACEHOLDER_RE
 from ui import safe
@@ -72,6 +73,19 @@ def badges(result: QuestionResult) -> str:
         f":gray-badge[LLM calls: {result.llm_calls}]",
     ]
     return " ".join(parts)
+
+
+def answer_rows(result: QuestionResult) -> list[safe.QuotedRow]:
+    """The table rows the answer quotes, for the page to draw as small tables."""
+    return [
+        safe.QuotedRow(
+            shown=unit.shown(),
+            key=unit.key,
+            header=tuple(h for h, _ in unit.cells),
+            cells=tuple(v for _, v in unit.cells),
+        )
+        for unit in quoted_rows(result.answer, result.evidence)
+    ]
 
 
 def stop_text(reason: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
@@ -127,16 +127,74 @@ def quote_block(value: object) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in body.split("\n"))
 
 
+@dataclass(frozen=True)
+class QuotedRow:
+    """A table row an answer quotes, as the answer has it and as a small table shows it."""
+
+    shown: str  # the row in the answer's text ('Header: value; Header: value')
+    key: str  # what the row is about (its first cell): the label of an evidence bullet
+    header: tuple[str, ...]
+    cells: tuple[str, ...]
+
+
 def answer_markdown(
-    value: str, citations: Collection[int], anchors: Mapping[int, str] | None = None
+    value: str,
+    citations: Collection[int],
+    anchors: Mapping[int, str] | None = None,
+    rows: Sequence[QuotedRow] = (),
 ) -> str:
     """An answer (model or offline text) as literal Markdown; `[n]` markers whose n is one of
     the answer's citations get a bold number (`[**n**]`: bold inside the brackets opens and closes
     whatever is next to it, `**[n]**` does not after a letter), every other bracket stays text.
     With `anchors` (n → the id of its source card's heading) the number is an in-page link to
     the card: the only link an answer can hold, to an id we made (`#...`, never a URL). A
-    `**key span**` stays bold, its inside escaped like the rest."""
-    return _blocks(value, frozenset(citations), anchors, bold=True)
+    `**key span**` stays bold, its inside escaped like the rest. A line quoting one of `rows`
+    loses the run-on quote and is followed by the row as a small table (its header and that
+    row, every cell escaped like the rest: a table of literal text)."""
+    cited = frozenset(citations)
+    if not rows:
+        return _blocks(value, cited, anchors, bold=True)
+    out: list[str] = []
+    pending: list[str] = []
+    for line in _LINE_BREAK.split(value):
+        plain = line.replace("**", "")
+        row = next((r for r in rows if r.shown and r.shown in plain), None)
+        if row is None:
+            pending.append(line)
+            continue
+        rest = " ".join(plain.replace(f"“{row.shown}”", "").replace(row.shown, "").split())
+        if rest.startswith(("- ", "-[")) or rest == "-":
+            label = f"{row.header[0]} {row.key}" if row.header and row.header[0] else row.key
+            rest = f"- {label} {rest[1:].strip()}".rstrip()
+        pending.append(rest)
+        out.append(_blocks("\n".join(pending), cited, anchors, bold=True))
+        pending = []
+        out.append(table_markdown(row.header, row.cells, marked=_BOLD.findall(line)))
+    out.append(_blocks("\n".join(pending), cited, anchors, bold=True))
+    return "\n\n".join(part for part in out if part)
+
+
+def table_markdown(
+    header: Sequence[str], cells: Sequence[str], marked: Collection[str] = ()
+) -> str:
+    """One row under its header as a GFM table; every cell is literal text (escaped like the
+    rest, a `|` in a cell is `\\|`), a cell equal to one of `marked` in bold."""
+    width = max(len(header), len(cells), 1)
+    head = [*header, *[""] * (width - len(header))]
+    row = [*cells, *[""] * (width - len(cells))]
+    wanted = {" ".join(m.split()) for m in marked}
+
+    def cell(value: str, bold: bool) -> str:
+        text = " ".join(value.split())
+        escaped = _escape_span(text, line_start=False)
+        return f"**{escaped}**" if bold and text in wanted and escaped else escaped or " "
+
+    lines = [
+        "| " + " | ".join(cell(h, False) for h in head) + " |",
+        "|" + " --- |" * width,
+        "| " + " | ".join(cell(v, True) for v in row) + " |",
+    ]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- web links

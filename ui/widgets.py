@@ -10,7 +10,7 @@ from graph.result import QuestionResult
 from ui import safe
 from ui.answer_actions import answer_actions
 from ui.cards import source_card
-from ui.formatting import badges, source_cards
+from ui.formatting import answer_rows, badges, source_cards
 from ui.services import TRACE_KEY
 
 TRACE_PAGE = "app_pages/trace.py"
@@ -21,7 +21,8 @@ def answer_block(result: QuestionResult, *, thread_id: str, index: int, last: bo
     (copy, regenerate the `last` answer, feedback) and the link to its trace."""
     cited = {citation.n for citation in result.citations}
     anchors = {n: card_anchor(thread_id, index, n) for n in cited}  # [n] links to card n
-    st.markdown(safe.answer_markdown(result.answer, cited, anchors) or "_(no answer)_")
+    body = safe.answer_markdown(result.answer, cited, anchors, answer_rows(result))
+    st.markdown(body or "_(no answer)_")
     st.markdown(badges(result))
     cards = source_cards(result)
     if cards:

@@ -290,3 +290,23 @@ def pool_units(items: Sequence[EvidenceItem], limit: int = 0) -> list[Unit]:
     """Every unit of the passages in evidence order (the first `limit` passages when set)."""
     chosen = items[:limit] if limit else items
     return [u for rank, item in enumerate(chosen) for u in units(item, rank)]
+
+
+def quoted_rows(answer: str, evidence: Sequence[EvidenceItem]) -> list[Unit]:
+    """The table rows an answer quotes as `Unit.shown()` puts them ('Header: value; …'), in
+    the answer's order, each once: what a page draws as a small table instead of the run-on
+    line. A row counts on a line that cites its passage ('[n]') and holds its text as shown
+    (a bold span inside it counts too)."""
+    lines = answer.replace("**", "").splitlines()
+    found: list[tuple[int, Unit]] = []
+    for item in evidence:
+        cited = [k for k, line in enumerate(lines) if f"[{item.n}]" in line]
+        if not cited:
+            continue
+        for unit in units(item):
+            if sum(1 for _, value in unit.cells if value) < 2:
+                continue
+            at = next((k for k in cited if unit.shown() in lines[k]), -1)
+            if at >= 0 and all(unit.shown() != u.shown() for _, u in found):
+                found.append((at, unit))
+    return [unit for _, unit in sorted(found, key=lambda pair: pair[0])]

@@ -3,7 +3,8 @@ record's fields with its key line, a log line whole, a list whole and item by it
 
 from __future__ import annotations
 
-from graph.offline.units import pool_units, units
+from graph.offline import OfflineReasoner
+from graph.offline.units import pool_units, quoted_rows, units
 from graph.protocols import EvidenceItem
 
 
@@ -88,3 +89,36 @@ def test_no_span_is_a_list_number_or_a_piece_of_a_time_of_day() -> None:
 def test_a_clause_less_the_words_the_question_gives_is_a_span() -> None:
     found = _spans("青松仓库的负责人是谁？", "青松仓库成立于2011年，负责人为欧阳白，位于河西。")
     assert "欧阳白" in found
+
+
+ROSTER = (
+    "| Week | Primary | Primary phone | Backup | Backup phone |\n|---|---|---|---|---|\n"
+    "| 31 | Ona Brisk | 0100 111 | Pell Varga | 0100 222 |\n"
+    "| 32 | Ivo Mart | 0100 333 | Una Saar | 0100 444 |\n"
+    "| 33 | Rea Tull | 0100 555 | Kip Dorn | 0100 666 |\n"
+    "| 34 | Ada Vell | 0100 777 | Sol Wynn | 0100 888 |\n"
+    "| 35 | Tam Oaks | 0100 999 | Lio Prell | 0100 000 |"
+)
+
+
+def test_the_rows_an_answer_quotes_are_found_in_its_order_bold_or_not() -> None:
+    item = _item(ROSTER)
+    rows = [u for u in units(item) if u.kind == "row"]
+    answer = (
+        f"The documents say: “{rows[2].shown().replace('0100 666', '**0100 666**')}” [1]\n\n"
+        f"Evidence:\n- {rows[0].shown()} [1]\n- {rows[4].shown()} [2]\n"
+    )
+    found = quoted_rows(answer, [item])
+    assert [u.key for u in found] == ["33", "31"]  # [2] is not this passage's citation
+
+
+def test_a_first_line_never_holds_more_than_one_row() -> None:
+    item = _item(ROSTER)
+    rows = [u for u in units(item) if u.kind == "row"]
+    for question in ("Who is the backup in week 33?", "What is the on-call roster?",
+                     "Which phone numbers are listed?", "Who is on call?"):  # fmt: skip
+        answer = "".join(p for p in OfflineReasoner().answer(question, [item], [])
+                         if isinstance(p, str))  # fmt: skip
+        first = answer.splitlines()[0]
+        assert sum(1 for row in rows if f"Week: {row.key};" in first) <= 1, first
+        assert sum(1 for row in rows if row.cells[1][1] in first) <= 1, first

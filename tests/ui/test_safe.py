@@ -200,3 +200,50 @@ def test_an_answers_key_span_stays_bold_with_its_inside_escaped() -> None:
     hostile = safe.answer_markdown("**![i](http://127.0.0.1:9/x)** and **[a](http://e)**", set())
     assert links(hostile) == [] and live_parts(hostile, allow=frozenset({"strong"})) == []
     assert safe.escape_text("**not ours**") == "\\*\\*not ours\\*\\*"  # only answers keep it
+
+
+TABLE_TOKENS = frozenset({"table", "thead", "tbody", "tr", "th", "td", "strong"})
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_a_quoted_row_is_a_table_of_literal_cells(hostile: str) -> None:
+    """A row from a document (its cells untrusted) becomes a GFM table with one header row and
+    one data row, as many columns as it has cells, every cell's text shown as it is."""
+    cells = ("Wk 3", hostile, "a | b")
+    markdown = safe.table_markdown(("Week", "Note", "Piped"), cells)
+    assert live_parts(markdown, allow=TABLE_TOKENS) == []
+    kinds = [t.type for t in tokens(markdown)]
+    assert kinds.count("tr_open") == 2 and kinds.count("th_open") == kinds.count("td_open") == 3
+    shown = [
+        t.content.replace("\u2060", "")
+        for t in tokens(markdown)
+        if t.type == "inline" and t.content is not None
+    ]
+    assert len(shown) == 6
+    assert shown[5] == "a | b"  # the pipe stays inside its cell (three cells, not four)
+
+
+def test_an_answer_quoting_a_row_shows_it_as_a_small_table() -> None:
+    row = safe.QuotedRow(
+        shown="Week: 12; Primary: Ana Ruiz; Backup phone: 555-0199",
+        key="12",
+        header=("Week", "Primary", "Backup phone"),
+        cells=("12", "Ana Ruiz", "555-0199"),
+    )
+    other = safe.QuotedRow("Week: 13; Primary: Cy Dale", "13", ("Week", "Primary"), ("13", "Cy Dale"))
+    answer = (
+        "The documents say: “Week: 12; Primary: Ana Ruiz; Backup phone: **555-0199**” [1]\n\n"
+        "Evidence:\n- Week: 13; Primary: Cy Dale [2]\n- A sentence about it. [2]\n"
+    )
+    markdown = safe.answer_markdown(answer, {1, 2}, {}, [row, other])
+    assert live_parts(markdown, allow=TABLE_TOKENS) == []
+    kinds = [t.type for t in tokens(markdown)]
+    assert kinds.count("table_open") == 2  # one small table a quoted row, one row each
+    assert kinds.count("tr_open") == 4
+    assert "Ana Ruiz;" not in markdown and "Primary:" not in markdown  # no run-on quote left
+    assert "**555⁠-0199**".replace("⁠", "") in markdown.replace("\u2060", "")  # its span bold
+    text = shown_text(markdown)
+    assert text.index("The documents say") < text.index("Evidence")
+    assert "Week 13" in text and "A sentence about it." in text
+    # without rows the answer reads exactly as before
+    assert safe.answer_markdown(answer, {1, 2}, {}) == safe.answer_markdown(answer, {1, 2})
