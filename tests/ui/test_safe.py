@@ -230,7 +230,9 @@ def test_an_answer_quoting_a_row_shows_it_as_a_small_table() -> None:
         header=("Week", "Primary", "Backup phone"),
         cells=("12", "Ana Ruiz", "555-0199"),
     )
-    other = safe.QuotedRow("Week: 13; Primary: Cy Dale", "13", ("Week", "Primary"), ("13", "Cy Dale"))
+    other = safe.QuotedRow(
+        "Week: 13; Primary: Cy Dale", "13", ("Week", "Primary"), ("13", "Cy Dale")
+    )
     answer = (
         "The documents say: “Week: 12; Primary: Ana Ruiz; Backup phone: **555-0199**” [1]\n\n"
         "Evidence:\n- Week: 13; Primary: Cy Dale [2]\n- A sentence about it. [2]\n"
