@@ -338,18 +338,26 @@ def hit_where(hit: HitRecord) -> str:
     return location(hit.source or hit.doc or hit.doc_id, hit.section, hit.page)
 
 
-def hit_rows(hop: HopRecord, notes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """The hits table of one hop, narrow enough for 1400 px and a phone: rank, where it is
-    (file · page), the fused score, new or duplicate, then BM25, dense, the section, and a
-    note per document from `notes` (doc id → e.g. "hidden text removed (3)"). Where the scores
-    were withheld from the reader (QuestionResult.without_scores), the score columns are left
-    out rather than shown empty; a missing score is an empty cell, never "None"."""
+def cited_chunks(result: QuestionResult) -> dict[str, int]:
+    """chunk id → the answer's citation number of it: which passages the answer rests on."""
+    return {c.chunk_id: c.n for c in result.citations if c.chunk_id}
+
+
+def hit_rows(
+    hop: HopRecord, notes: Mapping[str, str] | None = None, cited: Mapping[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """The hits table of one hop, narrow enough for 1400 px and a phone: rank, the answer's
+    citation of the hit when it cites it (`cited`: chunk id → n), where it is (file · page), the
+    fused score, new or duplicate, then BM25, dense, the section, and a note per document from
+    `notes` (doc id → e.g. "hidden text removed (3)"). Where the scores were withheld from the
+    reader (QuestionResult.without_scores), the score columns are left out rather than shown
+    empty; a missing score is an empty cell, never "None"."""
     rows = []
     for hit in hop.hits:
-        row: dict[str, Any] = {
-            "rank": hit.rank,
-            "where": location(hit.source or hit.doc or hit.doc_id, "", hit.page),
-        }
+        row: dict[str, Any] = {"rank": hit.rank}
+        if cited is not None:
+            row["cited"] = f"[{cited[hit.chunk_id]}]" if hit.chunk_id in cited else ""
+        row["where"] = location(hit.source or hit.doc or hit.doc_id, "", hit.page)
         scored = hit.fused is not None
         if scored:
             row["fused"] = _score_text(hit.fused)
@@ -459,6 +467,7 @@ def plain_summary(result: QuestionResult) -> str:
     if result.route != "complex" and not result.hops:
         return "Answered directly: this question did not need the documents."
     said: list[str] = []
+    cited = cited_chunks(result)
     parts = len(result.sub_questions)
     if parts > 1:
         said.append(f"The question was split into {parts} parts, searched in order.")
@@ -477,7 +486,14 @@ def plain_summary(result: QuestionResult) -> str:
         else:
             found = "found nothing"
         asked = _in_words(hop.sub_question, bridge if hop.bridged else "")
-        said.append(f"{step} searched for {_quoted(asked)}{using}; {found}.")
+        marks = sorted({cited[h.chunk_id] for h in hop.hits if h.chunk_id in cited})
+        if marks:
+            use = f"; the answer cites {' and '.join(f'[{n}]' for n in marks)} from this step"
+        elif cited:
+            use = "; the answer does not use what this step found"
+        else:
+            use = ""
+        said.append(f"{step} searched for {_quoted(asked)}{using}; {found}{use}.")
     verdict = result.evaluation
     if verdict.enough:
         said.append("That was judged enough to answer.")
@@ -530,6 +546,25 @@ def _claims_said(result: QuestionResult) -> str:
     failed = [c for c in details.get("claims") or [] if c.get("verdict") != "supported"]
     if failed:
         return f"{len(failed)} of {claims} could not be matched to their sources."
+    # what the check does: the values and names a claim states are in the passage it cites; it
+    # does not judge whether they answer the question
     if checked == 1:
-        return "Its one claim was found in its source."
-    return f"All {claims} were found in their sources."
+        return "The values and names of its one claim are in the passage it cites."
+    return f"The values and names of all {claims} are in the passages they cite."
+
+
+def claim_rows(result: QuestionResult) -> list[dict[str, str]]:
+    """What the claim check checked, a row per claim: the claim, its citations, the verdict
+    and why (dataframe cells are text, never Markdown)."""
+    event = next((e for e in result.trace if e.node == "check_claims"), None)
+    claims = (event.details.get("claims") if event is not None else None) or []
+    return [
+        {
+            "claim": " ".join(str(c.get("claim", "")).split()),
+            "cites": " ".join(f"[{n}]" for n in c.get("cites") or []),
+            "verdict": str(c.get("verdict", "")).replace("_", " "),
+            "why": str(c.get("why") or ""),
+        }
+        for c in claims
+        if isinstance(c, Mapping)
+    ]

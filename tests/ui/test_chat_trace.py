@@ -144,6 +144,9 @@ def test_trace_shows_the_last_answers_hops(kb: Path) -> None:
     assert "chunk_id" not in hits.columns and "None" not in hits.to_string()
     assert any(where.startswith("supply.md") for where in hits["where"])
     assert set(hits["status"]) <= {"new", "duplicate"}
+    assert "cited" in hits.columns and any(c.startswith("[") for c in hits["cited"])
+    claims = [e for e in at.expander if e.label.startswith("Claim check:")]
+    assert claims and "the check does not judge whether they answer" in texts(at)
     got = fetch_link(at, "Download trace JSON", local_user())
     assert got.mime == "application/json" and got.file_name.endswith("-1.json")
     saved = json.loads(got.data)

@@ -271,8 +271,9 @@ def test_the_plain_summary_tells_the_path_in_words() -> None:
 
     text = plain_summary(chain_result())
     assert text.startswith("The question was split into 2 parts, searched in order.")
-    assert "First searched for “Which team owns the billing system?”; found it in systems.md." in (
-        text
+    assert (
+        "First searched for “Which team owns the billing system?”; found it in systems.md; "
+        "the answer cites [1] from this step." in text
     )
     assert "Then searched for “Who leads Ledger team?”, using “Ledger team” from the step" in text
     assert "found it in teams.md" in text and "judged enough" in text
@@ -283,6 +284,38 @@ def test_the_plain_summary_tells_the_path_in_words() -> None:
     assert failed.endswith("The answer cites no passage.")
     simple = QuestionResult.model_validate({"question": "hi", "route": "simple"})
     assert plain_summary(simple) == "Answered directly: this question did not need the documents."
+
+
+def test_the_trace_says_which_steps_the_answers_citations_came_from() -> None:
+    """A step whose passages the answer does not cite says so, in the summary and in its hits
+    table (a second hop that looked up the wrong thing is not the path the answer took)."""
+    from ui.formatting import cited_chunks, hit_rows, plain_summary
+
+    result = chain_result(citations=[{"n": 1, "chunk_id": "s1", "source": "systems.md"}])
+    text = plain_summary(result)
+    assert "found it in systems.md; the answer cites [1] from this step." in text
+    assert "found it in teams.md; the answer does not use what this step found." in text
+    cited = cited_chunks(result)
+    assert [row["cited"] for row in hit_rows(result.hops[0], cited=cited)] == ["[1]"]
+    assert [row["cited"] for row in hit_rows(result.hops[1], cited=cited)] == [""]
+    assert "cited" not in hit_rows(result.hops[0])[0]  # no column without the answer's citations
+
+
+def test_the_claim_rows_say_what_was_checked() -> None:
+    from ui.formatting import claim_rows
+
+    claims = [
+        {"claim": "Ana leads the\nLedger team.", "cites": [2], "verdict": "supported",
+         "why": "facts found"},
+        {"claim": "It has 9 people.", "cites": [], "verdict": "uncited", "why": "states 9"},
+    ]  # fmt: skip
+    result = chain_result(trace=[{"node": "check_claims", "details": {"claims": claims}}])
+    assert claim_rows(result) == [
+        {"claim": "Ana leads the Ledger team.", "cites": "[2]", "verdict": "supported",
+         "why": "facts found"},
+        {"claim": "It has 9 people.", "cites": "", "verdict": "uncited", "why": "states 9"},
+    ]  # fmt: skip
+    assert claim_rows(chain_result()) == []
 
 
 def test_the_plain_summary_says_the_entity_where_the_step_wrote_a_placeholder() -> None:
@@ -304,8 +337,12 @@ def test_the_plain_summary_says_what_the_claim_check_found_in_plain_words() -> N
         details = {"checked": n, "removed": 0, "fell_back": False, "claims": [], **more}
         return chain_result(trace=[{"node": "check_claims", "details": details}])
 
-    assert plain_summary(checked(1)).endswith("Its one claim was found in its source.")
-    assert plain_summary(checked(3)).endswith("All 3 claims were found in their sources.")
+    assert plain_summary(checked(1)).endswith(
+        "The values and names of its one claim are in the passage it cites."
+    )
+    assert plain_summary(checked(3)).endswith(
+        "The values and names of all 3 claims are in the passages they cite."
+    )
     rerun = {"offline_rerun": {"hops": 2, "sub_questions": [], "stop_reason": "enough"}}
     replaced = plain_summary(checked(2, fell_back=True, **rerun))
     assert replaced.endswith(

@@ -16,6 +16,8 @@ from ui.formatting import (
     answer_number,
     badges,
     bridge_rows,
+    cited_chunks,
+    claim_rows,
     duration_text,
     hit_rows,
     hop_evidence,
@@ -41,6 +43,7 @@ from ui.services import (
 
 HIT_COLUMNS = {  # narrow numbers, the location takes the rest (fits 1400 px and a phone)
     "rank": st.column_config.NumberColumn("#", width=40),
+    "cited": st.column_config.TextColumn("cited", width=50),
     "where": st.column_config.TextColumn("where", width="medium"),
     "fused": st.column_config.TextColumn("fused", width=70),
     "status": st.column_config.TextColumn("status", width=80),
@@ -176,6 +179,7 @@ if result.sub_questions:
 
 hops = result.hops
 notes = document_notes(runner, result)
+cited = cited_chunks(result)
 st.markdown(f"**Hops ({len(hops)})**")
 for number, hop in enumerate(hops, start=1):
     label = f"Hop {number}: {safe.escape_inline(hop.sub_question)}"  # labels render Markdown
@@ -191,10 +195,15 @@ for number, hop in enumerate(hops, start=1):
                 f"Also searched, the bridge as read without the model: “{safe.escape_inline(also)}”"
             )
         winner, candidates = bridge_rows(hop)
+        candidates = [c for c in candidates if c["candidate"]]
         if candidates:
-            st.markdown(f"Bridge entity: **{safe.escape_inline(winner or '—')}** — candidates:")
+            st.markdown(
+                f"Bridge entity: **{safe.escape_inline(winner or '—')}** — candidates weighed:"
+            )
             st.dataframe(pd.DataFrame(candidates), hide_index=True, width="stretch")
-        table = hit_rows(hop, notes)
+        elif winner:  # named by the model or by the sub-question: nothing was weighed
+            st.markdown(f"Bridge entity: **{safe.escape_inline(winner)}** (no other candidate)")
+        table = hit_rows(hop, notes, cited)
         if table:
             st.dataframe(
                 pd.DataFrame(table),
@@ -216,6 +225,14 @@ if result.route == "complex":
     (st.success if evaluation.enough else st.warning)(f"Evaluation: {verdict}")
     for point in evaluation.missing:
         st.markdown(f"- missing: {safe.escape_inline(point)}")
+checked = claim_rows(result)
+if checked:
+    with st.expander(f"Claim check: {len(checked)} checked against the passages they cite"):
+        st.caption(
+            "Each claim's values and names must be in a passage it cites; the check does not "
+            "judge whether they answer the question."
+        )
+        st.dataframe(pd.DataFrame(checked), hide_index=True, width="stretch")
 st.markdown(f"**Stop reason:** {safe.escape_inline(stop_text(result.stop_reason))}")
 
 if result.web_query:
