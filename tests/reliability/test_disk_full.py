@@ -79,6 +79,7 @@ def fill(disk: Path, leave: int) -> Path:
     return filler
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_a_real_full_disk_keeps_the_previous_version(small_disk: Path) -> None:
     store = MilvusStore(str(small_disk / "milvus.db"))
     try:

@@ -47,6 +47,7 @@ def test_log_records_are_redacted(caplog: pytest.LogCaptureFixture) -> None:
     assert RedactingFilter(settings).filter(record) and record.getMessage() == "key ***"
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_a_password_in_the_milvus_uri_stays_out_of_cli_errors(tmp_path: Path) -> None:
     uri = f"http://root:{URI_PASSWORD}@127.0.0.1:{free_port()}"  # nothing listens there
     env = cli_env(tmp_path, HOPWISE_MILVUS_URI=uri, HOPWISE_MILVUS_TIMEOUT_S="2")

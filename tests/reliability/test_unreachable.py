@@ -33,6 +33,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_cli_commands_fail_fast_with_one_line(tmp_path: Path) -> None:
     doc = tmp_path / "warranty.md"
     doc.write_text("# Warranty\n\nThe warranty lasts two years.\n")

@@ -162,6 +162,7 @@ def lock_is_held(path: Path) -> bool:
     return False
 
 
+@pytest.mark.slow  # 20–50 s of subprocesses: in .ci/run's slow suite, not the default run
 def test_two_processes_delete_and_reingest_against_a_server(tmp_path: Path) -> None:
     server = server_on(tmp_path / "server.db")
     server.start()
