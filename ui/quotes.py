@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ui.documents import SectionText, find_passage
+from ui.documents import TABLE_CELL, SectionText, find_passage
 
 _MARKER = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\]")
 _QUOTED = re.compile(r"[“\"「『]([^”\"」』\n]{2,})[”\"」』]")
@@ -19,7 +19,6 @@ _LINE = re.compile(r"[^\r\n]+")
 MIN_COVERAGE = 0.5  # share of the quoted words found in the passage for it to count
 CONTEXT_UNITS = 1  # units shown on either side of the cited one
 ELLIPSIS = "…"
-TABLE_CELL = " | "  # how the parsers join a table row's cells (ingest.parse.builder)
 
 
 def answer_quotes(answer: str) -> dict[int, list[str]]:
