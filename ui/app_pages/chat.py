@@ -61,9 +61,9 @@ SHOW_ANSWER_TOP = (
     " setTimeout(tick, 200); })();</script>"
 )
 QUESTION_BOX = "Ask a question about your documents…"
-QUEUE_BOX = "Ask another question: it is queued and asked when this answer is written…"
 QUEUED_NOTE = "Queued: asked when the answer before it is written."
 STOPPED_KEY = "hopwise_stopped"  # {"thread_id", "question"} of an answer the user stopped
+ASKING_KEY = "hopwise_asking"  # {"thread_id", "question"} of the answer this tab is writing
 
 st.title("Chat")
 user, runner = page_session(
@@ -129,7 +129,10 @@ def still_answering(thread_id: str) -> None:
     if not is_answering(user.name, thread_id):
         st.rerun(scope="app")
     with st.chat_message("assistant"):
-        st.info("Still answering your last question…", icon=":material/hourglass_top:")
+        st.info(
+            "Still answering your last question… A question you ask now is queued and asked next.",
+            icon=":material/hourglass_top:",
+        )
         st.button(
             "Stop",
             key="stop_running",
@@ -171,7 +174,8 @@ picked = take_picked()  # an example question clicked on the first screen
 busy = is_answering(user.name, thread_id)
 # A question asked while an answer is being written waits its turn in the session (never lost):
 # the box stays open, and each question is asked once the one before it is written.
-typed = st.chat_input(QUEUE_BOX if busy else QUESTION_BOX) or picked  # drawn at the bottom
+# (one placeholder always: another one would make it another widget, and lose what was typed)
+typed = st.chat_input(QUESTION_BOX) or picked  # drawn at the bottom anyway
 if typed:
     question_queue.enqueue(st.session_state, thread_id, typed)
 question = None if busy else question_queue.take_next(st.session_state, thread_id)
@@ -195,10 +199,15 @@ if stopped and stopped["thread_id"] == thread_id:
     asked = f" “{safe.escape_inline(stopped['question'])}”" if stopped["question"] else ""
     st.info(f"Stopped{asked}: that answer was not saved.", icon=":material/stop_circle:")
 if busy:
+    asking = st.session_state.get(ASKING_KEY) or {}
+    if asking.get("thread_id") == thread_id:  # the question being answered, above its answer
+        with st.chat_message("user"):
+            st.markdown(safe.escape_text(asking["question"]))
     still_answering(thread_id)
 current = st.container()  # the answer being written, above the questions still waiting
 show_queued(thread_id)
 if question:
+    st.session_state[ASKING_KEY] = {"thread_id": thread_id, "question": question}
     with current, st.chat_message("user"):
         st.markdown(safe.escape_text(question))
     with current, st.chat_message("assistant"):
@@ -256,6 +265,7 @@ if question:
                     f"The question could not be answered: {safe.escape_inline(error_text(payload))}"
                 )
         stop_slot.empty()
+        st.session_state.pop(ASKING_KEY, None)
         if result is not None:  # the result's own clock, the same one the badge and trace show
             status.update(
                 label=f"Answered in {duration_text(result.total_ms)} ({result.mode})",
