@@ -224,7 +224,8 @@ class Hopwise:
             if shared
             else DeploymentOptions(settings.data_dir / OPTIONS_FILE)
         )
-        self.election = WorkerElection(self.database)  # who fills vectors in the deployment
+        replicas = shared or not settings.is_embedded  # a shared database or Milvus server
+        self.election = WorkerElection(self.database, replicas=replicas)  # who fills vectors
 
     @property
     def history_problem(self) -> str:
@@ -677,10 +678,15 @@ class WorkerElection:
     the worker lease of the database (a PostgreSQL advisory lock for replicas, a lock file
     beside the SQLite files on one machine), taken when free and kept until the process ends
     or loses its connection, so exactly one process fills vectors and another takes over when
-    it dies. An in-memory database (tests) has no one to share with: always elected."""
+    it dies. An in-memory database (tests) has no one to share with: always elected.
 
-    def __init__(self, db: Database) -> None:
+    Being elected is said on the console only with `replicas` (a shared PostgreSQL or Milvus
+    server): on a one-person install there is nobody else to elect, and the line read like an
+    error to a new user."""
+
+    def __init__(self, db: Database, *, replicas: bool = False) -> None:
         self.db = db
+        self.replicas = replicas
         self.lease: Any = None
 
     def __call__(self) -> bool:
@@ -694,7 +700,10 @@ class WorkerElection:
         except (StoreUnavailable, OSError):
             return False
         if self.lease is not None:
-            logger.info("this process is the deployment's embedding worker")
+            logger.log(
+                logging.INFO if self.replicas else logging.DEBUG,
+                "this replica fills in the search vectors of new documents for every replica",
+            )
         return self.lease is not None
 
     def release(self) -> None:

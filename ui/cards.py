@@ -9,12 +9,15 @@ from typing import Any
 import streamlit as st
 
 from ui import safe
+from ui.documents import section_markdown
+from ui.quotes import cited_context, marked_passage
 from ui.viewer import open_button
 
 
 def source_card(card: Mapping[str, Any]) -> None:
-    """One citation: where it is, the quoted passage, and either the document's original
-    (*Open original*: the viewer) or, for a web result, its link.
+    """One citation: where it is, the unit the answer quotes in its context (the quoted words
+    marked), the full passage, and either the document's original (*Open original*: the
+    viewer, on the same words) or, for a web result, its link.
 
     Every field is untrusted document or web text, so it goes through ui.safe; the only link is
     the one we rebuild from a parsed http(s) URL, labelled with its domain.
@@ -25,8 +28,18 @@ def source_card(card: Mapping[str, Any]) -> None:
             st.markdown(f"**{safe.escape_inline(card['where'])}**")
         else:
             st.markdown(f"**[{int(card['n'])}]** {safe.escape_inline(card['where'])}")
-        if card["quote"]:
+        passage = str(card["full_text"] or "")
+        # the unit the answer quotes, in its context, the quoted words marked; else the quote
+        context = cited_context(passage, [*card.get("cited", []), card["quote"]])
+        if context is not None and context.marked is not None:
+            st.markdown(section_markdown(context))
+            start, end = context.marked
+            quote = context.text[start:end]
+        elif card["quote"]:
             st.markdown(safe.quote_block(card["quote"]))
+            quote = card["quote"]
+        else:
+            quote = ""
         if card["url"]:
             web = safe.web_link(card["url"])
             if web is not None:  # Streamlit opens Markdown links in a new tab
@@ -34,15 +47,15 @@ def source_card(card: Mapping[str, Any]) -> None:
             else:
                 st.markdown(":material/public: Web result")
             st.caption(safe.escape_inline(card["url"]))
-        if card["full_text"] and card["chunk_id"]:
+        if passage and card["chunk_id"]:
             with st.expander("Full passage"):
-                st.text(card["full_text"])  # st.text never parses Markdown
+                st.markdown(section_markdown(marked_passage(passage, quote)))  # escaped
         if card.get("doc_id") and card["chunk_id"]:
             target = {
                 "doc_id": card["doc_id"],
                 "chunk_id": card["chunk_id"],
                 "page": card.get("page"),
-                "quote": card["quote"],
+                "quote": quote,
                 "section": card.get("section", ""),
             }
             open_button(target, key=f"open_{_card_id(card)}")

@@ -137,6 +137,79 @@ def section_text(chunks: Sequence[Chunk], cited: Chunk | None, passage: str = ""
     return SectionText(text, cited_at)
 
 
+# ---------------------------------------------------------------- the whole document
+
+
+MAX_PART_CHARS = 6000  # text shown per part of a previewed document (a part holds sections)
+TABLE_CELL = " | "  # how the parsers join a table row's cells (ingest.parse.builder)
+_BLANK_LINE = re.compile(r"\n[ \t]*\n")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A stretch of a document for its preview: (section path, text) pieces in order."""
+
+    pieces: tuple[tuple[str, str], ...]
+
+
+def chunks_in_order(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """The chunks in document order."""
+    return sorted(chunks, key=lambda c: (c.start_char, c.chunk_id))
+
+
+def document_parts(chunks: Sequence[Chunk], max_chars: int = MAX_PART_CHARS) -> list[Part]:
+    """The whole document as it is searched, in order, cut into parts of whole sections (a
+    section longer than `max_chars` is cut between its chunks): what the Admin preview pages."""
+    runs: list[list[Chunk]] = []
+    for chunk in chunks_in_order(chunks):
+        last = runs[-1] if runs else []
+        if (
+            last
+            and last[-1].section_path == chunk.section_path
+            and (sum(len(c.text) for c in last) + len(chunk.text) <= max_chars)
+        ):
+            last.append(chunk)
+        else:
+            runs.append([chunk])
+    parts: list[list[tuple[str, str]]] = []
+    size = 0
+    for run in runs:
+        text = section_text(run, None).text
+        if parts and size + len(text) <= max_chars:
+            parts[-1].append((run[0].section_path, text))
+            size += len(text)
+        else:
+            parts.append([(run[0].section_path, text)])
+            size = len(text)
+    return [Part(tuple(pieces)) for pieces in parts]
+
+
+def text_blocks(text: str) -> list[str | list[list[str]]]:
+    """The paragraphs of a text; a paragraph of two or more lines that are all table rows
+    (cells joined with ' | ') comes back as its rows of cells."""
+    blocks: list[str | list[list[str]]] = []
+    for paragraph in _BLANK_LINE.split(text):
+        lines = [line for line in paragraph.splitlines() if line.strip()]
+        if not lines:
+            continue
+        if len(lines) >= 2 and all(TABLE_CELL in line for line in lines):
+            blocks.append([[cell.strip() for cell in line.split(TABLE_CELL)] for line in lines])
+        else:
+            blocks.append(paragraph.strip("\n"))
+    return blocks
+
+
+def table_columns(rows: list[list[str]]) -> tuple[list[str], list[list[str]]]:
+    """(column names, body rows) of a table: its first row when every cell of it is a distinct
+    name, else numbered columns; rows padded to the same width."""
+    width = max(len(row) for row in rows)
+    padded = [row + [""] * (width - len(row)) for row in rows]
+    head = padded[0]
+    if all(head) and len(set(head)) == width and len(padded) > 1:
+        return head, padded[1:]
+    return [str(i) for i in range(1, width + 1)], padded
+
+
 def _inline(piece: str) -> str:
     """Part of a line as literal Markdown, keeping a space at either edge."""
     body = safe.escape_inline(piece)

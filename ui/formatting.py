@@ -18,6 +18,7 @@ from graph.offline.units import quoted_rows
 from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
 from graph.text import PLACEHOLDER_RE
 from ui import safe
+from ui.quotes import answer_quotes
 
 START, END = "__start__", "__end__"
 
@@ -108,9 +109,11 @@ def location(source: str, section: str = "", page: int | None = None) -> str:
 
 
 def source_cards(result: QuestionResult) -> list[dict[str, Any]]:
-    """One card per citation: number, where it is, the quoted passage, link, and full chunk."""
+    """One card per citation: number, where it is, the quoted passage and what the answer quotes
+    of it, link, and full chunk."""
     evidence = {item.chunk_id or item.url or "": item for item in result.evidence}
     doc_ids = {hit.chunk_id: hit.doc_id for hop in result.hops for hit in hop.hits}
+    quoted = answer_quotes(result.answer)  # what each [n] of the answer is attached to
     cards = []
     for citation in result.citations:
         item = evidence.get(citation.chunk_id or citation.url or "")
@@ -121,6 +124,7 @@ def source_cards(result: QuestionResult) -> list[dict[str, Any]]:
                 "n": citation.n,
                 "where": where,
                 "quote": citation.quote,
+                "cited": quoted.get(citation.n, []),
                 "url": citation.url,
                 "chunk_id": citation.chunk_id,
                 "full_text": item.text if item is not None and item.text else citation.quote,

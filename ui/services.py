@@ -90,6 +90,23 @@ class ServerLogHandler(logging.StreamHandler):  # type: ignore[type-arg]
     """The handler `server_log` adds (recognised so it is added once)."""
 
 
+class OwnThreadsQuiet(logging.Filter):
+    """Drops Streamlit's "missing ScriptRunContext" warning for Hopwise's own threads: the
+    warm-up fills the st.cache_resource runner outside any page run on purpose, so the warning
+    (which read like an error on a fresh install) says nothing; other threads still get it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        own = record.threadName is not None and record.threadName.startswith("hopwise-")
+        return not (own and "missing ScriptRunContext" in record.getMessage())
+
+
+def quiet_own_threads() -> None:
+    """Install OwnThreadsQuiet on Streamlit's context logger, once per process."""
+    log = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    if not any(isinstance(f, OwnThreadsQuiet) for f in log.filters):
+        log.addFilter(OwnThreadsQuiet())
+
+
 class WarmUp:
     """The knowledge base opened in a background thread after a server start (ui/app.py's
     lifespan), so pages draw at once and redraw when it is open instead of blocking on it.
@@ -103,6 +120,7 @@ class WarmUp:
         self._lock = threading.Lock()
 
     def enable(self, after_s: float = 0.0) -> None:
+        quiet_own_threads()
         self.enabled = True
         timer = threading.Timer(after_s, self.start)
         timer.daemon = True

@@ -15,6 +15,7 @@ import functools
 from pathlib import PurePath
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from hopwise.app import Hopwise
@@ -23,10 +24,14 @@ from ingest.originals import IMAGE_EXTENSIONS, mime_type
 from ingest.parse import call_in_worker
 from ui import safe
 from ui.documents import (
+    chunks_in_order,
     count_text,
+    document_parts,
     section_chunks,
     section_markdown,
     section_text,
+    table_columns,
+    text_blocks,
 )
 from ui.files import Download, Reader, download_link, inline_png
 from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_png
@@ -127,15 +132,24 @@ def _draw(request: dict[str, Any]) -> None:
     passage = str(request.get("quote") or "") or (cited.text if cited is not None else "")
     data = runner.original(doc)
     extension = PurePath(doc.source).suffix.lower()
+    whole = bool(request.get("whole"))  # the Admin preview: the whole document as searched
     if data is None:
         st.info(NOT_KEPT)
-        _section(chunks, cited, passage, str(request.get("section") or ""))
+        if whole:
+            _whole(request, chunks)
+        else:
+            _section(chunks, cited, passage, str(request.get("section") or ""))
     elif extension == ".pdf":
         _pdf(request, doc, data, chunks, cited, passage)
     elif extension in IMAGE_EXTENSIONS:
         inline_png(_scan(doc.checksum, data), alt=f"Scan of {doc.source}")
-        with st.expander("Text read from the image"):
-            _section(chunks, cited, passage, "")
+        with st.expander("Text read from the image", expanded=whole):
+            if whole:
+                _blocks(section_text(chunks_in_order(chunks), None).text)
+            else:
+                _section(chunks, cited, passage, "")
+    elif whole:
+        _whole(request, chunks)
     else:
         _section(chunks, cited, passage, str(request.get("section") or ""))
     if data is not None:
@@ -184,6 +198,60 @@ def _section(chunks: list[Chunk], cited: Chunk | None, passage: str, section: st
         st.markdown(section_markdown(section_text(shown, cited, passage)))
 
 
+def _whole(request: dict[str, Any], chunks: list[Chunk]) -> None:
+    """Every chunk of the document in order, as it is searched, one part of whole sections at a
+    time with Previous / Next; tables drawn as tables."""
+    parts = document_parts(chunks)
+    if not parts:
+        st.caption("_This document has no text._")
+        return
+    at = request.get("at_page")
+    number = min(max(at if isinstance(at, int) else 1, 1), len(parts))
+    if len(parts) > 1:
+        _pager(request["key"], number, len(parts), "Part")
+    for section, text in parts[number - 1].pieces:
+        if section:
+            st.caption(safe.escape_inline(section))
+        _blocks(text)
+
+
+def _pager(key: str, number: int, count: int, unit: str) -> None:
+    """Previous, 'Page 2 of 5', Next: moves the open viewer's `at_page`."""
+    back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
+    back.button(
+        "Previous",
+        key=f"{key}_prev",
+        icon=":material/chevron_left:",
+        disabled=number <= 1,
+        on_click=_go_to,
+        args=(number - 1,),
+    )
+    where.markdown(f"{unit} {number} of {count}")
+    forward.button(
+        "Next",
+        key=f"{key}_next",
+        icon=":material/chevron_right:",
+        disabled=number >= count,
+        on_click=_go_to,
+        args=(number + 1,),
+    )
+
+
+def _blocks(text: str) -> None:
+    """Paragraphs as literal text, tables as tables (st.dataframe draws cells as plain text)."""
+    with st.container(border=True):
+        for block in text_blocks(text):
+            if isinstance(block, str):
+                st.markdown(safe.escape_text(block))
+                continue
+            columns, rows = table_columns(block)
+            st.dataframe(
+                pd.DataFrame(rows, columns=columns),
+                hide_index=True,
+                width="stretch",
+            )
+
+
 def _pdf(
     request: dict[str, Any],
     doc: DocumentInfo,
@@ -208,27 +276,17 @@ def _pdf(
         st.warning(f"The page could not be drawn ({safe.escape_inline(error_text(exc))}).")
         _section(chunks, cited, passage, str(request.get("section") or ""))
         return
-    back, where, forward = st.columns([1, 2, 1], vertical_alignment="center")
-    back.button(
-        "Previous",
-        key=f"{request['key']}_prev",
-        icon=":material/chevron_left:",
-        disabled=number <= 1,
-        on_click=_go_to,
-        args=(number - 1,),
-    )
-    where.markdown(f"Page {number} of {pages}")
-    forward.button(
-        "Next",
-        key=f"{request['key']}_next",
-        icon=":material/chevron_right:",
-        disabled=number >= pages,
-        on_click=_go_to,
-        args=(number + 1,),
-    )
+    _pager(request["key"], number, pages, "Page")
     inline_png(rendered.png, alt=f"Page {number} of {doc.source}")
     if passage and not rendered.boxes:
         st.caption("The cited passage was not found on this page.")
+    if request.get("whole"):  # the preview: what is searched of this page, under its picture
+        on_page = [c for c in chunks_in_order(chunks) if c.page == number]
+        with st.expander(f"Text as searched (page {number})"):
+            if on_page:
+                _blocks(section_text(on_page, None).text)
+            else:
+                st.caption("_No text of this page is searched._")
 
 
 # Rendered pages are cached by content: the checksum names the bytes (passed unhashed).

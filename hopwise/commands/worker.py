@@ -46,7 +46,7 @@ def run_worker(args: Any) -> int:
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    election = WorkerElection(db)
+    election = WorkerElection(db, replicas=bool(settings.database_url) or not settings.is_embedded)
     try:
         if store.vectors is None:
             reason = store.embedding_problem or (

@@ -248,3 +248,21 @@ def test_trace_shows_the_bridge_candidates_and_why_the_entity_won(kb: Path) -> N
     tables = [d.value for d in at.dataframe if "candidate" in d.value.columns]
     assert tables and tables[0]["candidate"].iloc[0] == "Kessler Mills"
     assert {"score", "found in hits", "search confirmed"} <= set(tables[0].columns)
+
+
+def test_open_hop_trace_puts_the_answer_in_the_address_and_the_address_opens_it(
+    kb: Path,
+) -> None:
+    """Issue 46, item 5: the address names the page's answer, so a copied address opens it."""
+    at = new_app().run()
+    ask(at, "What is the penalty for late delivery of the turbines?")
+    ask(at, "Who is the supplier of the turbines?")
+    [b for b in at.button if b.label.startswith("Open hop trace")][0].click().run()
+    assert_no_exception(at)
+    thread = at.query_params["thread"]
+    assert at.query_params["answer"] == "1" and thread
+    pasted = new_app()  # the copied address in a new tab
+    pasted.query_params.update({"thread": thread, "answer": "1"})
+    pasted.run().switch_page("app_pages/trace.py").run()
+    assert_no_exception(pasted)
+    assert pasted.subheader[0].value == "What is the penalty for late delivery of the turbines?"

@@ -176,7 +176,7 @@ else:
             about.caption(" · ".join(safe.escape_inline(part) for part in document_row(doc)))
             # one row of buttons that wraps instead of cutting labels ("Downl…") when narrow
             with actions.container(horizontal=True, gap="small", horizontal_alignment="right"):
-                open_button({"doc_id": doc.doc_id}, key=f"admin_preview_{doc.doc_id}",
+                open_button({"doc_id": doc.doc_id, "whole": True}, key=f"admin_preview_{doc.doc_id}",
                             label="Preview", admin=True)  # fmt: skip
                 if runner.has_original(doc):
                     download_button(runner, doc, admin=True)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from graph.conversations import NOT_SAVED, chat_title
 from graph.result import QuestionResult, TraceEvent
-from ui import chat_list, safe
+from ui import chat_list, question_queue, safe
 from ui.answer_actions import REGENERATE_KEY
 from ui.export import chat_export, export_file_name
 from ui.files import download_link
@@ -61,7 +61,9 @@ SHOW_ANSWER_TOP = (
     " setTimeout(tick, 200); })();</script>"
 )
 QUESTION_BOX = "Ask a question about your documents…"
+QUEUED_NOTE = "Queued: asked when the answer before it is written."
 STOPPED_KEY = "hopwise_stopped"  # {"thread_id", "question"} of an answer the user stopped
+ASKING_KEY = "hopwise_asking"  # {"thread_id", "question"} of the answer this tab is writing
 
 st.title("Chat")
 user, runner = page_session(
@@ -104,6 +106,22 @@ def stop_clicked(thread_id: str, question: str) -> None:
         st.session_state[STOPPED_KEY] = {"thread_id": thread_id, "question": question}
 
 
+def show_queued(thread_id: str) -> None:
+    """The questions waiting in this chat, each marked queued, with a button to remove it."""
+    for number, waiting in enumerate(question_queue.waiting(st.session_state, thread_id)):
+        with st.chat_message("user"):
+            st.markdown(safe.escape_text(waiting))
+            st.caption(QUEUED_NOTE)
+            st.button(
+                "Remove",
+                key=f"unqueue_{thread_id}_{number}",
+                icon=":material/close:",
+                type="tertiary",
+                on_click=question_queue.drop,
+                args=(st.session_state, thread_id, number),
+            )
+
+
 @st.fragment(run_every=1.0)
 def still_answering(thread_id: str) -> None:
     """An answer started before a rerun (the user clicked elsewhere) is still running: say
@@ -111,7 +129,10 @@ def still_answering(thread_id: str) -> None:
     if not is_answering(user.name, thread_id):
         st.rerun(scope="app")
     with st.chat_message("assistant"):
-        st.info("Still answering your last question…", icon=":material/hourglass_top:")
+        st.info(
+            "Still answering your last question… A question you ask now is queued and asked next.",
+            icon=":material/hourglass_top:",
+        )
         st.button(
             "Stop",
             key="stop_running",
@@ -151,12 +172,19 @@ if not settings.llm_enabled:
     st.info(offline_note(), icon=":material/description:")
 picked = take_picked()  # an example question clicked on the first screen
 busy = is_answering(user.name, thread_id)
-question = st.chat_input(QUESTION_BOX, disabled=busy) or picked  # drawn at the bottom anyway
+# A question asked while an answer is being written waits its turn in the session (never lost):
+# the box stays open, and each question is asked once the one before it is written.
+# (one placeholder always: another one would make it another widget, and lose what was typed)
+typed = st.chat_input(QUESTION_BOX) or picked  # drawn at the bottom anyway
+if typed:
+    question_queue.enqueue(st.session_state, thread_id, typed)
+question = None if busy else question_queue.take_next(st.session_state, thread_id)
 again = st.session_state.pop(REGENERATE_KEY, None)
 regenerating = bool(not question and not busy and again and again["thread_id"] == thread_id)
 if regenerating:
     question = again["question"]  # Regenerate: the same question again, the answer follows
-if not answers and not question:  # the first screen, never above a question being answered
+pending = busy or bool(question_queue.waiting(st.session_state, thread_id))
+if not answers and not question and not pending:  # the first screen, never above a question
     welcome(runner, readable_documents(runner), user.groups)
 
 for index, saved in enumerate(answers):
@@ -171,11 +199,18 @@ if stopped and stopped["thread_id"] == thread_id:
     asked = f" “{safe.escape_inline(stopped['question'])}”" if stopped["question"] else ""
     st.info(f"Stopped{asked}: that answer was not saved.", icon=":material/stop_circle:")
 if busy:
+    asking = st.session_state.get(ASKING_KEY) or {}
+    if asking.get("thread_id") == thread_id:  # the question being answered, above its answer
+        with st.chat_message("user"):
+            st.markdown(safe.escape_text(asking["question"]))
     still_answering(thread_id)
+current = st.container()  # the answer being written, above the questions still waiting
+show_queued(thread_id)
 if question:
-    with st.chat_message("user"):
+    st.session_state[ASKING_KEY] = {"thread_id": thread_id, "question": question}
+    with current, st.chat_message("user"):
         st.markdown(safe.escape_text(question))
-    with st.chat_message("assistant"):
+    with current, st.chat_message("assistant"):
         stop_slot = st.empty()
         stop_slot.button(
             "Stop",
@@ -220,8 +255,9 @@ if question:
                 placeholder.info(
                     "Stopped: this answer was not saved.", icon=":material/stop_circle:"
                 )
-            elif isinstance(payload, AnswerRunning):
-                status.update(label="Not started", state="error")
+            elif isinstance(payload, AnswerRunning):  # another tab's answer in this chat
+                question_queue.requeue(st.session_state, thread_id, question)
+                status.update(label="Queued", state="error")
                 placeholder.warning(str(payload), icon=":material/hourglass_top:")
             else:
                 status.update(label="Failed", state="error")
@@ -229,6 +265,7 @@ if question:
                     f"The question could not be answered: {safe.escape_inline(error_text(payload))}"
                 )
         stop_slot.empty()
+        st.session_state.pop(ASKING_KEY, None)
         if result is not None:  # the result's own clock, the same one the badge and trace show
             status.update(
                 label=f"Answered in {duration_text(result.total_ms)} ({result.mode})",
@@ -241,6 +278,8 @@ if question:
                 if note.startswith(NOT_SAVED):  # the store failed during this answer
                     st.warning(error_text(note), icon=":material/history_toggle_off:")
             st.html(SHOW_ANSWER_TOP, unsafe_allow_javascript=True)  # not the cards below it
+    if result is not None and question_queue.waiting(st.session_state, thread_id):
+        st.rerun()  # the next question waiting in this chat is asked now
 
 if answers and runner.threads.owner_of(thread_id) == user.name:  # a link to the open chat
     st.query_params["thread"] = st.session_state[URL_THREAD_KEY] = thread_id
