@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypedDict
 
-from langgraph.types import Overwrite
-
 MAX_MESSAGES = 20  # conversation turns kept for follow-up rewriting (user + assistant)
 
 # Free-form JSON objects: a step's details for the trace, a model dump kept as data. Everything
@@ -231,6 +229,8 @@ class GraphState(TypedDict, total=False):
 def question_input(question: str, history: list[Turn], web_budget: int) -> JsonObject:
     """The input of one question: every per-question field reset, the conversation kept
     (Overwrite replaces what the reducers would otherwise append to)."""
+    from langgraph.types import Overwrite  # here: the pages read results without langgraph
+
     return {
         "question": question,
         "history": list(history),

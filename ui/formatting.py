@@ -12,9 +12,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graph.builder import EDGES, NODE_NAMES, taken_edges
 from graph.conversations import chat_title
-from graph.offline.units import quoted_rows
 from graph.result import HitRecord, HopRecord, QuestionResult, TraceEvent, WebResultRecord
 from graph.text import PLACEHOLDER_RE
 from ui import safe
@@ -22,7 +20,6 @@ from ui.quotes import answer_quotes
 
 START, END = "__start__", "__end__"
 
-NODES = NODE_NAMES
 # Condition labels drawn on the designed edges (graph.builder.EDGES lists them all).
 EDGE_LABELS: dict[tuple[str, str], str] = {
     ("route_question", "answer_directly"): "simple",
@@ -78,6 +75,8 @@ def badges(result: QuestionResult) -> str:
 
 def answer_rows(result: QuestionResult) -> list[safe.QuotedRow]:
     """The table rows the answer quotes, for the page to draw as small tables."""
+    from graph.offline.units import quoted_rows  # here: graph.offline loads the whole reader
+
     return [
         safe.QuotedRow(
             shown=unit.shown(),
@@ -233,6 +232,8 @@ def _dot_id(node: str) -> str:
 
 def state_machine_dot(events: Sequence[TraceEvent]) -> str:
     """Graphviz DOT of the state machine with the taken path highlighted, nodes with durations."""
+    from graph.builder import EDGES, NODE_NAMES, taken_edges  # the trace page only: langgraph
+
     edge_count = Counter(taken_edges(events))
     ms: dict[str, float] = {}
     runs: Counter[str] = Counter()
@@ -250,7 +251,7 @@ def state_machine_dot(events: Sequence[TraceEvent]) -> str:
         f'  {_dot_id(END)} [label="END", shape=doublecircle, fixedsize=true, width=0.5, '
         'fillcolor="#2b6cb0", fontcolor="white", color="#2b6cb0"];',
     ]
-    for node in NODES:
+    for node in NODE_NAMES:
         if runs[node]:
             times = f" ×{runs[node]}" if runs[node] > 1 else ""
             label = f"{node}\\n{ms[node]:.0f} ms{times}"

@@ -361,10 +361,12 @@ def wait_while_opening(box: str = "") -> None:
     question `box`, disabled), redraw the page once it is open, and stop here."""
     if not WARMUP.pending():
         return
-    WARMUP.start()  # a page that comes first need not wait for the timer
     st.info("Opening the knowledge base…", icon=":material/hourglass_top:")
     if box:
         st.chat_input(box, disabled=True)
+    # then the opening starts (a page that comes first need not wait for the timer): its imports
+    # hold Python's import lock for seconds, so it never starts before the page has drawn
+    WARMUP.start()
     _until_open()
     st.stop()
 

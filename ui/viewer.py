@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import functools
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import streamlit as st
 
-from hopwise.app import Hopwise
 from ingest.models import Chunk, DocumentInfo
 from ingest.originals import IMAGE_EXTENSIONS, mime_type
-from ingest.parse import call_in_worker
 from ui import safe
 from ui.documents import (
     chunks_in_order,
@@ -34,7 +31,6 @@ from ui.documents import (
     text_blocks,
 )
 from ui.files import Download, Reader, download_link, inline_png
-from ui.pdf_page import RenderedPage, cited_page, page_count, render_page, scan_png
 from ui.services import (
     current_user,
     error_text,
@@ -43,6 +39,10 @@ from ui.services import (
     is_admin,
     password_unlocked,
 )
+
+if TYPE_CHECKING:  # the pages draw before these load (the chat box first: issue 46)
+    from hopwise.app import Hopwise
+    from ui.pdf_page import RenderedPage
 
 VIEWER_KEY = "hopwise_viewer"
 REFUSED = "You may not open this document, or it no longer exists."
@@ -246,7 +246,7 @@ def _blocks(text: str) -> None:
                 continue
             columns, rows = table_columns(block)
             st.dataframe(
-                pd.DataFrame(rows, columns=columns),
+                _frame(rows, columns),
                 hide_index=True,
                 width="stretch",
             )
@@ -293,17 +293,23 @@ def _pdf(
 # PDFium runs in the worker, killed past the deadline (a timeout is not cached: it is retried).
 @st.cache_data(max_entries=64, show_spinner=False)
 def _render(checksum: str, page: int, passage: str, _data: bytes) -> RenderedPage:
-    return call_in_worker(render_page, _data, page, passage, timeout_s=_deadline())
+    from ui.pdf_page import render_page
+
+    return _in_worker(render_page, _data, page, passage, timeout_s=_deadline())
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _cited_page(checksum: str, passage: str, hint: int | None, _data: bytes) -> int:
-    return call_in_worker(cited_page, _data, passage, hint, timeout_s=_deadline())
+    from ui.pdf_page import cited_page
+
+    return _in_worker(cited_page, _data, passage, hint, timeout_s=_deadline())
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _pages(checksum: str, _data: bytes) -> int:
-    return call_in_worker(page_count, _data, timeout_s=_deadline())
+    from ui.pdf_page import page_count
+
+    return _in_worker(page_count, _data, timeout_s=_deadline())
 
 
 def _deadline() -> float:
@@ -312,4 +318,18 @@ def _deadline() -> float:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _scan(checksum: str, _data: bytes) -> bytes:
+    from ui.pdf_page import scan_png
+
     return scan_png(_data)
+
+
+def _frame(rows: Any, columns: Any) -> Any:
+    import pandas as pd  # here: the chat page draws before pandas is loaded
+
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _in_worker(*args: Any, **kwargs: Any) -> Any:
+    from ingest.parse import call_in_worker  # here: the chat page draws before the parsers load
+
+    return call_in_worker(*args, **kwargs)
