@@ -38,7 +38,9 @@ from ui.files import FILE_ROUTE, Download, Reader, Refused, base_path, fetch
 LOG = logging.getLogger("hopwise.web")
 NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 CLOSED_PATHS = ("/_stcore/metrics",)
-START_AFTER_S = 6.0  # the knowledge base opens this long after the server, or once a first page has drawn
+START_AFTER_S = (
+    6.0  # the knowledge base opens this long after the server, or once a first page has drawn
+)
 
 
 def _text(message: str, status: int) -> Response:
