@@ -132,3 +132,70 @@ def test_preview_queue_cards_and_trace_link(browser, app, tmp_path: Path) -> Non
     snap(other, data, "trace-link", width=420)
     other.context.close()
     page.context.close()
+
+
+ROSTER = """# On-call roster
+
+| Week | Primary | Primary phone | Backup | Backup phone |
+|---|---|---|---|---|
+| 31 | Ona Brisk | 0100 111 | Pell Varga | 0100 222 |
+| 32 | Ivo Mart | 0100 333 | Una Saar | 0100 444 |
+| 33 | Rea Tull | 0100 555 | Kip Dorn | 0100 666 |
+"""
+
+
+@pytest.fixture(scope="module")
+def roster_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    data = tmp_path_factory.mktemp("roster") / "data"
+    with running_app(data) as url:
+        yield url, data
+
+
+def test_a_quoted_row_is_a_small_table_and_the_trace_says_what_was_checked(
+    browser, roster_app, tmp_path: Path
+) -> None:
+    url, data = roster_app
+    page = new_page(browser)
+    roster = tmp_path / "roster.md"
+    roster.write_text(ROSTER, encoding="utf-8")
+    page.goto(f"{url}/admin")
+    page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.locator("input[type=file]").set_input_files([str(roster)])
+    page.get_by_role("button", name="Ingest").click()
+    page.get_by_text("Last upload: 1 ingested").wait_for()
+    wait_idle(page)
+
+    page.get_by_role("link", name="Chat").click()
+    page.get_by_text("extracted from your documents").wait_for()
+    chat_box(page).fill("What is the backup phone in week 33?")
+    chat_box(page).press("Enter")
+    page.get_by_role("button", name="Open hop trace →").first.wait_for(timeout=240_000)
+    wait_idle(page)
+    answer = page.locator("[data-testid='stChatMessage']").nth(1)
+    table = answer.locator("table").first  # the row under its header, not 'Week: 33; …'
+    assert "Backup phone" in table.locator("th").all_inner_texts()
+    assert any("0100 666" in cell for cell in table.locator("td").all_inner_texts())
+    assert len(table.locator("tbody tr").all()) == 1
+    body = answer.locator("[data-testid='stMarkdownContainer']").first.inner_text()
+    assert "Week: 33;" not in body
+    snap(page, data, "answer-table")
+    snap(page, data, "answer-table", width=420)
+
+    answer.get_by_role("button", name="Open hop trace →").click()
+    page.get_by_role("heading", name="Hop trace").wait_for()
+    page.get_by_text("the answer cites [1] from this step").first.wait_for()
+    page.get_by_text("Claim check:").first.click()
+    page.get_by_text("the check does not judge whether they answer").wait_for()
+    wait_idle(page)
+    for width in (1400, 420):
+        page.set_viewport_size({"width": width, "height": 1000})
+        page.get_by_text(
+            "the check does not judge whether they answer"
+        ).scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(tmp_path / f"trace-claims-{width}.png"))
+        target = os.environ.get("HOPWISE_SCREENSHOTS_DIR")
+        if target:
+            shutil.copy(tmp_path / f"trace-claims-{width}.png", Path(target))
+    page.context.close()
