@@ -23,6 +23,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from graph.builder import compile_graph
+from graph.checkpointer import open_checkpointer
 from graph.context import EventCallback, GraphContext, OfflineRun, TokenCallback
 from graph.conversations import (
     NOT_SAVED,
@@ -30,7 +31,6 @@ from graph.conversations import (
     ThreadAccessError,
     conversation_store_problem,
     fold,
-    open_checkpointer,
 )
 from graph.deadline import question_deadline
 from graph.offline.reader import Similarity

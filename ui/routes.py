@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from secrets import token_hex
@@ -224,7 +225,26 @@ async def warm_up(_app: Any) -> AsyncIterator[None]:
 
     announce_admin_password()
     WARMUP.enable(after_s=START_AFTER_S)
+    preload = threading.Thread(target=_preload_pages, name="hopwise-preload", daemon=True)
+    preload.start()
     yield
+
+
+# what the chat page imports (ui/main.py itself runs the page, so it is not imported here)
+PAGE_MODULES = ("ui.widgets", "ui.chat_list", "ui.streaming", "ui.welcome", "ui.export",
+                "ui.question_queue")  # fmt: skip
+
+
+def _preload_pages() -> None:
+    """Import what the first page runs while the browser is still loading Streamlit's scripts
+    (a second or two), so the page's first run only draws."""
+    import importlib
+
+    for name in PAGE_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the page imports it again and shows any error
+            LOG.debug("preloading %s failed", name, exc_info=True)
 
 
 def middleware() -> list[Middleware]:

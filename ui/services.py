@@ -126,7 +126,12 @@ class WarmUp:
         timer.daemon = True
         timer.start()
 
-    def start(self) -> None:
+    def start(self, after_s: float = 0.0) -> None:
+        if after_s > 0:
+            timer = threading.Timer(after_s, self.start)
+            timer.daemon = True
+            timer.start()
+            return
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(
@@ -149,6 +154,7 @@ class WarmUp:
 
 
 WARMUP = WarmUp()
+PAGE_FIRST_S = 0.5  # a first page's drawing reaches the browser before the opening starts
 
 
 def get_store() -> KnowledgeBase:
@@ -364,9 +370,10 @@ def wait_while_opening(box: str = "") -> None:
     st.info("Opening the knowledge base…", icon=":material/hourglass_top:")
     if box:
         st.chat_input(box, disabled=True)
-    # then the opening starts (a page that comes first need not wait for the timer): its imports
-    # hold Python's import lock for seconds, so it never starts before the page has drawn
-    WARMUP.start()
+    # then the opening starts (a page that comes first need not wait for the server's timer):
+    # its imports hold Python's locks for seconds, so it starts once this page has reached the
+    # browser
+    WARMUP.start(after_s=PAGE_FIRST_S)
     _until_open()
     st.stop()
 

@@ -54,3 +54,25 @@ def test_without_a_server_the_page_opens_it_itself(app_data: Path) -> None:
     at = new_app().run()
     assert_no_exception(at)
     assert "Opening the knowledge base…" not in texts(at) and not at.chat_input[0].disabled
+
+
+def test_the_first_page_loads_no_langgraph_pandas_store_or_reader() -> None:
+    """The server and what the chat page imports before it draws its question box stay light:
+    LangGraph, pandas, the Milvus client, the PDF renderer and the offline reader load with the
+    knowledge base (in the background) or on the page that needs them, not before the box."""
+    import subprocess
+    import sys
+
+    from ui.routes import PAGE_MODULES
+
+    heavy = ("langgraph", "pandas", "pymilvus", "pypdfium2", "graph.offline", "hopwise.app")
+    code = (
+        "import sys, importlib, ui.routes, ui.services\n"
+        f"for name in {PAGE_MODULES!r}: importlib.import_module(name)\n"
+        f"print([m for m in {heavy!r} if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
