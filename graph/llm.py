@@ -32,6 +32,7 @@ from graph.deadline import (
     stop_at,
 )
 from graph.llm_checks import anchors_of, check_decomposition, filled_in
+from graph.llm_health import ModelHealth, current_watch
 from graph.llm_wire import (
     METHODS,
     OUTAGE_KINDS,
@@ -67,6 +68,8 @@ from ingest.models import Hit
 
 logger = logging.getLogger(__name__)
 
+STEP_ATTEMPTS = 2  # model replies a structured step may take by default: a try and a retry
+
 
 class LLMReasoner:
     """Reasoner backed by an OpenAI-compatible endpoint, with the offline reasoner as fallback."""
@@ -84,12 +87,18 @@ class LLMReasoner:
         max_answer_chars: int = 12_000,
         max_stream_s: float = 300.0,
         sleep: Callable[[float], None] = time.sleep,
+        health: ModelHealth | None = None,
     ) -> None:
         """`circuit_cooldown_s`: after a step fails because the endpoint is down (timeouts,
         refused connections, 5xx, 429, auth), later steps go straight to offline reasoning for
         this long, so one question does not wait out every step's timeout. 0 disables it.
-        `max_answer_chars`: streamed answers stop here, since some endpoints ignore token limits."""
+        `max_answer_chars`: streamed answers stop here, since some endpoints ignore token limits.
+        `health`: failing questions in a row, after which the model is bypassed until a probe
+        works (graph.llm_health); by default from the config's thresholds."""
         self._config = config
+        self.health = health or ModelHealth(
+            config.failing_questions, config.probe_interval_s, config.probe_questions
+        )
         self._fallback = fallback
         self._main = build_chat_model(config, "main")
         self._router = build_chat_model(config, "router") if config.router_model else self._main
@@ -350,14 +359,25 @@ class LLMReasoner:
         default: Callable[[], T],
         role: Role = "main",
     ) -> tuple[T, Usage]:
-        """One structured step: the model if it can, else the offline reasoner, never a raise."""
+        """One structured step: the model if it can, else the offline reasoner, never a raise.
+        At most STEP_ATTEMPTS model replies (one while probing a bypassed model); a step that
+        fails sends the question's later structured steps offline (graph.llm_health)."""
         usage = Usage(mode="llm")
+        watch = current_watch()
+        if watch is not None and (skipped := watch.skip_reason(structured=True)):
+            return self._fall_back(step, usage, skipped, fallback, default, quiet=watch.quiet)
         if skipped := self._circuit_open():
             return self._fall_back(step, usage, skipped, fallback, default)
+        # more retries (HOPWISE_LLM_MAX_RETRIES) or a repair (HOPWISE_LLM_REPAIR) are asked for
+        retries = max(STEP_ATTEMPTS - 1, self._config.max_retries)
+        most = 1 + retries + (1 if self._config.repair else 0)
+        attempts = [1 if watch is not None and watch.probing else most]
         try:
-            result, method = self._structured(schema, system, user, check, usage, role)
+            result, method = self._structured(schema, system, user, check, usage, role, attempts)
             usage.method = method
             self._record_outcome(None, "")
+            if watch is not None:
+                watch.succeeded()
             return result, usage
         except StepFailure as failure:
             kind, reason = failure.kind, failure.reason
@@ -365,7 +385,10 @@ class LLMReasoner:
             kind, reason = classify_error(exc)[:2]
         reason = self._scrub(reason)
         self._record_outcome(kind, reason)
-        return self._fall_back(step, usage, reason, fallback, default)
+        if watch is not None:
+            watch.failed(step, reason, structured=True)
+        quiet = watch is not None and watch.quiet  # a failed probe stays quiet
+        return self._fall_back(step, usage, reason, fallback, default, quiet=quiet)
 
     def _circuit_open(self) -> str | None:
         """The reason to skip the model right now, if the endpoint failed moments ago."""
@@ -388,11 +411,17 @@ class LLMReasoner:
         reason: str,
         fallback: Callable[[], tuple[T, Usage]],
         default: Callable[[], T],
+        *,
+        quiet: bool = False,
     ) -> tuple[T, Usage]:
-        logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
-        usage.mode, usage.method, usage.error = "fallback", None, reason
+        """`quiet`: the model is bypassed, so the step is marked `bypassed` (the answer says so
+        once, not at every step of every question)."""
+        if not quiet:
+            logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
+        usage.mode, usage.method, usage.error = "bypassed" if quiet else "fallback", None, reason
         try:
-            result, _ = fallback()
+            result, stood_in = fallback()
+            usage.details = stood_in.details  # what offline reasoning decided, for the trace
         except Exception as exc:  # noqa: BLE001 - the offline stand-in failing must not crash
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
             result = default()
@@ -406,18 +435,22 @@ class LLMReasoner:
         check: Callable[[M], T | None],
         usage: Usage,
         role: Role,
+        attempts: list[int],
     ) -> tuple[T, str]:
+        """`attempts`: the model replies this step may still take, spent by every reply or
+        timeout (a request refused as a shape, which tries the next method, is free)."""
         methods: tuple[Method, ...] = (self._method,) if self._method else METHODS
         reasons: list[str] = []
         for i, method in enumerate(methods):
             may_switch = self._method is None and i < len(methods) - 1
             try:
                 result = self._call_method(
-                    schema, method, system, user, check, usage, role, may_switch
+                    schema, method, system, user, check, usage, role, may_switch, attempts
                 )
             except StepFailure as failure:
                 reasons.append(f"{method}: {failure.reason}")
-                if may_switch and failure.kind in ("rejected", "malformed", "switch"):
+                switch = failure.kind in ("rejected", "malformed", "switch")
+                if may_switch and switch and attempts[0] > 0:
                     continue
                 raise StepFailure(failure.kind, "; ".join(reasons)) from None
             if self._method is None:
@@ -437,8 +470,10 @@ class LLMReasoner:
         usage: Usage,
         role: Role,
         may_switch: bool,
+        attempts: list[int],
     ) -> T:
-        """Up to llm_max_retries retries on transient errors and one retry on a malformed reply."""
+        """Up to llm_max_retries retries on transient errors and one retry on a malformed reply,
+        while `attempts` lasts."""
         if method == "json_mode":
             user += P.json_mode_suffix(schema.__name__, schema.model_json_schema())
         messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
@@ -454,15 +489,18 @@ class LLMReasoner:
             if until <= time.monotonic():
                 raise StepFailure("late", "the question's deadline had passed")
             usage.llm_calls += 1
+            attempts[0] -= 1
             try:
                 reply = run_bounded(partial(bound.invoke, messages), until, "hopwise-llm")
             except Exception as exc:  # noqa: BLE001 - classified below
                 kind, reason, retry_after = classify_error(exc)
                 if isinstance(exc, WallClockTimeout) and deadline_passed():
                     kind, reason = "deadline", "no reply before the question's deadline"
+                if kind in ("server", "rejected") and may_switch:
+                    attempts[0] += 1  # a request shape refused at once: the next method is free
                 if kind == "server" and may_switch:
                     raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
-                if kind in RETRY_KINDS and retries_left > 0:
+                if kind in RETRY_KINDS and retries_left > 0 and attempts[0] > 0:
                     retries_left -= 1
                     self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
                     continue
@@ -475,7 +513,7 @@ class LLMReasoner:
             result = check(parsed) if parsed is not None else None
             if result is not None:
                 return result
-            if repaired:
+            if repaired or attempts[0] <= 0:
                 raise StepFailure("malformed", "malformed reply")
             repaired = True
             messages = [*messages, HumanMessage(P.REPAIR_NOTE)]
@@ -507,12 +545,17 @@ class LLMReasoner:
         question: str,
         fallback: Callable[[], Iterator[str | Usage]],
     ) -> Iterator[str | Usage]:
-        """Stream tokens; on failure before any token retry, after some tokens finish offline."""
+        """Stream tokens; on failure before any token retry, after some tokens finish offline.
+        A bypassed model is not asked; a probe is one try."""
         usage = Usage(mode="llm")
-        retries_left = max(0, self._config.max_retries)
-        empty_retry = True
+        watch = current_watch()
+        probing = watch is not None and watch.probing
+        retries_left = 0 if probing else max(0, self._config.max_retries)
+        empty_retry = not probing
         emitted = False
-        skipped = self._circuit_open()
+        skipped = watch.skip_reason(structured=False) if watch is not None else None
+        quiet = skipped is not None
+        skipped = skipped or self._circuit_open()
         reason, kind = skipped or "", ""
         attempt = 0
         while not skipped:
@@ -551,6 +594,8 @@ class LLMReasoner:
                     yield tail
                 if emitted:
                     self._record_outcome(None, "")
+                    if watch is not None:
+                        watch.succeeded()
                     yield usage
                     return
                 kind, reason = "malformed", "empty reply"
@@ -576,8 +621,12 @@ class LLMReasoner:
             break
         if not skipped:
             self._record_outcome(kind, reason)
+            if watch is not None:
+                watch.failed(step, self._scrub(reason), structured=False)
+                quiet = watch.quiet  # a failed probe stays quiet
         reason = self._scrub(f"stream interrupted ({reason})" if emitted else reason)
-        logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
+        if not quiet:
+            logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
         if emitted:
             yield (
                 P.STREAM_BROKEN_ZH
@@ -590,5 +639,5 @@ class LLMReasoner:
                     yield piece
         except Exception as exc:  # noqa: BLE001 - the offline stand-in failing must not crash
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
-        usage.mode, usage.method, usage.error = "fallback", None, reason
+        usage.mode, usage.method, usage.error = "bypassed" if quiet else "fallback", None, reason
         yield usage
