@@ -38,6 +38,7 @@ from graph.llm_wire import (
     OUTAGE_KINDS,
     RETRY_KINDS,
     RUNAWAY_CHECK_CHARS,
+    TIMEOUT_REASON,
     WALL_CLOCK_MARGIN_S,
     M,
     Method,
@@ -69,6 +70,13 @@ from ingest.models import Hit
 logger = logging.getLogger(__name__)
 
 STEP_ATTEMPTS = 2  # model replies a structured step may take by default: a try and a retry
+
+
+def worth_retrying(kind: str, reason: str) -> bool:
+    """A dropped connection, a 5xx or a 429 is asked again after a wait; a model that did not
+    reply within the call's timeout is not waited for a second time (the circuit then skips it
+    for a while): a slow model costs a question one timeout, not two."""
+    return kind in RETRY_KINDS and reason != TIMEOUT_REASON
 
 
 class LLMReasoner:
@@ -500,7 +508,7 @@ class LLMReasoner:
                     attempts[0] += 1  # a request shape refused at once: the next method is free
                 if kind == "server" and may_switch:
                     raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
-                if kind in RETRY_KINDS and retries_left > 0 and attempts[0] > 0:
+                if worth_retrying(kind, reason) and retries_left > 0 and attempts[0] > 0:
                     retries_left -= 1
                     self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
                     continue
@@ -611,7 +619,7 @@ class LLMReasoner:
                 kind, reason, retry_after = classify_error(exc)
             if emitted:
                 break
-            if kind in RETRY_KINDS and retries_left > 0:
+            if worth_retrying(kind, reason) and retries_left > 0:
                 retries_left -= 1
                 self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
                 continue

@@ -45,6 +45,9 @@ WALL_CLOCK_MARGIN_S = 1.0
 RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again after a wait
 
 
+TIMEOUT_REASON = "timeout"  # a call that got no reply in time (classify_error's reason)
+
+
 OUTAGE_KINDS = RETRY_KINDS | {"auth", "refused", "deadline"}  # the endpoint failed
 
 
@@ -108,9 +111,9 @@ def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
     endpoint refuses: worth trying another method), auth, refused (other 4xx), malformed, error.
     """
     if isinstance(exc, WallClockTimeout):  # the reply trickled past the call's wall clock
-        return "transient", "timeout", None
+        return "transient", TIMEOUT_REASON, None
     if isinstance(exc, openai.APITimeoutError):
-        return "transient", "timeout", None
+        return "transient", TIMEOUT_REASON, None
     if isinstance(exc, openai.APIConnectionError):
         return "transient", "connection failed", None
     if isinstance(exc, openai.RateLimitError):

@@ -115,14 +115,13 @@ def test_each_structured_step_kind_is_asked_at_most_twice_in_a_question(
     assert len(counts) == 1  # after the failed kind, no other structured kind was asked
 
 
-def test_slow_replies_are_waited_for_at_most_twice_per_step(stub: StubOpenAIServer) -> None:
+def test_a_slow_model_costs_a_question_one_timeout(stub: StubOpenAIServer) -> None:
     stub.slow_s = 3.0
     stub.responder = lambda request: Reply(fault="slow") if requested_schema(request) else ANSWER
     result = make_app(stub, llm_timeout_s=0.3).ask(QUESTION)
-    counts = structured_counts(stub)
-    assert counts and all(n <= 2 for n in counts.values()) and len(counts) == 1
+    assert sum(structured_counts(stub).values()) == 1  # not waited for twice, nor per step
     assert result.mode == "degraded" and "Marrowby" in result.answer
-    assert result.total_ms < 10_000  # two short timeouts, not one per step
+    assert result.total_ms < 10_000
 
 
 def test_after_the_threshold_the_model_is_bypassed_and_it_is_said_once(
