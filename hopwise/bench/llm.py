@@ -45,6 +45,10 @@ def register_arguments(parser: argparse.ArgumentParser) -> None:
         help="ask the questions this many times in a row (how a failing model is bypassed)",
     )  # fmt: skip
     parser.add_argument(
+        "--pause", type=float, default=0.0,
+        help="seconds between questions, as users ask them (not counted in their time)",
+    )  # fmt: skip
+    parser.add_argument(
         "--kb", type=Path, default=KB_DIR, help="folder of documents + questions.jsonl"
     )
     parser.add_argument("--limit", type=int, default=None, help="questions asked at most")
@@ -87,7 +91,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
                 wait_until_complete(EmbeddingWorker(store.vectors), timeout_s=600)
             app = Hopwise(settings, store, build_reasoner(settings, meaning_similarity(store)))
-            rows = [ask_one(app, q) for q in questions]
+            pause = float(getattr(args, "pause", 0.0) or 0.0)
+            rows = []
+            for i, question in enumerate(questions):
+                if i and pause > 0:
+                    time.sleep(pause)  # a user's pace: the model's 30 s cooldown passes
+                rows.append(ask_one(app, question))
             health = app.llm_health.snapshot() if app.llm_health is not None else {}
         finally:
             store.close()

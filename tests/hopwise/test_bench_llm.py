@@ -47,11 +47,12 @@ def test_bench_llm_uses_the_configured_endpoint_and_reports_the_bypass(
 def test_bench_llm_prints_latency_and_stand_ins(
     stub: StubOpenAIServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["bench", "llm", "--base-url", stub.url, "--model", "stub-model", "--limit", "1"]
-    assert main(args) == 0
+    args = ["bench", "llm", "--base-url", stub.url, "--model", "stub-model", "--limit", "2"]
+    assert main([*args, "--pause", "0.5"]) == 0
     shown = capsys.readouterr().out
-    assert "seconds_median" in shown and "offline_stood_in     1/1" in shown
-    assert len(stub.chat_requests) > 0
+    assert "seconds_median" in shown and "offline_stood_in     2/2" in shown
+    asked = [r.at for r in stub.chat_requests]
+    assert asked and asked[-1] - asked[0] >= 0.5  # the second question came after the pause
 
 
 def test_bench_llm_without_a_model_is_one_error_line(
