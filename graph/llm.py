@@ -10,15 +10,11 @@ offline reasoner and marked `fallback`. No exception, stack trace or API key lea
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableSequence
-from pydantic import BaseModel
 
 from graph import prompts as P
 from graph import text as tx
@@ -26,22 +22,16 @@ from graph.config import LLMConfig
 from graph.deadline import (
     T,
     WallClockTimeout,
-    deadline_passed,
     iterate_bounded,
-    run_bounded,
     stop_at,
 )
 from graph.llm_checks import anchors_of, check_decomposition, filled_in
-from graph.llm_health import ModelHealth, current_watch
+from graph.llm_health import Circuit, ModelHealth, current_watch
+from graph.llm_structured import StructuredCalls
 from graph.llm_wire import (
-    METHODS,
-    OUTAGE_KINDS,
-    RETRY_KINDS,
     RUNAWAY_CHECK_CHARS,
-    TIMEOUT_REASON,
-    WALL_CLOCK_MARGIN_S,
+    STEP_ATTEMPTS,
     M,
-    Method,
     Role,
     RunawayReply,
     StepFailure,
@@ -50,9 +40,9 @@ from graph.llm_wire import (
     backoff,
     build_chat_model,
     classify_error,
-    lenient_parse,
     runaway,
     squashed,
+    worth_retrying,
 )
 from graph.protocols import EvidenceItem, HopView, PhraseLookup, Reasoner, Usage
 from graph.schemas import (
@@ -68,15 +58,6 @@ from graph.schemas import (
 from ingest.models import Hit
 
 logger = logging.getLogger(__name__)
-
-STEP_ATTEMPTS = 2  # model replies a structured step may take by default: a try and a retry
-
-
-def worth_retrying(kind: str, reason: str) -> bool:
-    """A dropped connection, a 5xx or a 429 is asked again after a wait; a model that did not
-    reply within the call's timeout is not waited for a second time (the circuit then skips it
-    for a while): a slow model costs a question one timeout, not two."""
-    return kind in RETRY_KINDS and reason != TIMEOUT_REASON
 
 
 class LLMReasoner:
@@ -110,18 +91,16 @@ class LLMReasoner:
         self._fallback = fallback
         self._main = build_chat_model(config, "main")
         self._router = build_chat_model(config, "router") if config.router_model else self._main
-        configured = config.structured_method
-        self._method: Method | None = None if configured == "auto" else configured
+        self._calls = StructuredCalls(
+            config, self._main, self._router, backoff_s=backoff_s, max_wait_s=max_wait_s,
+            sleep=sleep,
+        )  # fmt: skip
         self._backoff_s = backoff_s
         self._max_wait_s = max_wait_s
         self._sleep = sleep
-        self._cooldown_s = circuit_cooldown_s
+        self._circuit = Circuit(circuit_cooldown_s)
         self._max_answer_chars = max_answer_chars
         self._max_stream_s = max_stream_s  # a streamed answer's limit when no deadline is set
-        self._open_until = 0.0
-        self._open_reason = ""
-        self._bound: dict[tuple[int, str, str], Any] = {}
-        self._lock = threading.Lock()
         secret = config.api_key or ""
         self._secret = secret if len(secret) >= 4 else ""
 
@@ -133,7 +112,7 @@ class LLMReasoner:
     @property
     def structured_method(self) -> str | None:
         """The structured-output method in use (None until auto mode has found one)."""
-        return self._method
+        return self._calls.method
 
     # ------------------------------------------------------------------ steps
     def route(
@@ -381,7 +360,7 @@ class LLMReasoner:
         most = 1 + retries + (1 if self._config.repair else 0)
         attempts = [1 if watch is not None and watch.probing else most]
         try:
-            result, method = self._structured(schema, system, user, check, usage, role, attempts)
+            result, method = self._calls.call(schema, system, user, check, usage, role, attempts)
             usage.method = method
             self._record_outcome(None, "")
             if watch is not None:
@@ -399,18 +378,10 @@ class LLMReasoner:
         return self._fall_back(step, usage, reason, fallback, default, quiet=quiet)
 
     def _circuit_open(self) -> str | None:
-        """The reason to skip the model right now, if the endpoint failed moments ago."""
-        if self._cooldown_s > 0 and time.monotonic() < self._open_until:
-            return f"model skipped for {self._cooldown_s:g}s after: {self._open_reason}"
-        return None
+        return self._circuit.skip_reason()
 
     def _record_outcome(self, kind: str | None, reason: str) -> None:
-        with self._lock:
-            if kind in OUTAGE_KINDS:
-                self._open_until = time.monotonic() + self._cooldown_s
-                self._open_reason = reason
-            elif kind is None:
-                self._open_until = 0.0
+        self._circuit.record(kind, reason)
 
     def _fall_back(
         self,
@@ -434,113 +405,6 @@ class LLMReasoner:
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
             result = default()
         return result, usage
-
-    def _structured(
-        self,
-        schema: type[M],
-        system: str,
-        user: str,
-        check: Callable[[M], T | None],
-        usage: Usage,
-        role: Role,
-        attempts: list[int],
-    ) -> tuple[T, str]:
-        """`attempts`: the model replies this step may still take, spent by every reply or
-        timeout (a request refused as a shape, which tries the next method, is free)."""
-        methods: tuple[Method, ...] = (self._method,) if self._method else METHODS
-        reasons: list[str] = []
-        for i, method in enumerate(methods):
-            may_switch = self._method is None and i < len(methods) - 1
-            try:
-                result = self._call_method(
-                    schema, method, system, user, check, usage, role, may_switch, attempts
-                )
-            except StepFailure as failure:
-                reasons.append(f"{method}: {failure.reason}")
-                switch = failure.kind in ("rejected", "malformed", "switch")
-                if may_switch and switch and attempts[0] > 0:
-                    continue
-                raise StepFailure(failure.kind, "; ".join(reasons)) from None
-            if self._method is None:
-                with self._lock:
-                    self._method = method
-                logger.info("structured output method for this endpoint: %s", method)
-            return result, method
-        raise StepFailure("error", "; ".join(reasons))
-
-    def _call_method(
-        self,
-        schema: type[M],
-        method: Method,
-        system: str,
-        user: str,
-        check: Callable[[M], T | None],
-        usage: Usage,
-        role: Role,
-        may_switch: bool,
-        attempts: list[int],
-    ) -> T:
-        """Up to llm_max_retries retries on transient errors and one retry on a malformed reply,
-        while `attempts` lasts."""
-        if method == "json_mode":
-            user += P.json_mode_suffix(schema.__name__, schema.model_json_schema())
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
-        bound = self._bound_model(schema, method, role)
-        retries_left = max(0, self._config.max_retries)
-        repaired = not self._config.repair  # one repair request, when configured
-        attempt = 0
-        while True:
-            attempt += 1
-            # a wall clock beyond the read timeout (which a trickling reply never trips), and
-            # never past the question's deadline
-            until = stop_at(self._config.timeout_s + WALL_CLOCK_MARGIN_S)
-            if until <= time.monotonic():
-                raise StepFailure("late", "the question's deadline had passed")
-            usage.llm_calls += 1
-            attempts[0] -= 1
-            try:
-                reply = run_bounded(partial(bound.invoke, messages), until, "hopwise-llm")
-            except Exception as exc:  # noqa: BLE001 - classified below
-                kind, reason, retry_after = classify_error(exc)
-                if isinstance(exc, WallClockTimeout) and deadline_passed():
-                    kind, reason = "deadline", "no reply before the question's deadline"
-                if kind in ("server", "rejected") and may_switch:
-                    attempts[0] += 1  # a request shape refused at once: the next method is free
-                if kind == "server" and may_switch:
-                    raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
-                if worth_retrying(kind, reason) and retries_left > 0 and attempts[0] > 0:
-                    retries_left -= 1
-                    self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
-                    continue
-                if kind != "malformed":
-                    raise StepFailure(kind, reason) from None
-                parsed = None
-            else:
-                add_tokens(usage, reply)
-                parsed = lenient_parse(reply, schema)
-            result = check(parsed) if parsed is not None else None
-            if result is not None:
-                return result
-            if repaired or attempts[0] <= 0:
-                raise StepFailure("malformed", "malformed reply")
-            repaired = True
-            messages = [*messages, HumanMessage(P.REPAIR_NOTE)]
-
-    def _bound_model(self, schema: type[BaseModel], method: Method, role: Role) -> Any:
-        """The chat model bound exactly as `with_structured_output` binds it, minus its parser.
-
-        Parsing the AIMessage here (tool arguments or JSON text, leniently) keeps the raw reply
-        for tokens and repair, and saves the parallel map `include_raw` runs in a thread pool
-        (about 5 ms per call).
-        """
-        model = self._router if role == "router" else self._main
-        key = (id(model), schema.__name__, method)
-        if key not in self._bound:
-            structured = model.with_structured_output(schema, method=method)
-            if not isinstance(structured, RunnableSequence):
-                raise TypeError("unexpected with_structured_output shape")
-            self._bound[key] = structured.first
-        return self._bound[key]
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Literal
 
+from graph.llm_wire import OUTAGE_KINDS
 from graph.state import JsonObject
 
 Plan = Literal["use", "probe", "bypass"]
@@ -171,6 +172,33 @@ class ModelHealth:
             if self._last_error:
                 out["last_error"] = self._last_error[:200]
             return out
+
+
+class Circuit:
+    """After a step failed because the endpoint is down (timeouts, refused connections, 5xx,
+    429, auth), later steps skip the model for `cooldown_s` (0: never), so one question does
+    not wait out every step's timeout; the next call that works closes it."""
+
+    def __init__(self, cooldown_s: float) -> None:
+        self.cooldown_s = cooldown_s
+        self._open_until = 0.0
+        self._reason = ""
+        self._lock = threading.Lock()
+
+    def skip_reason(self) -> str | None:
+        """The reason to skip the model right now, if the endpoint failed moments ago."""
+        if self.cooldown_s > 0 and time.monotonic() < self._open_until:
+            return f"model skipped for {self.cooldown_s:g}s after: {self._reason}"
+        return None
+
+    def record(self, kind: str | None, reason: str) -> None:
+        """A call's outcome: None worked, an outage kind opens the circuit."""
+        with self._lock:
+            if kind in OUTAGE_KINDS:
+                self._open_until = time.monotonic() + self.cooldown_s
+                self._reason = reason
+            elif kind is None:
+                self._open_until = 0.0
 
 
 @contextlib.contextmanager

@@ -48,6 +48,16 @@ RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again af
 TIMEOUT_REASON = "timeout"  # a call that got no reply in time (classify_error's reason)
 
 
+STEP_ATTEMPTS = 2  # model replies a structured step may take by default: a try and a retry
+
+
+def worth_retrying(kind: str, reason: str) -> bool:
+    """A dropped connection, a 5xx or a 429 is asked again after a wait; a model that did not
+    reply within the call's timeout is not waited for a second time (the circuit then skips it
+    for a while): a slow model costs a question one timeout, not two."""
+    return kind in RETRY_KINDS and reason != TIMEOUT_REASON
+
+
 OUTAGE_KINDS = RETRY_KINDS | {"auth", "refused", "deadline"}  # the endpoint failed
 
 
