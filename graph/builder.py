@@ -29,7 +29,7 @@ EDGES = (
     ("__start__", "route_question"),
     ("route_question", "answer_directly"),
     ("route_question", "decompose_question"),
-    ("answer_directly", "__end__"),
+    ("answer_directly", "check_claims"),
     ("decompose_question", "retrieve_hop"),
     ("retrieve_hop", "plan_next_step"),
     ("plan_next_step", "retrieve_hop"),
@@ -49,7 +49,7 @@ def build_graph() -> StateGraph[GraphState, GraphContext, GraphState, GraphState
         graph.add_node(name, getattr(nodes, name))
     graph.add_edge(START, "route_question")
     graph.add_conditional_edges("route_question", routing.route_after_question)
-    graph.add_edge("answer_directly", END)
+    graph.add_edge("answer_directly", "check_claims")  # a direct reply states facts too
     graph.add_edge("decompose_question", "retrieve_hop")
     graph.add_edge("retrieve_hop", "plan_next_step")
     graph.add_conditional_edges("plan_next_step", routing.route_after_plan)

@@ -247,6 +247,8 @@ def _names(text: str) -> list[str]:
         word = match.group(0).strip("'’-")
         if len(word) < 2 or word.casefold() in tx.EN_STOPWORDS or word.isupper():
             continue
+        if _contraction(word):  # "I'm", "Let's", "You'll": a pronoun, not a name
+            continue
         before = text[: match.start()].rstrip()
         opens = not before or before[-1] in '.!?:：“"(' or _LEAD_RE.fullmatch(before + " ")
         joined = i + 1 < len(matches) and matches[i + 1].start() - match.end() <= 1
@@ -256,6 +258,15 @@ def _names(text: str) -> list[str]:
     if has_cjk(text):
         out += [w for w, tag in cjk_tags(text) if tag in _CJK_NAME_TAGS and len(w) >= 2]
     return list(dict.fromkeys(out))
+
+
+_CONTRACTION_RE = re.compile(r"(?P<base>\w+)['’](?:m|s|ll|ve|re|d)", re.IGNORECASE)
+
+
+def _contraction(word: str) -> bool:
+    """A stop word with a contracted verb ('I'm', 'Let's'); 'Nolan's' or "O'Brien" is not."""
+    found = _CONTRACTION_RE.fullmatch(word)
+    return found is not None and found.group("base").casefold() in tx.EN_STOPWORDS
 
 
 def _cn_number(text: str) -> int:

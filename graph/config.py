@@ -48,6 +48,9 @@ class LLMConfig:
     temperature: float = 0.0
     max_tokens: int = 1024
     repair: bool = False  # ask again once after a malformed reply (else offline settles it)
+    failing_questions: int = 3  # failing questions in a row before the model is bypassed
+    probe_interval_s: float = 300.0  # while bypassed, the model is tried this often...
+    probe_questions: int = 20  # ... or after this many questions (0: by time only)
 
     def __repr__(self) -> str:  # never print the key
         return f"LLMConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=***)"

@@ -10,15 +10,11 @@ offline reasoner and marked `fallback`. No exception, stack trace or API key lea
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.runnables import RunnableSequence
-from pydantic import BaseModel
 
 from graph import prompts as P
 from graph import text as tx
@@ -26,20 +22,16 @@ from graph.config import LLMConfig
 from graph.deadline import (
     T,
     WallClockTimeout,
-    deadline_passed,
     iterate_bounded,
-    run_bounded,
     stop_at,
 )
 from graph.llm_checks import anchors_of, check_decomposition, filled_in
+from graph.llm_health import Circuit, ModelHealth, current_watch
+from graph.llm_structured import StructuredCalls
 from graph.llm_wire import (
-    METHODS,
-    OUTAGE_KINDS,
-    RETRY_KINDS,
     RUNAWAY_CHECK_CHARS,
-    WALL_CLOCK_MARGIN_S,
+    STEP_ATTEMPTS,
     M,
-    Method,
     Role,
     RunawayReply,
     StepFailure,
@@ -48,9 +40,9 @@ from graph.llm_wire import (
     backoff,
     build_chat_model,
     classify_error,
-    lenient_parse,
     runaway,
     squashed,
+    worth_retrying,
 )
 from graph.protocols import EvidenceItem, HopView, PhraseLookup, Reasoner, Usage
 from graph.schemas import (
@@ -84,27 +76,31 @@ class LLMReasoner:
         max_answer_chars: int = 12_000,
         max_stream_s: float = 300.0,
         sleep: Callable[[float], None] = time.sleep,
+        health: ModelHealth | None = None,
     ) -> None:
         """`circuit_cooldown_s`: after a step fails because the endpoint is down (timeouts,
         refused connections, 5xx, 429, auth), later steps go straight to offline reasoning for
         this long, so one question does not wait out every step's timeout. 0 disables it.
-        `max_answer_chars`: streamed answers stop here, since some endpoints ignore token limits."""
+        `max_answer_chars`: streamed answers stop here, since some endpoints ignore token limits.
+        `health`: failing questions in a row, after which the model is bypassed until a probe
+        works (graph.llm_health); by default from the config's thresholds."""
         self._config = config
+        self.health = health or ModelHealth(
+            config.failing_questions, config.probe_interval_s, config.probe_questions
+        )
         self._fallback = fallback
         self._main = build_chat_model(config, "main")
         self._router = build_chat_model(config, "router") if config.router_model else self._main
-        configured = config.structured_method
-        self._method: Method | None = None if configured == "auto" else configured
+        self._calls = StructuredCalls(
+            config, self._main, self._router, backoff_s=backoff_s, max_wait_s=max_wait_s,
+            sleep=sleep,
+        )  # fmt: skip
         self._backoff_s = backoff_s
         self._max_wait_s = max_wait_s
         self._sleep = sleep
-        self._cooldown_s = circuit_cooldown_s
+        self._circuit = Circuit(circuit_cooldown_s)
         self._max_answer_chars = max_answer_chars
         self._max_stream_s = max_stream_s  # a streamed answer's limit when no deadline is set
-        self._open_until = 0.0
-        self._open_reason = ""
-        self._bound: dict[tuple[int, str, str], Any] = {}
-        self._lock = threading.Lock()
         secret = config.api_key or ""
         self._secret = secret if len(secret) >= 4 else ""
 
@@ -116,7 +112,7 @@ class LLMReasoner:
     @property
     def structured_method(self) -> str | None:
         """The structured-output method in use (None until auto mode has found one)."""
-        return self._method
+        return self._calls.method
 
     # ------------------------------------------------------------------ steps
     def route(
@@ -350,14 +346,25 @@ class LLMReasoner:
         default: Callable[[], T],
         role: Role = "main",
     ) -> tuple[T, Usage]:
-        """One structured step: the model if it can, else the offline reasoner, never a raise."""
+        """One structured step: the model if it can, else the offline reasoner, never a raise.
+        At most STEP_ATTEMPTS model replies (one while probing a bypassed model); a step that
+        fails sends the question's later structured steps offline (graph.llm_health)."""
         usage = Usage(mode="llm")
+        watch = current_watch()
+        if watch is not None and (skipped := watch.skip_reason(structured=True)):
+            return self._fall_back(step, usage, skipped, fallback, default, quiet=watch.quiet)
         if skipped := self._circuit_open():
             return self._fall_back(step, usage, skipped, fallback, default)
+        # more retries (HOPWISE_LLM_MAX_RETRIES) or a repair (HOPWISE_LLM_REPAIR) are asked for
+        retries = max(STEP_ATTEMPTS - 1, self._config.max_retries)
+        most = 1 + retries + (1 if self._config.repair else 0)
+        attempts = [1 if watch is not None and watch.probing else most]
         try:
-            result, method = self._structured(schema, system, user, check, usage, role)
+            result, method = self._calls.call(schema, system, user, check, usage, role, attempts)
             usage.method = method
             self._record_outcome(None, "")
+            if watch is not None:
+                watch.succeeded()
             return result, usage
         except StepFailure as failure:
             kind, reason = failure.kind, failure.reason
@@ -365,21 +372,16 @@ class LLMReasoner:
             kind, reason = classify_error(exc)[:2]
         reason = self._scrub(reason)
         self._record_outcome(kind, reason)
-        return self._fall_back(step, usage, reason, fallback, default)
+        if watch is not None:
+            watch.failed(step, reason, structured=True)
+        quiet = watch is not None and watch.quiet  # a failed probe stays quiet
+        return self._fall_back(step, usage, reason, fallback, default, quiet=quiet)
 
     def _circuit_open(self) -> str | None:
-        """The reason to skip the model right now, if the endpoint failed moments ago."""
-        if self._cooldown_s > 0 and time.monotonic() < self._open_until:
-            return f"model skipped for {self._cooldown_s:g}s after: {self._open_reason}"
-        return None
+        return self._circuit.skip_reason()
 
     def _record_outcome(self, kind: str | None, reason: str) -> None:
-        with self._lock:
-            if kind in OUTAGE_KINDS:
-                self._open_until = time.monotonic() + self._cooldown_s
-                self._open_reason = reason
-            elif kind is None:
-                self._open_until = 0.0
+        self._circuit.record(kind, reason)
 
     def _fall_back(
         self,
@@ -388,113 +390,21 @@ class LLMReasoner:
         reason: str,
         fallback: Callable[[], tuple[T, Usage]],
         default: Callable[[], T],
+        *,
+        quiet: bool = False,
     ) -> tuple[T, Usage]:
-        logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
-        usage.mode, usage.method, usage.error = "fallback", None, reason
+        """`quiet`: the model is bypassed, so the step is marked `bypassed` (the answer says so
+        once, not at every step of every question)."""
+        if not quiet:
+            logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
+        usage.mode, usage.method, usage.error = "bypassed" if quiet else "fallback", None, reason
         try:
-            result, _ = fallback()
+            result, stood_in = fallback()
+            usage.details = stood_in.details  # what offline reasoning decided, for the trace
         except Exception as exc:  # noqa: BLE001 - the offline stand-in failing must not crash
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
             result = default()
         return result, usage
-
-    def _structured(
-        self,
-        schema: type[M],
-        system: str,
-        user: str,
-        check: Callable[[M], T | None],
-        usage: Usage,
-        role: Role,
-    ) -> tuple[T, str]:
-        methods: tuple[Method, ...] = (self._method,) if self._method else METHODS
-        reasons: list[str] = []
-        for i, method in enumerate(methods):
-            may_switch = self._method is None and i < len(methods) - 1
-            try:
-                result = self._call_method(
-                    schema, method, system, user, check, usage, role, may_switch
-                )
-            except StepFailure as failure:
-                reasons.append(f"{method}: {failure.reason}")
-                if may_switch and failure.kind in ("rejected", "malformed", "switch"):
-                    continue
-                raise StepFailure(failure.kind, "; ".join(reasons)) from None
-            if self._method is None:
-                with self._lock:
-                    self._method = method
-                logger.info("structured output method for this endpoint: %s", method)
-            return result, method
-        raise StepFailure("error", "; ".join(reasons))
-
-    def _call_method(
-        self,
-        schema: type[M],
-        method: Method,
-        system: str,
-        user: str,
-        check: Callable[[M], T | None],
-        usage: Usage,
-        role: Role,
-        may_switch: bool,
-    ) -> T:
-        """Up to llm_max_retries retries on transient errors and one retry on a malformed reply."""
-        if method == "json_mode":
-            user += P.json_mode_suffix(schema.__name__, schema.model_json_schema())
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
-        bound = self._bound_model(schema, method, role)
-        retries_left = max(0, self._config.max_retries)
-        repaired = not self._config.repair  # one repair request, when configured
-        attempt = 0
-        while True:
-            attempt += 1
-            # a wall clock beyond the read timeout (which a trickling reply never trips), and
-            # never past the question's deadline
-            until = stop_at(self._config.timeout_s + WALL_CLOCK_MARGIN_S)
-            if until <= time.monotonic():
-                raise StepFailure("late", "the question's deadline had passed")
-            usage.llm_calls += 1
-            try:
-                reply = run_bounded(partial(bound.invoke, messages), until, "hopwise-llm")
-            except Exception as exc:  # noqa: BLE001 - classified below
-                kind, reason, retry_after = classify_error(exc)
-                if isinstance(exc, WallClockTimeout) and deadline_passed():
-                    kind, reason = "deadline", "no reply before the question's deadline"
-                if kind == "server" and may_switch:
-                    raise StepFailure("switch", reason) from None  # llama.cpp-style rejection
-                if kind in RETRY_KINDS and retries_left > 0:
-                    retries_left -= 1
-                    self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
-                    continue
-                if kind != "malformed":
-                    raise StepFailure(kind, reason) from None
-                parsed = None
-            else:
-                add_tokens(usage, reply)
-                parsed = lenient_parse(reply, schema)
-            result = check(parsed) if parsed is not None else None
-            if result is not None:
-                return result
-            if repaired:
-                raise StepFailure("malformed", "malformed reply")
-            repaired = True
-            messages = [*messages, HumanMessage(P.REPAIR_NOTE)]
-
-    def _bound_model(self, schema: type[BaseModel], method: Method, role: Role) -> Any:
-        """The chat model bound exactly as `with_structured_output` binds it, minus its parser.
-
-        Parsing the AIMessage here (tool arguments or JSON text, leniently) keeps the raw reply
-        for tokens and repair, and saves the parallel map `include_raw` runs in a thread pool
-        (about 5 ms per call).
-        """
-        model = self._router if role == "router" else self._main
-        key = (id(model), schema.__name__, method)
-        if key not in self._bound:
-            structured = model.with_structured_output(schema, method=method)
-            if not isinstance(structured, RunnableSequence):
-                raise TypeError("unexpected with_structured_output shape")
-            self._bound[key] = structured.first
-        return self._bound[key]
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._secret, "***") if self._secret else text
@@ -507,12 +417,17 @@ class LLMReasoner:
         question: str,
         fallback: Callable[[], Iterator[str | Usage]],
     ) -> Iterator[str | Usage]:
-        """Stream tokens; on failure before any token retry, after some tokens finish offline."""
+        """Stream tokens; on failure before any token retry, after some tokens finish offline.
+        A bypassed model is not asked; a probe is one try."""
         usage = Usage(mode="llm")
-        retries_left = max(0, self._config.max_retries)
-        empty_retry = True
+        watch = current_watch()
+        probing = watch is not None and watch.probing
+        retries_left = 0 if probing else max(0, self._config.max_retries)
+        empty_retry = not probing
         emitted = False
-        skipped = self._circuit_open()
+        skipped = watch.skip_reason(structured=False) if watch is not None else None
+        quiet = skipped is not None
+        skipped = skipped or self._circuit_open()
         reason, kind = skipped or "", ""
         attempt = 0
         while not skipped:
@@ -551,6 +466,8 @@ class LLMReasoner:
                     yield tail
                 if emitted:
                     self._record_outcome(None, "")
+                    if watch is not None:
+                        watch.succeeded()
                     yield usage
                     return
                 kind, reason = "malformed", "empty reply"
@@ -566,7 +483,7 @@ class LLMReasoner:
                 kind, reason, retry_after = classify_error(exc)
             if emitted:
                 break
-            if kind in RETRY_KINDS and retries_left > 0:
+            if worth_retrying(kind, reason) and retries_left > 0:
                 retries_left -= 1
                 self._sleep(backoff(attempt, retry_after, self._backoff_s, self._max_wait_s))
                 continue
@@ -576,8 +493,12 @@ class LLMReasoner:
             break
         if not skipped:
             self._record_outcome(kind, reason)
+            if watch is not None:
+                watch.failed(step, self._scrub(reason), structured=False)
+                quiet = watch.quiet  # a failed probe stays quiet
         reason = self._scrub(f"stream interrupted ({reason})" if emitted else reason)
-        logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
+        if not quiet:
+            logger.warning("LLM step %s fell back to offline reasoning: %s", step, reason)
         if emitted:
             yield (
                 P.STREAM_BROKEN_ZH
@@ -590,5 +511,5 @@ class LLMReasoner:
                     yield piece
         except Exception as exc:  # noqa: BLE001 - the offline stand-in failing must not crash
             logger.warning("offline %s failed too: %s", step, type(exc).__name__)
-        usage.mode, usage.method, usage.error = "fallback", None, reason
+        usage.mode, usage.method, usage.error = "bypassed" if quiet else "fallback", None, reason
         yield usage

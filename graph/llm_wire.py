@@ -45,6 +45,19 @@ WALL_CLOCK_MARGIN_S = 1.0
 RETRY_KINDS = {"transient", "server", "rate"}  # worth the same request again after a wait
 
 
+TIMEOUT_REASON = "timeout"  # a call that got no reply in time (classify_error's reason)
+
+
+STEP_ATTEMPTS = 2  # model replies a structured step may take by default: a try and a retry
+
+
+def worth_retrying(kind: str, reason: str) -> bool:
+    """A dropped connection, a 5xx or a 429 is asked again after a wait; a model that did not
+    reply within the call's timeout is not waited for a second time (the circuit then skips it
+    for a while): a slow model costs a question one timeout, not two."""
+    return kind in RETRY_KINDS and reason != TIMEOUT_REASON
+
+
 OUTAGE_KINDS = RETRY_KINDS | {"auth", "refused", "deadline"}  # the endpoint failed
 
 
@@ -108,9 +121,9 @@ def classify_error(exc: BaseException) -> tuple[str, str, float | None]:
     endpoint refuses: worth trying another method), auth, refused (other 4xx), malformed, error.
     """
     if isinstance(exc, WallClockTimeout):  # the reply trickled past the call's wall clock
-        return "transient", "timeout", None
+        return "transient", TIMEOUT_REASON, None
     if isinstance(exc, openai.APITimeoutError):
-        return "transient", "timeout", None
+        return "transient", TIMEOUT_REASON, None
     if isinstance(exc, openai.APIConnectionError):
         return "transient", "connection failed", None
     if isinstance(exc, openai.RateLimitError):

@@ -20,6 +20,7 @@ from graph.context import GraphContext
 from graph.evidence import answer_inputs, evidence_items, hop_views
 from graph.garble import keep_names
 from graph.hops import run_hop
+from graph.offline.route import needs_no_source
 from graph.planning import (
     apply_plan,
     decide_by_code,
@@ -29,41 +30,45 @@ from graph.planning import (
     sub_question_records,
 )
 from graph.protocols import EvidenceItem, HopView, Usage, WebSearchError
+from graph.routing import SEARCHED_FOLLOW_UP, must_search, standalone_follow_up
 from graph.state import NATURAL_STOPS, GraphState, Hop, JsonObject, PoolEntry, Verdict
 from graph.step import Step, degraded_note, fell_back, stream_answer
 from graph.web import search_with_timeout
 
 
 def route_question(state: GraphState, runtime: Runtime[GraphContext]) -> GraphState:
-    """Rewrite a follow-up into a standalone question and pick simple or complex."""
+    """Rewrite a follow-up into a standalone question and pick simple or complex. Code
+    overrules a simple route for a follow-up that asks for a fact: it is searched."""
     ctx = runtime.context
     step = Step(ctx, "route_question")
-    history = state.get("history", [])
+    question, history = state["question"], state.get("history", [])
     reasoner, by_code = ctx.reasoner_for(code_can_settle=not history)
-    decision, usage = reasoner.route(state["question"], history)
+    decision, usage = reasoner.route(question, history)
     step.add(usage, by_code=by_code)
-    standalone = decision.standalone_question.strip() or state["question"]
+    standalone = decision.standalone_question.strip() or question
+    route, reason, overruled = decision.route, decision.reason, {}
+    if route == "simple" and must_search(question, history):
+        standalone = standalone_follow_up(question, standalone, history)
+        route, reason, overruled = "complex", SEARCHED_FOLLOW_UP, {"overruled": decision.route}
     event = step.finish(
-        route=decision.route,
-        reason=decision.reason,
-        standalone=standalone,
-        decided_by=step.decided_by,
+        route=route, reason=reason, standalone=standalone, decided_by=step.decided_by, **overruled
     )
     return {
         "standalone_question": standalone,
-        "route": decision.route,
-        "route_reason": decision.reason,
+        "route": route,
+        "route_reason": reason,
         "trace": [event],
     }
 
 
 def answer_directly(state: GraphState, runtime: Runtime[GraphContext]) -> GraphState:
-    """Greetings and general questions: answer without the knowledge base."""
+    """Greetings and general questions: answer without the knowledge base. The reply is shown
+    as it streams only when no claim check follows (check_claims shows it once checked)."""
     ctx = runtime.context
     step = Step(ctx, "answer_directly")
     question = state["standalone_question"]
     pieces = ctx.reasoner.answer_directly(question, state.get("history", []))
-    text = stream_answer(ctx, pieces, step)
+    text = stream_answer(ctx, pieces, step, live=not ctx.config.claim_check)
     if step.mode == "fallback" or fell_back(state.get("trace", [])):
         text = degraded_note(question) + text
     return {"answer": text, "stop_reason": "simple", "trace": [step.finish(chars=len(text))]}
@@ -257,8 +262,10 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> GraphStat
     """Every claim of the answer against the passages it cites (graph/claims.py). A model's
     claim that fails is cut, with its citation; when its stated answer (the first claim) fails,
     or nothing cited is left, or the model wrote no answer, offline reasoning's answer to the
-    whole question replaces it (_offline_answer) and the answer is marked degraded. Offline
-    answers are checked and their failures only reported."""
+    whole question replaces it (_offline_answer) and the answer is marked degraded. A direct
+    reply cites nothing, so a fact it states beyond the question (and what offline reasoning
+    replies itself: its own name, a sum) fails, and the whole question is asked again offline,
+    through the documents. Offline answers are checked and their failures only reported."""
     ctx = runtime.context
     step = Step(ctx, "check_claims")
     answer = state.get("answer", "")
@@ -266,7 +273,9 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> GraphStat
         return {"trace": [step.finish(checked=False)]}
     question = state["standalone_question"]
     items = [EvidenceItem.model_validate(e) for e in state.get("answer_evidence", [])]
-    claims = cl.check(cl.split_claims(answer), items, question, ctx.similarity)
+    direct = state.get("route") == "simple"
+    given = needs_no_source(question) if direct else question
+    claims = cl.check(cl.split_claims(answer), items, given, ctx.similarity)
     failed = [c for c in claims if c.failed]
     written_by = _answer_mode(state)
     by_model = written_by == "llm"
@@ -276,7 +285,10 @@ def check_claims(state: GraphState, runtime: Runtime[GraphContext]) -> GraphStat
         fell_back_why = "the model could not write it"
     first = cl.stated(claims)
     lead_fails = first is not None and first.verdict != "supported"
-    if by_model and (failed or lead_fails):
+    if by_model and direct:  # nothing to cite, so no first line to hold against a passage
+        if failed:
+            fell_back_why = f"its direct reply states what no source holds ({failed[0].why})"
+    elif by_model and (failed or lead_fails):
         kept = cl.without(answer, claims)
         if first is not None and lead_fails:
             why = first.why or "it cites no passage"
@@ -310,9 +322,9 @@ MAX_TRACED_CLAIMS = 30
 
 
 def _answer_mode(state: GraphState) -> str:
-    """How the answer being checked was written: llm, offline or fallback."""
+    """How the answer being checked was written: llm, offline, fallback or bypassed."""
     for event in reversed(state.get("trace", [])):
-        if event.get("node") == "generate_answer":
+        if event.get("node") in ("generate_answer", "answer_directly"):
             return str(event.get("mode", ""))
     return ""
 
@@ -350,6 +362,7 @@ def _offline_answer(
                     "sub_questions": list(final.get("sub_questions", [])),
                     "evaluation": final.get("evaluation", {}),
                     "stop_reason": final.get("stop_reason", ""),
+                    "route": final.get("route", state.get("route", "")),
                 }, rerun
         except Exception as exc:  # noqa: BLE001 - the evidence found here is still answerable
             step.add(Usage(mode="fallback", error=f"the offline run failed: {exc}"))

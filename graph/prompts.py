@@ -64,7 +64,10 @@ ROUTE_USER = """Task: decide whether the latest user question needs the team's k
    stands alone, copy it unchanged. Keep the user's language and every name, number and date.
 2. route = "simple" only for greetings, thanks, chit-chat, or general knowledge that no team
    document is needed for. Anything about a company, product, contract, policy, person, project,
-   document or any specific fact that may be in the documents is "complex". When unsure: complex.
+   document or any specific fact that may be in the documents is "complex". A follow-up asking
+   for a detail of something or someone the conversation named ("her phone number", "its
+   penalty") is "complex" too: the answer must come from the documents, never from the
+   conversation. When unsure: complex.
 3. reason: one short sentence.
 
 {conversation}

@@ -172,7 +172,11 @@ class TraceEvent(_Record):
     duration_ms: float = 0.0
     llm_calls: int = 0
     tokens: int = 0
-    mode: str = Field("code", description="llm | offline | fallback | code")
+    mode: str = Field(
+        "code",
+        description="llm | offline | fallback (offline stood in for the model) | bypassed "
+        "(offline, the model being bypassed after failing) | code",
+    )
     details: JsonObject = Field(default_factory=dict)
 
 
@@ -207,6 +211,12 @@ class QuestionResult(_Record):
     created_at: float = 0.0
     notices: list[str] = Field(
         default_factory=list, description="What the reader should know beyond the mode."
+    )
+    llm_health: JsonObject = Field(
+        default_factory=dict,
+        description="The configured model's health after this question (graph.llm_health): "
+        "state ok | failing | bypassed, failing questions in a row, the threshold, what this "
+        "question did (use | probe | bypass); {} without a model.",
     )
 
     def to_json(self) -> JsonObject:

@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from graph import text as tx
+from graph.offline.route import is_simple, rewrite_followup
 from graph.state import GraphState
+
+SEARCHED_FOLLOW_UP = (
+    "A follow-up that asks for a fact is searched in the documents, not answered from the "
+    "conversation."
+)
+
+
+def must_search(question: str, history: Sequence[Mapping[str, str]]) -> bool:
+    """A follow-up that asks for a fact goes to the documents even when the model routed it
+    simple: the conversation alone is no source. Greetings, thanks, chit-chat, arithmetic and
+    general requests (graph.offline.route.is_simple) may still be answered directly."""
+    return bool(history) and is_simple(question) is None
+
+
+def standalone_follow_up(question: str, rewritten: str, history: Sequence[dict[str, str]]) -> str:
+    """The follow-up to search: the model's rewrite when it made one, else the question with
+    the conversation's referent put in by code (graph.offline.route.rewrite_followup)."""
+    if tx.normalize_space(rewritten).casefold() != tx.normalize_space(question).casefold():
+        return rewritten
+    return rewrite_followup(question, history)
 
 
 def route_after_question(state: GraphState) -> Literal["answer_directly", "decompose_question"]:

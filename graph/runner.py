@@ -12,14 +12,15 @@ from typing import Any
 from graph.context import GraphContext
 from graph.result import QuestionResult, TraceEvent, short_answer_of
 from graph.state import GraphState
-from graph.step import fell_back
+from graph.step import bypassed, fell_back
 
 
 def answer_mode(reasoner_name: str, trace: Sequence[Mapping[str, Any]]) -> str:
-    """offline: no model configured; degraded: offline stood in somewhere; llm otherwise."""
+    """offline: no model configured; degraded: offline stood in somewhere (the model failed,
+    or is bypassed after failing); llm otherwise."""
     if reasoner_name == "offline":
         return "offline"
-    return "degraded" if fell_back(trace) else "llm"
+    return "degraded" if fell_back(trace) or bypassed(trace) else "llm"
 
 
 def build_result(

@@ -27,7 +27,7 @@ class Step:
     @property
     def mode(self) -> str:
         modes = {u.mode for u in self.usages}
-        for mode in ("fallback", "llm", "offline"):
+        for mode in ("fallback", "bypassed", "llm", "offline"):
             if mode in modes:
                 return mode
         return "code"
@@ -35,7 +35,8 @@ class Step:
     @property
     def decided_by(self) -> str:
         """model: the LLM decided; offline: offline reasoning (configured or standing in)."""
-        return {"llm": "model", "fallback": "offline", "offline": "offline"}.get(self.mode, "code")
+        offline = ("fallback", "bypassed", "offline")
+        return "model" if self.mode == "llm" else "offline" if self.mode in offline else "code"
 
     def finish(self, **details: Any) -> Event:
         """Build the event, hand it to the on_event callback, and return it for the trace."""
@@ -85,5 +86,24 @@ def degraded_note(question: str) -> str:
     )
 
 
+def bypass_note(question: str, failing: int) -> str:
+    """Said once, on the first question answered while the model is bypassed."""
+    if tx.language_of(question) == "zh":
+        return (
+            f"（注意：语言模型已连续 {failing} 个问题失败，现由离线推理直接回答，"
+            "模型恢复后会自动重新启用。）\n\n"
+        )
+    return (
+        f"(Note: the language model failed {failing} question{'s' * (failing != 1)} in a row, "
+        "so offline reasoning answers at once until it works again; it is tried again from "
+        "time to time.)\n\n"
+    )
+
+
 def fell_back(trace: Iterable[Mapping[str, Any]]) -> bool:
     return any(event.get("mode") == "fallback" for event in trace)
+
+
+def bypassed(trace: Iterable[Mapping[str, Any]]) -> bool:
+    """A step went offline because the model is bypassed (graph.llm_health), not by failing."""
+    return any(event.get("mode") == "bypassed" for event in trace)

@@ -33,11 +33,13 @@ from graph.conversations import (
     fold,
 )
 from graph.deadline import question_deadline
+from graph.llm_health import ModelHealth, watched_question
 from graph.offline.reader import Similarity
 from graph.protocols import Reasoner, Retriever, WebSearch
 from graph.result import QuestionResult
 from graph.runner import AnswerStopped, StopSignal, build_result
 from graph.state import MAX_MESSAGES, question_input
+from graph.step import bypass_note
 from graph.text import language_of
 from graph.web import DdgsWebSearch
 from hopwise import documents
@@ -209,6 +211,9 @@ class Hopwise:
             reasoner if reasoner.name == "offline" else self.code
         )
         self.similarity = meaning_similarity(retriever)  # the claim check's sense of meaning
+        # the configured model's health across questions (None: no model)
+        health = getattr(reasoner, "health", None)
+        self.llm_health = health if isinstance(health, ModelHealth) else None
         self.checkpointer = checkpointer if checkpointer is not None else InMemorySaver()
         # conversations, feedback and options: beside the checkpoints (SQLite or PostgreSQL)
         self.database = database if database is not None else database_of(self.checkpointer)
@@ -341,9 +346,15 @@ class Hopwise:
         )
         if cancel is not None and cancel.is_set():
             raise AnswerStopped
-        with question_deadline(ctx.deadline):  # a hard wall for every model call of it
+        # a hard wall for every model call of it; the model's health plans its calls
+        with question_deadline(ctx.deadline), watched_question(self.llm_health) as watch:
+            note = bypass_note(question, watch.failing_before) if watch and watch.announce else ""
+            ctx.emit_token(note)  # said once: the first question the model is bypassed for
             final = self.runs.invoke(inputs, context=ctx)  # writes nothing: a stop leaves no trace
         result = build_result(final, self.reasoner.name, thread_id, ctx, list(groups))
+        if watch is not None and self.llm_health is not None:
+            result.answer = note + result.answer
+            result.llm_health = {**self.llm_health.snapshot(), **watch.record()}
         turns = [
             {"role": "user", "content": question},
             {"role": "assistant", "content": result.answer},

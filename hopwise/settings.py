@@ -102,6 +102,21 @@ class Settings(BaseSettings):
         description="Most tokens one model reply may have: a step's JSON or the answer (a small "
         "model that loops is stopped here); 0 leaves it to the server.",
     )
+    llm_failing_questions: int = Field(
+        3,
+        ge=0,
+        description="Questions in a row in which the model failed a step, after which it is "
+        "bypassed (offline reasoning answers at once, said once) until a probe works; 0 never.",
+    )
+    llm_probe_interval_s: float = Field(
+        300, gt=0, description="While bypassed, a question tries the model once this often."
+    )
+    llm_probe_questions: int = Field(
+        20,
+        ge=0,
+        description="While bypassed, the model is also tried once after this many questions "
+        "(0: by time only).",
+    )
 
     # Graph budgets
     max_hops: int = 4
@@ -271,7 +286,8 @@ class Settings(BaseSettings):
             router_model=self.llm_router_model, structured_method=self.llm_structured_method,
             timeout_s=self.llm_timeout_s, max_retries=self.llm_max_retries,
             temperature=self.llm_temperature, max_tokens=self.llm_max_tokens,
-            repair=self.llm_repair,
+            repair=self.llm_repair, failing_questions=self.llm_failing_questions,
+            probe_interval_s=self.llm_probe_interval_s, probe_questions=self.llm_probe_questions,
         )  # fmt: skip
 
     @property

@@ -196,7 +196,7 @@ class StatusNarrator:
         if node == "search_web":
             self.web_done = True
             return STATUS_TEXT["evaluate_evidence"]
-        if node == "generate_answer":
+        if node in ("generate_answer", "answer_directly"):  # both are checked
             return STATUS_TEXT["check_claims"]
         return None
 

@@ -269,6 +269,15 @@ def _swap_subject(previous: str, other: str) -> str | None:
     return previous.replace(entity, other, 1)
 
 
+ASSISTANT_NAME = "Hopwise"
+
+
+def needs_no_source(question: str) -> str:
+    """What a direct reply may state without a source: the question's own words, the
+    assistant's name and what offline reasoning replies itself (a computed sum, say)."""
+    return f"{question}\n{ASSISTANT_NAME}\n{direct_reply(question)}"
+
+
 def direct_reply(question: str) -> str:
     zh = tx.language_of(question) == "zh"
     q = question.strip()
@@ -281,9 +290,9 @@ def direct_reply(question: str) -> str:
         return "再见！" if zh else "Goodbye!"
     if _GREETING_RE.match(q) or chitchat(q):
         if zh:
-            return "你好！我是 Hopwise，可以根据知识库中的文档回答问题并给出引用。请问想了解什么？"
+            return f"你好！我是 {ASSISTANT_NAME}，可以根据知识库中的文档回答问题并给出引用。请问想了解什么？"
         return (
-            "Hello! I'm Hopwise. I answer questions from your team's documents, with "
+            f"Hello! I'm {ASSISTANT_NAME}. I answer questions from your team's documents, with "
             "citations. What would you like to know?"
         )
     if zh:

@@ -59,8 +59,8 @@ def create_app(service: ApiService) -> FastAPI:
 
     @app.get("/api/v1/health", response_model=Health, tags=["health"], summary="Liveness")
     def health() -> Health:
-        """200 while the process serves requests (no key needed)."""
-        return Health()
+        """200 while the process serves requests (no key needed), and the model's state."""
+        return Health(llm=str(service.llm_health().get("state", "off")))
 
     @app.get(
         "/api/v1/ready",
@@ -107,5 +107,9 @@ def readiness(service: ApiService) -> Readiness:
         problem = " ".join(str(exc).split())
     embedder = service.settings.redact(problem) if problem else "ok"
     return Readiness(
-        ready=store == "ok" and database == "ok", store=store, database=database, embedder=embedder
+        ready=store == "ok" and database == "ok",
+        store=store,
+        database=database,
+        embedder=embedder,
+        llm_health=service.llm_health(),
     )

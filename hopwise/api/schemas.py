@@ -4,7 +4,7 @@ what a response holds. The answer itself is `graph.result.QuestionResult`, whose
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -142,6 +142,12 @@ class EmbeddingStatus(BaseModel):
 
 class Health(BaseModel):
     status: Literal["ok"] = "ok"
+    llm: str = Field(
+        "off",
+        description="The language model: off (none configured), ok, failing (its last "
+        "questions failed a step), bypassed (offline reasoning answers until a probe works), "
+        "unknown (still opening).",
+    )
 
 
 class Readiness(BaseModel):
@@ -151,3 +157,8 @@ class Readiness(BaseModel):
     store: str
     database: str
     embedder: str
+    llm_health: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The model's state, failing questions in a row, the threshold and the next "
+        "probe (never stops readiness: offline reasoning answers without it).",
+    )

@@ -98,6 +98,17 @@ class ApiService:
             raise ApiError(503, "the knowledge base is still opening; try again in a moment")
         return self._runner
 
+    def llm_health(self) -> dict[str, Any]:
+        """The configured model's health for the open health endpoints: its state (ok,
+        failing, bypassed), counts and the next probe, never an error text; state `off` without
+        a model, `unknown` while the knowledge base is opening."""
+        if not self.settings.llm_enabled:
+            return {"state": "off"}
+        health = self._runner.llm_health if self._runner is not None else None
+        if health is None:
+            return {"state": "unknown"}
+        return {k: v for k, v in health.snapshot().items() if k != "last_error"}
+
     def close(self) -> None:
         if self._runner is not None and self._own_runner:
             self._runner.close()

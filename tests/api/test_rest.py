@@ -142,9 +142,10 @@ def test_search_carries_the_callers_groups(api: Api) -> None:
 
 def test_health_readiness_and_openapi_need_no_key(api: Api) -> None:
     with api.client() as anyone:
-        assert anyone.get("/api/v1/health").json() == {"status": "ok"}
+        assert anyone.get("/api/v1/health").json() == {"status": "ok", "llm": "off"}
         ready = anyone.get("/api/v1/ready").json()
-        assert ready == {"ready": True, "store": "ok", "database": "ok", "embedder": "ok"}
+        assert ready == {"ready": True, "store": "ok", "database": "ok", "embedder": "ok",
+                         "llm_health": {"state": "off"}}  # fmt: skip
         spec = anyone.get("/api/v1/openapi.json").json()
         paths = set(spec["paths"])
         assert {

@@ -44,7 +44,9 @@ def test_simple_question_answers_directly_and_streams() -> None:
     events: list[dict] = []
     app = make_app(ScriptedReasoner())
     result = app.ask("hello there", on_token=tokens.append, on_event=events.append)
-    assert nodes(result) == ["route_question", "answer_directly"]
+    assert nodes(result) == ["route_question", "answer_directly", "check_claims"]
+    assert result.trace[-1].details["fell_back"] is False  # a greeting states no fact
+    assert app.retriever.calls == []  # type: ignore[attr-defined]
     assert result.route == "simple" and result.stop_reason == "simple"
     assert "".join(tokens) == result.answer == "Hello! Ask me about your documents."
     assert [TraceEvent.model_validate(e) for e in events] == result.trace
