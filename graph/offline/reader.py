@@ -25,8 +25,8 @@ from graph.offline.nations import as_asked, asks_which_country, nation_keys
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.roles import asks_cast, role_spans
 from graph.offline.slots import fills_slot, labelled_values
-from graph.offline.units import looks_like_data  # one definition, the answer units'
 from graph.offline.units import addresses_assistant as addresses_assistant
+from graph.offline.units import looks_like_data  # one definition, the answer units'
 from graph.offline.units import table_cells as table_cells
 from graph.offline.units import without_planted as without_planted
 from graph.offline.values import (
