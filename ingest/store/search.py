@@ -155,6 +155,12 @@ class SearchPart(StoreBase):
         which BM25 hits have a vector at all (the others compete on BM25 alone)."""
         assert self.vectors is not None
         found = self.vectors.search(vector, expr, depth)
+        found_ids = {cid for _, cid in found}
+        # which BM25 hits have a vector is asked beside the rows query (two round trips at once)
+        having = self._lexical_pool().submit(
+            self.vectors.have_vectors,
+            [e["chunk_id"] for _, e in sparse if e["chunk_id"] not in found_ids],
+        )
         entities = {e["chunk_id"]: e for _, e in sparse}
         need = [cid for _, cid in found if cid not in entities]
         if need:
@@ -162,10 +168,7 @@ class SearchPart(StoreBase):
             for row in self._query_chunks(f"chunk_id in [{quoted}] and {expr}"):
                 entities[row["chunk_id"]] = row
         dense = [(score, entities[cid]) for score, cid in found if cid in entities]
-        found_ids = {cid for _, cid in found}
-        with_vector = found_ids | self.vectors.have_vectors(
-            [e["chunk_id"] for _, e in sparse if e["chunk_id"] not in found_ids]
-        )
+        with_vector = found_ids | having.result()
         return dense, with_vector.__contains__
 
     def search_filter(self, groups: Sequence[str]) -> str:
