@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Iterator
 
-YIELD_MAX_S = 2.0  # the longest a background batch waits for questions to finish
+YIELD_MAX_S = 10.0  # the longest a background batch waits for questions to finish
 
 
 class BusySignal:
