@@ -8,6 +8,7 @@ so any past answer can be reopened. The libraries (graph/, ingest/) get narrow c
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -346,8 +347,14 @@ class Hopwise:
         )
         if cancel is not None and cancel.is_set():
             raise AnswerStopped
-        # a hard wall for every model call of it; the model's health plans its calls
-        with question_deadline(ctx.deadline), watched_question(self.llm_health) as watch:
+        # a hard wall for every model call of it; the model's health plans its calls;
+        # background embedding yields meanwhile
+        busy = getattr(self.retriever, "busy", None)
+        with (
+            question_deadline(ctx.deadline),
+            busy.held() if busy else contextlib.nullcontext(),
+            watched_question(self.llm_health) as watch,
+        ):
             note = bypass_note(question, watch.failing_before) if watch and watch.announce else ""
             ctx.emit_token(note)  # said once: the first question the model is bypassed for
             final = self.runs.invoke(inputs, context=ctx)  # writes nothing: a stop leaves no trace
@@ -470,12 +477,16 @@ class Hopwise:
         return turns[-MAX_MESSAGES:]
 
     def start_background_work(self) -> None:
-        """Long-running processes (the app): fill missing vectors in the background, unless
-        HOPWISE_EMBEDDING_WORKER=off. With a shared database, one process of the deployment
-        is elected to do it (see `WorkerElection`)."""
+        """Long-running processes (the app): build missing phrase keys, and fill missing
+        vectors unless HOPWISE_EMBEDDING_WORKER=off, in the background. With a shared
+        database, one process of the deployment is elected to embed (see `WorkerElection`);
+        phrase keys are cheap and written idempotently, so every process builds them."""
         starter = getattr(self.retriever, "start_embedding_worker", None)
         if callable(starter) and self.settings.embedding_worker != "off":
             starter(elect=self.election, on_document=log_embedded)
+        phrases = getattr(self.retriever, "start_phrase_worker", None)
+        if callable(phrases):  # phrase keys a previous run left unbuilt
+            phrases()
 
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
         """Raw retrieval, no reasoning: the reader's groups inside the store's filter."""

@@ -54,12 +54,19 @@ def language_of(text: str) -> Language:
     So 'Acme 的 penalty 是多少？' and 'Nimbus-7 和 Nimbus-9 哪个更贵' are Chinese, and
     'When was 华为 founded?' and 'Who is the legal representative of 深圳某某数据有限公司?' English.
     """
-    text = _LINK_RE.sub(" ", text)
-    han = len(CJK_RE.findall(text))
-    if not han or _KANA_RE.search(_TITLES_RE.sub("", text)):
+    # Each step is skipped when it cannot change the verdict (no link marker, no kana, no
+    # letters): a hybrid search reads the language of ~80 chunks, and this was a third of it.
+    if "://" in text or "www." in text or "@" in text:
+        text = _LINK_RE.sub(" ", text)
+    if CJK_RE.search(text) is None:
+        return "en"
+    if _KANA_RE.search(text) and _KANA_RE.search(_TITLES_RE.sub("", text)):
         return "en"
     # doubled to stay in whole numbers: 2 per letter of a lower-case word, 1 of a name or code
     weight = sum(len(w) * (2 if w == w.lower() else 1) for w in _WORD_RE.findall(text))
+    if not weight:
+        return "zh"
+    han = len(text) - len(CJK_RE.sub("", text))
     if 4 * han >= weight or (_ZH_PUNCT_RE.search(text) and 18 * han >= weight):
         return "zh"
     return "en"

@@ -66,6 +66,15 @@ def register(subparsers: Any) -> None:
     _output_flags(llm)
     llm.set_defaults(handler=run_one("llm"))
 
+    questions = sub.add_parser(
+        "questions", help="question latency while the built-in model embeds, and idle"
+    )
+    from hopwise.bench.questions import register_arguments as questions_arguments
+
+    questions_arguments(questions)
+    _output_flags(questions)
+    questions.set_defaults(handler=run_one("questions"))
+
     startup = sub.add_parser(
         "startup", help="a fresh app process: server up, first paint, ready, first answer"
     )

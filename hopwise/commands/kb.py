@@ -126,6 +126,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             args.paths, store, groups=groups, config=settings.ingest,
             on_progress=progress, originals=originals_for(settings, store),
         )  # fmt: skip
+        store.build_phrases()  # cheap; a question in the next process then waits for nothing
         pending = (
             semantic_search_note(store) if any(r.status == "ingested" for r in results) else ""
         )
@@ -236,6 +237,7 @@ def _reindex_format(store: Any, quiet: bool) -> dict[str, Any]:
             print(f"{what}  {done} of {total} chunks", file=sys.stderr, flush=True)
 
     result = store.reindex_format(progress)
+    store.build_phrases()  # the phrase keys a format 2 collection never had
     if not quiet:
         if result.rebuilt:
             print(

@@ -94,6 +94,7 @@ def open_index(dataset: Dataset, settings: Settings, *, excluded: set[str] | Non
         return store
     try:
         _ingest(store, dataset, excluded)
+        store.build_phrases()
         if store.vectors is not None:
             from ingest.vectors import EmbeddingWorker, wait_until_complete
 

@@ -114,6 +114,7 @@ def open_kb_store(kb: KbSet, settings: Settings) -> tuple[Any, Settings]:
             result = ingest_file(doc["path"], store, groups=doc["groups"], config=scratch.ingest)
             if result.status == "failed":
                 raise ValueError(f"{doc['path'].name}: {result.reason}")
+        store.build_phrases()
         if store.vectors is not None:
             from ingest.vectors import EmbeddingWorker, wait_until_complete
 

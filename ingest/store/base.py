@@ -18,7 +18,7 @@ import time
 import uuid
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ingest.config import FusionConfig
 from ingest.locks import DocumentLocks
@@ -51,7 +51,10 @@ from ingest.store.schema import (
 )
 
 if TYPE_CHECKING:
+    from ingest.busy import BusySignal
     from ingest.embeddings import Embedder
+    from ingest.store.milvus_store import MilvusStore
+    from ingest.store.phrase_table import PhraseTable, PhraseWorker
     from ingest.vectors import EmbeddingWorker, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -72,6 +75,9 @@ class StoreBase:
     embedder: Embedder | None  # inline vectors (None: BM25 only, or side vectors)
     vectors: VectorIndex | None  # side-collection vectors (attach_vectors)
     worker: EmbeddingWorker | None  # fills them (start_embedding_worker)
+    phrases: PhraseTable | None  # phrase keys beside the chunks (index format 3 on)
+    phrase_worker: PhraseWorker | None  # builds them in the background
+    busy: BusySignal  # held while a search runs; background work yields to it
     embedding_problem: str  # why there is no dense channel, when one was wanted
     fusion: FusionConfig
     locks: DocumentLocks
@@ -105,6 +111,32 @@ class StoreBase:
     def document_lock(self, doc_id: str, what: str = "") -> contextlib.AbstractContextManager[None]:
         """Hold while reading and rewriting one document (re-entrant; threads and processes)."""
         return self.locks.hold(doc_id, what)
+
+    def attach_phrases(self) -> PhraseTable | None:
+        """Open (or create) the phrase-key table of a collection of index format 3 or later;
+        None before that, or when it cannot be opened (phrase counts then answer {})."""
+        if self.phrases is not None or self.index_format < 3:
+            return self.phrases
+        from ingest.store.phrase_table import PhraseTable
+
+        try:
+            self.phrases = PhraseTable(cast("MilvusStore", self))  # every store is one
+        except Exception as exc:  # noqa: BLE001 - search works without phrase keys
+            log.warning("phrase keys of %s unavailable: %s", self.shown_uri, exc)
+        return self.phrases
+
+    def start_phrase_worker(self) -> PhraseWorker | None:
+        """Build missing phrase keys in a background thread: started by the first write or
+        phrase count, or by the app at start, so work a previous run left is resumed. None
+        without a phrase table (index formats before 3)."""
+        if self.phrases is None:
+            return None
+        with self._pool_lock:
+            if self.phrase_worker is None:
+                from ingest.store.phrase_table import PhraseWorker
+
+                self.phrase_worker = PhraseWorker(self.phrases, self.busy).start()
+            return self.phrase_worker
 
     def _disk_full_message(self, needed: int, consequence: str = "") -> str:
         folder = Path(self.uri).parent
@@ -400,6 +432,26 @@ class StoreBase:
     def count_chunks(self) -> int:
         """Chunks visible to searches (in-flight versions excluded)."""
         return self.count_rows(self.visibility_filter())
+
+    def row_ids(self, collection: str, expr: str) -> list[str]:
+        """Every chunk id of `collection` matching `expr` (a chunk collection or a side one
+        keyed by chunk id, with start_char), paged by character offset under Milvus's cap."""
+        return self._row_ids_between(collection, expr, 0, 1 << 62)
+
+    def _row_ids_between(self, collection: str, expr: str, low: int, high: int) -> list[str]:
+        ranged = f"{expr} and start_char >= {low} and start_char < {high}"
+        # Milvus Lite 2.5 cannot decode an empty result of a collection with an ARRAY field
+        if not self.count_rows(ranged, collection):
+            return []
+        rows = self.client.query(
+            collection, filter=ranged, output_fields=["chunk_id"], limit=QUERY_LIMIT
+        )
+        if len(rows) < QUERY_LIMIT or high - low <= 1:
+            return [str(r["chunk_id"]) for r in rows]
+        middle = (low + min(high, 1 << 40)) // 2
+        return self._row_ids_between(collection, expr, low, middle) + self._row_ids_between(
+            collection, expr, middle, high
+        )
 
     def count_rows(self, expr: str, collection: str | None = None) -> int:
         rows = self.client.query(

@@ -161,6 +161,8 @@ class DocumentsPart(StoreBase):
         self._flush(self.collection)
         if self.vectors is not None:
             self.vectors.forget(doc_id, keep_version=max(active, 0))
+        if self.phrases is not None:
+            self.phrases.forget(doc_id, keep_version=max(active, 0))
         if active <= 0:
             self.client.delete(self.manifest, filter=f"doc_id == {quote_value(doc_id)}")
             self._visibility = None
@@ -188,6 +190,9 @@ class DocumentsPart(StoreBase):
             self._activate(self._write_pending(itertools.chain([first], stream)))
         if self.worker is not None:
             self.worker.wake()  # the new version's vectors
+        phrases = self.start_phrase_worker()
+        if phrases is not None:
+            phrases.wake()  # and its phrase keys, once writes pause
 
     def _write_pending(self, chunks: Iterable[Chunk]) -> dict[str, Any]:
         """Steps 1-2: mark the new version pending, insert all its chunks (still invisible)."""
@@ -354,7 +359,7 @@ class DocumentsPart(StoreBase):
             if self.index_format >= 2:
                 row["metadata_json"] = metadata_json(c.metadata)
             if self.index_format >= 3:
-                row.update(lexical_fields(c.title, c.section_path, c.text))
+                row.update(lexical_fields(c.text))
             if vectors is not None:
                 row["dense"] = vectors[i]
             rows.append(row)

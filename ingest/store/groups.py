@@ -69,3 +69,14 @@ def clip(value: str, max_bytes: int) -> str:
 def quote_value(value: str) -> str:
     """A string as a Milvus expression literal (JSON-quoted: no way out of the quotes)."""
     return json.dumps(value, ensure_ascii=False)
+
+
+def version_expr(doc_id: str, version: int) -> str:
+    """The rows of one document version."""
+    return f"doc_id == {quote_value(doc_id)} and doc_version == {int(version)}"
+
+
+def current_expr(doc_id: str, version: int, checksum: str) -> str:
+    """The rows of one version made from its current bytes (not a deleted namesake's: chunk
+    ids restart at v1 when a deleted document's name comes back)."""
+    return f"{version_expr(doc_id, version)} and checksum == {quote_value(checksum)}"

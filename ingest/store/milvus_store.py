@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ingest.busy import BusySignal
 from ingest.config import FusionConfig
 from ingest.locks import DocumentLocks
 from ingest.models import DEFAULT_GROUP
@@ -46,6 +47,7 @@ from ingest.store.search import SearchPart
 if TYPE_CHECKING:
     from ingest.config import StoreConfig
     from ingest.embeddings import Embedder
+    from ingest.store.phrase_table import PhraseTable, PhraseWorker
     from ingest.vectors import EmbeddingWorker, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -81,6 +83,9 @@ class MilvusStore(SearchPart, ReindexPart):
         self.locks = DocumentLocks(self._lock_dir(lock_dir), timeout_s=lock_timeout_s)
         self.vectors: VectorIndex | None = None  # side-collection vectors (attach_vectors)
         self.worker: EmbeddingWorker | None = None  # fills them (start_embedding_worker)
+        self.phrases: PhraseTable | None = None  # phrase keys beside the chunks (format 3 on)
+        self.phrase_worker: PhraseWorker | None = None  # builds them (start_phrase_worker)
+        self.busy = BusySignal()  # held while a search runs; background work yields to it
         self.embedding_problem = ""  # why there is no dense channel, when one was wanted
         self.fusion = fusion or FusionConfig()
         self._query_vectors: OrderedDict[str, list[float]] = OrderedDict()
@@ -102,6 +107,7 @@ class MilvusStore(SearchPart, ReindexPart):
         self.client = self._connect(token)
         try:
             self._ensure_collections()
+            self.attach_phrases()
             postponed = "repairs wait until there is space (reads still work)"
             low = self.disk_problem(consequence=postponed)
             if low:  # cleanup writes; documents in transition stay hidden meanwhile
@@ -131,6 +137,13 @@ class MilvusStore(SearchPart, ReindexPart):
             lock_dir=config.lock_dir,
             fusion=fusion,
         )
+
+    @milvus_errors
+    def build_phrases(self, timeout_s: float = 3600.0) -> bool:
+        """Finish the phrase keys now, waiting for the background worker (short-lived commands
+        after an ingest, tests); True when nothing is left to build."""
+        worker = self.start_phrase_worker()
+        return worker is None or worker.settle(timeout_s)
 
     def attach_vectors(
         self, embedder: Embedder, document_embedder: Embedder | None = None
@@ -180,6 +193,7 @@ class MilvusStore(SearchPart, ReindexPart):
             if self.embedder
             else (self.vectors.embedder.name if self.vectors else None),
             **(self._vector_stats() if self.vectors is not None else {}),
+            **({"phrase_keys_complete": self.phrases.complete()} if self.phrases else {}),
         }
 
     def _vector_stats(self) -> dict[str, Any]:
@@ -235,16 +249,25 @@ class MilvusStore(SearchPart, ReindexPart):
 
     def drop(self) -> None:
         """Delete both collections (scratch stores: benchmarks, evaluation, tests)."""
+        self._stop_phrase_worker()
         existing = set(self.client.list_collections())
-        for name in (self.collection, self.manifest, self._reindex_name):
+        phrases = self.phrases.name if self.phrases else ""
+        for name in (self.collection, self.manifest, self._reindex_name, phrases):
             if name in existing:
                 self.client.drop_collection(name)
+        self.phrases = None
         self._visibility = None
+
+    def _stop_phrase_worker(self) -> None:
+        worker, self.phrase_worker = getattr(self, "phrase_worker", None), None
+        if worker is not None:
+            worker.stop()
 
     def close(self) -> None:
         worker, self.worker = getattr(self, "worker", None), None
         if worker is not None:
             worker.stop()
+        self._stop_phrase_worker()
         locks = getattr(self, "locks", None)
         if locks is not None:
             locks.close()

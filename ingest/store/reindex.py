@@ -128,6 +128,7 @@ class ReindexPart(DocumentsPart):
                 self.client.drop_collection(temp)
             raise
         self._swap_in(temp, rows, progress_step(progress, "swap"))
+        self.attach_phrases()  # a format 3 table, keyed by chunk id, outlives the rebuild
         seconds = round(time.monotonic() - started, 1)
         return Reindexed(before, self.index_format, phraser, rows, seconds, rebuilt=True)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ingest.lang import language_of
 from ingest.models import Chunk, DocumentInfo
-from ingest.phrases import MAX_KEY_CHARS, chunk_phrases, fold
+from ingest.phrases import MAX_KEY_CHARS, fold
 from ingest.store.groups import clip
 
 log = logging.getLogger(__name__)
@@ -72,8 +72,10 @@ CHUNK_FIELDS = [
 
 # Index format: 2 adds metadata_json (LangChain documents' own metadata); 3 runs BM25 over
 # search_text, the chunk text folded (ingest/phrases.fold: "Tekezé" is indexed as "Tekeze"),
-# and keeps each chunk's phrase keys (phrases) with the extractor's version (PHRASER) in the
-# collection description. An older collection still opens, answers and takes writes in its
+# and has a `phrases` field for each chunk's phrase keys with the extractor's version (PHRASER)
+# in the collection description. The keys now live beside the chunks, built after the insert
+# (ingest/store/phrase_table.py); the field is kept, empty, so format 3 collections written
+# before and after stay one format. An older collection still opens, answers and takes writes in its
 # own format until `reindex_format` rebuilds it; format 1 refuses writes that carry metadata.
 INDEX_FORMAT = 3
 
@@ -189,20 +191,17 @@ def bytes_need(text_bytes: int, rows: int, dim: int, index_format: int) -> int:
     return int((text_bytes + 8 * dim * rows + per_row * rows) * DISK_BYTES_PER_TEXT_BYTE)
 
 
-def lexical_fields(title: str, section_path: str, text: str) -> dict[str, Any]:
+def lexical_fields(text: str) -> dict[str, Any]:
     """Index format 3's fields derived from a chunk: the folded text BM25 indexes (the title
-    is not added: a document's heading is already the first line of its first chunk), and the
-    chunk's phrase keys."""
-    return {
-        "search_text": clip(fold(text), MAX_TEXT_BYTES),
-        "phrases": [clip(key, PHRASE_BYTES) for key in chunk_phrases(title, section_path, text)],
-    }
+    is not added: a document's heading is already the first line of its first chunk). Its
+    phrase keys are built after the insert, beside the chunks (ingest/store/phrase_table.py);
+    the chunk collection's own `phrases` field stays empty."""
+    return {"search_text": clip(fold(text), MAX_TEXT_BYTES), "phrases": []}
 
 
 def upgraded_row(row: dict[str, Any]) -> dict[str, Any]:
     """A chunk row of an older index format with the current format's fields filled in."""
-    derived = lexical_fields(row.get("title") or "", row.get("section_path") or "", row["text"])
-    return {"metadata_json": "", **row, **derived}
+    return {"metadata_json": "", **row, **lexical_fields(row["text"])}
 
 
 @functools.lru_cache(maxsize=2048)

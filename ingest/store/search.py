@@ -19,6 +19,7 @@ from ingest.store.base import StoreBase
 from ingest.store.client import milvus_errors
 from ingest.store.fusion import fuse, other_language, query_forms, with_other_language
 from ingest.store.groups import group_filter, quote_value
+from ingest.store.phrase_table import WAIT_S
 from ingest.store.schema import PHRASE_BYTES, QUERY_LIMIT, chunk_language
 
 if TYPE_CHECKING:
@@ -41,7 +42,12 @@ class SearchPart(StoreBase):
 
     @milvus_errors
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
-        """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60)."""
+        """Top-k chunks the groups may read: BM25, or BM25 + dense fused with RRF (k=60).
+        Background work (vectors, phrase keys) waits while it runs (`busy`)."""
+        with self.busy.held():
+            return self._search(query, groups, k)
+
+    def _search(self, query: str, groups: Sequence[str], k: int) -> list[Hit]:
         typed, query = query or "", query_forms(query or "")
         # format 3 matches the folded query against folded text (no typed forms needed: the
         # folded field holds no unnormalised text); the dense channel reads the query as typed
@@ -149,6 +155,12 @@ class SearchPart(StoreBase):
         which BM25 hits have a vector at all (the others compete on BM25 alone)."""
         assert self.vectors is not None
         found = self.vectors.search(vector, expr, depth)
+        found_ids = {cid for _, cid in found}
+        # which BM25 hits have a vector is asked beside the rows query (two round trips at once)
+        having = self._lexical_pool().submit(
+            self.vectors.have_vectors,
+            [e["chunk_id"] for _, e in sparse if e["chunk_id"] not in found_ids],
+        )
         entities = {e["chunk_id"]: e for _, e in sparse}
         need = [cid for _, cid in found if cid not in entities]
         if need:
@@ -156,10 +168,7 @@ class SearchPart(StoreBase):
             for row in self._query_chunks(f"chunk_id in [{quoted}] and {expr}"):
                 entities[row["chunk_id"]] = row
         dense = [(score, entities[cid]) for score, cid in found if cid in entities]
-        found_ids = {cid for _, cid in found}
-        with_vector = found_ids | self.vectors.have_vectors(
-            [e["chunk_id"] for _, e in sparse if e["chunk_id"] not in found_ids]
-        )
+        with_vector = found_ids | having.result()
         return dense, with_vector.__contains__
 
     def search_filter(self, groups: Sequence[str]) -> str:
@@ -175,19 +184,17 @@ class SearchPart(StoreBase):
         versions in flight excluded, as in search); keys none carries are left out, and a
         collection older than index format 3 (no phrase table) answers {}.
 
-        One count query per key (~1.5 ms at 2,000 chunks), after one for all of them (none
-        found: done). Fetching the matching rows' phrase arrays to count them here was measured
-        slower: 0.2-2.4 s for 700-1,500 rows, where one count takes ~2 ms whatever it matches."""
+        Keys are read from the phrase table beside the chunks (ingest/store/phrase_table.py),
+        built in the background after each write: a count first waits (at most WAIT_S) for
+        the work this store queued, so a question right after an upload sees its phrases."""
         wanted = [k for k in dict.fromkeys(keys) if k and len(k.encode("utf-8")) <= PHRASE_BYTES]
-        if self.index_format < 3 or not wanted:
+        if self.phrases is None or not wanted:
             return {}
-        expr = self.search_filter(groups)
-        every = ", ".join(quote_value(key) for key in wanted)
-        if not self.count_rows(f"array_contains_any(phrases, [{every}]) and {expr}"):
-            return {}
-        counts = {key: self.count_rows(f"array_contains(phrases, {quote_value(key)}) and {expr}")
-                  for key in wanted}  # fmt: skip
-        return {key: n for key, n in counts.items() if n}
+        expr = self.search_filter(groups)  # validates the groups before anything waits
+        worker = self.start_phrase_worker()
+        if worker is not None:
+            worker.catch_up(WAIT_S)
+        return self.phrases.counts(wanted, expr)
 
     @milvus_errors
     def language_mix(

@@ -74,6 +74,9 @@ class Backend:
             return
         for name in (store.collection, store.manifest):
             store.client.delete(name, filter='doc_id != ""')
+        if store.phrases is not None:
+            store.build_phrases()  # the worker has nothing left to write, then empty its table
+            store.phrases.clear()
 
 
 @pytest.fixture(scope="session")

@@ -85,6 +85,7 @@ def test_searches_reuse_the_in_transition_list_until_the_store_writes(tmp_path: 
         from ingest.config import IngestConfig
 
         assert ingest_bytes(text, "pumps.md", store, config=IngestConfig()).status == "ingested"
+        assert store.build_phrases()  # the background worker's own reads are not counted
         manifest_queries = []
         real_query = store.client.query
 
