@@ -22,6 +22,7 @@ from hopwise.cli import main
 from tests.fakes.env import isolate_hopwise_env
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_keys_and_serve_from_the_command_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -80,6 +80,7 @@ with open_store(settings) as store:
 """
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_mcp_over_stdio_acts_as_the_named_user(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

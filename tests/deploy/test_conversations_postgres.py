@@ -93,6 +93,7 @@ def alone(tmp_path: Path) -> Iterator[tuple[PostgresServer, Hopwise]]:
             app.close()
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_postgres_going_away_costs_the_saving_not_the_answer(
     alone: tuple[PostgresServer, Hopwise],
 ) -> None:
@@ -115,6 +116,7 @@ def test_postgres_going_away_costs_the_saving_not_the_answer(
     ]
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_a_replica_started_while_postgres_is_down_catches_up(tmp_path: Path) -> None:
     with running_server() as server:
         server.pause()

@@ -23,6 +23,7 @@ def test_bench_retrieval_json(capsys: pytest.CaptureFixture[str], data_dir: Path
     assert not (data_dir / "milvus.db").exists()  # a scratch database, never the user's
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_bench_ingestion_table_and_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     argv = ["bench", "ingestion", "--pages", "4", "--embed-chunks", "4", "--out", str(tmp_path)]
     assert main(argv) == 0

@@ -47,6 +47,7 @@ def hopwise(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_ask_text_then_json_follow_up_in_the_same_thread(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

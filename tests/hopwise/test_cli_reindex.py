@@ -38,6 +38,7 @@ def test_reindex_fills_the_vectors_an_ingest_left(tmp_path: Path) -> None:
     assert json.loads(found.stdout)[0]["source"] == "合同.md"  # across languages
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_reindex_format_upgrades_an_older_knowledge_base(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -74,6 +75,7 @@ def test_reindex_format_upgrades_an_older_knowledge_base(
     assert f"index format 3 ({PHRASER})" in listed.err and "reindex" not in listed.err
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_reindex_says_what_is_wrong(tmp_path: Path) -> None:
     env = cli_env(tmp_path / "data")
     nothing = run_cli("reindex", env=env)

@@ -110,6 +110,7 @@ def test_an_interrupted_parse_never_hands_its_reply_to_the_next_file(scan: bytes
     assert doc.source == "next.md" and "Its own text." in doc.text
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_a_failing_progress_display_does_not_stop_the_parse(scan: bytes) -> None:
     def broken(stage: str, done: int, total: int) -> None:
         raise RuntimeError("display gone")

@@ -24,6 +24,7 @@ def corrupt(path: Path) -> None:
     path.write_bytes(b"this is not an sqlite database " * 200)
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_a_corrupt_file_is_named_and_the_question_still_answered(tmp_path: Path) -> None:
     data = tmp_path / "data"
     env = cli_env(data)

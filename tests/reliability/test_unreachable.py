@@ -143,6 +143,7 @@ def ask(at, question: str = "How long is the turbine warranty?"):
     return at
 
 
+@pytest.mark.slow  # 8–12 s of subprocesses or servers: in .ci/run's slow suite
 def test_pages_show_the_outage_and_recover_without_a_restart(server: Server, app_env: None) -> None:
     # 1. the server is down when the app starts: a message, no stack trace
     at = new_app().run()
