@@ -93,13 +93,16 @@ def test_the_cli_answers_within_the_deadline(stub: StubOpenAIServer, tmp_path: P
         encoding="utf-8",
     )
     assert run_cli("ingest", str(docs), env=env).returncode == 0
+    started = time.monotonic()  # the CLI's own start-up on this machine now (it opens the store)
+    assert run_cli("docs", "list", env=env).returncode == 0
+    startup = time.monotonic() - started
     started = time.monotonic()
     result = run_cli("ask", QUESTION, "--json", "--no-web", env=env, timeout=60)
     elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
     assert answer["mode"] == "degraded" and "London" in answer["answer"]
-    assert elapsed < DEADLINE_S + SLACK_S + 4, elapsed  # + the CLI's own start-up
+    assert elapsed < DEADLINE_S + SLACK_S + startup + 2, (elapsed, startup)  # + the start-up
 
 
 def _inflate(value: Any, size: int) -> Any:
