@@ -24,7 +24,9 @@ TARGETS = {  # evidence recall@10, adaptive; it must also beat single-shot
     "rgbint_zh": 0.77,  # measured 0.797 (single-shot 0.681)
     "crud_zh": 0.98,  # measured 1.0; one missed gold window gives 0.9615
 }
-F1_FLOORS = {"2wiki_en": 0.33, "hotpot_en": 0.24}  # short-answer token F1, measured 0.37, 0.27
+# short-answer token F1 of the fitted reader (issue 44), measured 0.42, 0.207; the hand rules had
+# 0.37, 0.27 (the fit chooses on the company KBs: docs/evaluation.md, "a reader fitted on data")
+F1_FLOORS = {"2wiki_en": 0.38, "hotpot_en": 0.18}
 ABSTENTION_FLOORS = {"2wiki_en": 0.9, "musique_en": 0.8}  # --unanswerable, measured 0.97, 0.84
 
 pytestmark = [

@@ -86,12 +86,14 @@ def test_every_model_step_parsed_or_fell_back_with_its_reason(answered) -> None:
     model_steps = fallbacks = 0
     for _, result in answered:
         for event in result.trace:
-            assert event.mode in ("llm", "fallback", "code", "offline"), event
-            if event.mode == "fallback":
+            assert event.mode in ("llm", "fallback", "code", "offline", "bypassed"), event
+            if event.mode in ("fallback", "bypassed"):  # bypassed: the model failed before
                 fallbacks += 1
                 assert event.details.get("errors"), event  # why offline stood in
             model_steps += event.llm_calls
-    assert model_steps > len(answered)  # the model was really asked, step after step
+    # the model was really asked; one that keeps failing its steps is bypassed after three
+    # questions in a row (issue 46), every later step then marked 'bypassed' with its reason
+    assert model_steps >= min(len(answered), 3)
     print(f"model calls: {model_steps}; steps that fell back: {fallbacks}")
 
 
