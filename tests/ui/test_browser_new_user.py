@@ -46,9 +46,11 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
         yield url, data
 
 
-def snap(page, data: Path, name: str, width: int = 1400) -> None:
-    """A screenshot of what the window shows at `width` px."""
+def snap(page, data: Path, name: str, width: int = 1400, show: str = "") -> None:
+    """A screenshot of what the window shows at `width` px (scrolled to the text `show`)."""
     page.set_viewport_size({"width": width, "height": 1000 if width > 500 else 900})
+    if show:
+        page.get_by_text(show).scroll_into_view_if_needed()
     page.wait_for_timeout(700)
     shots = data / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
@@ -64,19 +66,22 @@ def chat_box(page):  # noqa: ANN201 - a Playwright locator
     return page.locator("[data-testid='stChatInput'] textarea")
 
 
-def test_preview_queue_cards_and_trace_link(browser, app, tmp_path: Path) -> None:
-    url, data = app
-    page = new_page(browser)
-    depot = tmp_path / "depot.html"
-    depot.write_text(DEPOT, encoding="utf-8")
-
+def upload(page, url: str, path: Path, text: str) -> None:
+    """Sign in on the Admin page and ingest one file written with `text`."""
+    path.write_text(text, encoding="utf-8")
     page.goto(f"{url}/admin")
     page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
     page.get_by_role("button", name="Sign in").click()
-    page.locator("input[type=file]").set_input_files([str(depot)])
+    page.locator("input[type=file]").set_input_files([str(path)])
     page.get_by_role("button", name="Ingest").click()
     page.get_by_text("Last upload: 1 ingested").wait_for()
     wait_idle(page)
+
+
+def test_preview_queue_cards_and_trace_link(browser, app, tmp_path: Path) -> None:
+    url, data = app
+    page = new_page(browser)
+    upload(page, url, tmp_path / "depot.html", DEPOT)
     page.get_by_role("button", name="Preview").first.click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_text("Lost property is kept").wait_for()  # the last section, not the first
@@ -156,15 +161,7 @@ def test_a_quoted_row_is_a_small_table_and_the_trace_says_what_was_checked(
 ) -> None:
     url, data = roster_app
     page = new_page(browser)
-    roster = tmp_path / "roster.md"
-    roster.write_text(ROSTER, encoding="utf-8")
-    page.goto(f"{url}/admin")
-    page.get_by_label("Admin password").fill(ADMIN_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.locator("input[type=file]").set_input_files([str(roster)])
-    page.get_by_role("button", name="Ingest").click()
-    page.get_by_text("Last upload: 1 ingested").wait_for()
-    wait_idle(page)
+    upload(page, url, tmp_path / "roster.md", ROSTER)
 
     page.get_by_role("link", name="Chat").click()
     page.get_by_text("extracted from your documents").wait_for()
@@ -189,13 +186,5 @@ def test_a_quoted_row_is_a_small_table_and_the_trace_says_what_was_checked(
     page.get_by_text("the check does not judge whether they answer").wait_for()
     wait_idle(page)
     for width in (1400, 420):
-        page.set_viewport_size({"width": width, "height": 1000})
-        page.get_by_text(
-            "the check does not judge whether they answer"
-        ).scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        page.screenshot(path=str(tmp_path / f"trace-claims-{width}.png"))
-        target = os.environ.get("HOPWISE_SCREENSHOTS_DIR")
-        if target:
-            shutil.copy(tmp_path / f"trace-claims-{width}.png", Path(target))
+        snap(page, data, "trace-claims", width, show="the check does not judge whether they answer")
     page.context.close()
