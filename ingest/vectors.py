@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ingest.busy import lower_thread_priority
-from ingest.store import MAX_GROUPS, group_filter, quote_value
+from ingest.store import group_filter, quote_value
 from ingest.store.groups import current_expr, version_expr
+from ingest.store.schema import side_schema
 
 if TYPE_CHECKING:
     from ingest.embeddings import Embedder
@@ -92,17 +93,7 @@ class VectorIndex:
     def _create(self) -> None:
         pm, client = self.store.pm, self.store.client
         dt = pm.DataType
-        schema = pm.MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
-        schema.add_field("doc_id", dt.VARCHAR, max_length=512)
-        schema.add_field("doc_version", dt.INT64)
-        # the version's file checksum: a vector left from a deleted document whose name comes
-        # back (chunk ids restart at v1) is recognised as stale and replaced
-        schema.add_field("checksum", dt.VARCHAR, max_length=128)
-        schema.add_field("start_char", dt.INT64)  # pages the ids of a big document
-        schema.add_field(
-            "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
-        )
+        schema = side_schema(pm)
         schema.add_field("dense", dt.FLOAT_VECTOR, dim=self.embedder.dim)
         index = client.prepare_index_params()
         index.add_index("dense", index_type="AUTOINDEX", metric_type="COSINE")

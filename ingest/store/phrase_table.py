@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from ingest.busy import BusySignal, lower_thread_priority
 from ingest.models import DocumentInfo
 from ingest.phrases import MAX_PHRASES, PHRASER, chunk_phrases
-from ingest.store.groups import MAX_GROUPS, clip, current_expr, quote_value, version_expr
-from ingest.store.schema import PHRASE_BYTES
+from ingest.store.groups import clip, current_expr, quote_value, version_expr
+from ingest.store.schema import PHRASE_BYTES, side_schema
 
 if TYPE_CHECKING:
     from ingest.store.milvus_store import MilvusStore
@@ -66,17 +66,7 @@ class PhraseTable:
         pm, client = self.store.pm, self.store.client
         dt = pm.DataType
         description = json.dumps({"hopwise_phrases": 1, "phraser": PHRASER})
-        fields = pm.MilvusClient.create_schema(
-            auto_id=False, enable_dynamic_field=False, description=description
-        )
-        fields.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
-        fields.add_field("doc_id", dt.VARCHAR, max_length=512)
-        fields.add_field("doc_version", dt.INT64)
-        fields.add_field("checksum", dt.VARCHAR, max_length=128)
-        fields.add_field("start_char", dt.INT64)  # pages the ids of a big document
-        fields.add_field(
-            "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
-        )
+        fields = side_schema(pm, description)
         fields.add_field(
             "phrases", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_PHRASES,
             max_length=PHRASE_BYTES,

@@ -15,7 +15,7 @@ from typing import Any
 from ingest.lang import language_of
 from ingest.models import Chunk, DocumentInfo
 from ingest.phrases import MAX_KEY_CHARS, fold
-from ingest.store.groups import clip
+from ingest.store.groups import MAX_GROUPS, clip
 
 log = logging.getLogger(__name__)
 
@@ -209,3 +209,24 @@ def chunk_language(text: str) -> str:
     """A hit's language for the BM25 vote, remembered: the same chunks come back query after
     query, and reading the language of every hit was a tenth of a hybrid search."""
     return language_of(text)
+
+
+def side_schema(pm: Any, description: str = "") -> Any:
+    """The schema of a side collection (vectors, phrase keys): one row per chunk, with what ties
+    it to its chunk's version and filters it like the chunk (groups). The caller adds its own
+    data field."""
+    dt = pm.DataType
+    schema = pm.MilvusClient.create_schema(
+        auto_id=False, enable_dynamic_field=False, description=description
+    )
+    schema.add_field("chunk_id", dt.VARCHAR, is_primary=True, max_length=512)
+    schema.add_field("doc_id", dt.VARCHAR, max_length=512)
+    schema.add_field("doc_version", dt.INT64)
+    # the version's file checksum: a row left from a deleted document whose name comes back
+    # (chunk ids restart at v1) is recognised as stale and replaced
+    schema.add_field("checksum", dt.VARCHAR, max_length=128)
+    schema.add_field("start_char", dt.INT64)  # pages the ids of a big document
+    schema.add_field(
+        "groups", dt.ARRAY, element_type=dt.VARCHAR, max_capacity=MAX_GROUPS, max_length=256
+    )
+    return schema
