@@ -13,6 +13,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_text_splitters import RecursiveCharacterTextSplitter
 
@@ -42,6 +43,9 @@ def count_tokens(text: str) -> int:
     """
     extra = sum((len(word) - 1) // 16 for word in _LONG_WORD.findall(text))
     return len(_TOKEN.findall(text)) + extra
+
+
+TABLE_LINE_CHARS = 60  # of a table read as text, kept to say where it is
 
 
 def _sections(blocks: list[Block]) -> Iterator[list[Block]]:
@@ -193,6 +197,11 @@ def _chunks(
             index = max(0, bisect.bisect_right(starts, start) - 1)
             block = doc.blocks[index]
             header = _table_header(doc, index)
+            metadata: dict[str, Any] = {"table_header": header} if header else {}
+            inside = doc.blocks[index : bisect.bisect_left(starts, start + len(piece))]
+            flat = next((b for b in inside if b.kind == "text_table"), None)
+            if flat is not None:  # lines that look like a table, read as text: its first line
+                metadata["table_as_text"] = flat.text.split("\n", 1)[0][:TABLE_LINE_CHARS]
             yield Chunk(
                 chunk_id=f"{record.doc_id}-v{record.doc_version}-{number:05d}",
                 doc_id=record.doc_id,
@@ -212,7 +221,7 @@ def _chunks(
                 embedding_version="",  # set by the store, which knows the embedder
                 hidden_removed=first.hidden_removed,
                 furniture=first.furniture,
-                metadata={"table_header": header} if header else {},
+                metadata=metadata,
             )
             number += 1
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-PARSER_VERSION = "parse-8"  # 2: hidden text dropped; 3: PDFium, NFKC, furniture, tables, OCR; 4: field lines kept; 5: Markdown inline marks read as text; 6: field labels of several words; 7: PDF table rows laid out by column; 8: HTML list items keep their number or bullet
+PARSER_VERSION = "parse-9"  # 2: hidden text dropped; 3: PDFium, NFKC, furniture, tables, OCR; 4: field lines kept; 5: Markdown inline marks read as text; 6: field labels of several words; 7: PDF table rows laid out by column; 8: HTML list items keep their number or bullet; 9: plain-text columns set apart by spaces or tabs are table rows
 CHUNKER_VERSION = "chunk-2"  # 2: a chunk starting inside a table carries its header row
 DEFAULT_GROUP = "all"
 

@@ -14,6 +14,7 @@ from ingest.hidden import Tally, strip_invisible
 from ingest.lang import CJK, FIELD_LABEL
 from ingest.models import Block, ParsedDocument
 from ingest.normalize import normalize_text
+from ingest.parse.aligned import split_aligned
 from ingest.parse.limits import parser_lineage
 
 log = logging.getLogger(__name__)
@@ -95,9 +96,20 @@ class Builder:
         """A heading line whose section was already entered with `set_path`."""
         self._append(join_lines(self._visible(text)), "heading", page, tight=False)
 
-    def text(self, text: str, page: int | None = None) -> None:
-        """A paragraph or list item; soft line breaks are unwrapped."""
-        self._append(join_lines(self._visible(text)), "text", page, tight=False)
+    def text(self, text: str, page: int | None = None, *, columns: bool = False) -> None:
+        """A paragraph or list item; soft line breaks are unwrapped. With `columns` (plain
+        text, where spacing is the author's), lines set apart into columns by tabs or spaces
+        are a table (ingest/parse/aligned.py); when their columns cannot be told apart they
+        stay lines, marked as a table read as text."""
+        runs = split_aligned(self._visible(text)) if columns else [("text", self._visible(text))]
+        for kind, part in runs:
+            if isinstance(part, list):
+                self.table(part, page)
+            elif kind == "text_table":
+                lines = (_SPACES.sub(" ", ln).strip() for ln in part.splitlines())
+                self._append("\n".join(ln for ln in lines if ln), kind, page, tight=False)
+            else:
+                self._append(join_lines(part), "text", page, tight=False)
 
     def code(self, text: str, page: int | None = None) -> None:
         """Preformatted text: line breaks kept, trailing blanks trimmed."""

@@ -163,7 +163,7 @@ def iter_text_windows(
             end = cut.end() if cut else len(text)
         builder = Builder()
         for para in _PARAGRAPH_BREAK.split(text[position:end]):
-            builder.text(para)
+            builder.text(para, columns=True)
         position = end
         if not builder.parts:
             continue
