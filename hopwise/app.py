@@ -47,6 +47,7 @@ from hopwise import documents
 from hopwise.database import Database, PostgresDatabase, SqliteDatabase, StoreUnavailable
 from hopwise.documents import ProgressFn
 from hopwise.options import OPTIONS_FILE, DeploymentOptions
+from hopwise.selfcheck.worker import SelfChecker
 from hopwise.settings import Settings, load_settings
 from hopwise.state import DatabaseOptions, FeedbackLog, ThreadIndex, open_postgres_checkpointer
 from ingest.embeddings import Embedder
@@ -232,6 +233,7 @@ class Hopwise:
         )
         replicas = shared or not settings.is_embedded  # a shared database or Milvus server
         self.election = WorkerElection(self.database, replicas=replicas)  # who fills vectors
+        self.selfcheck = SelfChecker(self)  # reading checks and the threshold chosen on them
 
     @property
     def history_problem(self) -> str:
@@ -282,7 +284,21 @@ class Hopwise:
                 database.close()
             raise
         app.opening_problem = problem
+        try:  # the threshold this deployment's reading checks chose
+            app.selfcheck.recalibrate()
+        except Exception:  # noqa: BLE001 - the fitted one stands; the Admin page says why
+            logger.info("The reading checks could not be read at start", exc_info=True)
         return app
+
+    def use_reader_threshold(self, threshold: float) -> None:
+        """The offline reader states a short answer at or above this probability (a
+        deployment's calibration, hopwise/selfcheck/calibration.py)."""
+        from graph.offline.model import load_model
+
+        readers = (self.reasoner, getattr(self.reasoner, "fallback", None), self.code, self.offline)
+        for reader in {id(r): r for r in readers if r is not None}.values():
+            if reader.name == "offline" and hasattr(reader, "model"):
+                reader.model = (reader.model or load_model()).with_thresholds(state=threshold)
 
     def ask(
         self,
@@ -433,13 +449,16 @@ class Hopwise:
 
         return run
 
-    def try_offline(self, question: str, groups: Sequence[str]) -> QuestionResult:
+    def try_offline(
+        self, question: str, groups: Sequence[str], reasoner: Reasoner | None = None
+    ) -> QuestionResult:
         """One question answered by offline reasoning over the documents the groups may read,
         with no history, no web and nothing saved: how the first screen checks that an example
-        question gets a confident answer before offering it."""
+        question gets a confident answer before offering it, and how the reading check asks
+        its questions (with its own `reasoner`)."""
         from graph.offline import OfflineReasoner
 
-        offline = self.reasoner if self.reasoner.name == "offline" else self.code
+        offline = reasoner or (self.reasoner if self.reasoner.name == "offline" else self.code)
         ctx = GraphContext(
             retriever=self.retriever,
             reasoner=offline if offline is not None else OfflineReasoner(),
@@ -487,6 +506,8 @@ class Hopwise:
         phrases = getattr(self.retriever, "start_phrase_worker", None)
         if callable(phrases):  # phrase keys a previous run left unbuilt
             phrases()
+        if self.settings.selfcheck:  # documents without a current reading check, then uploads
+            self.selfcheck.start()
 
     def search(self, query: str, groups: Sequence[str], k: int = 10) -> list[Hit]:
         """Raw retrieval, no reasoning: the reader's groups inside the store's filter."""
@@ -507,15 +528,21 @@ class Hopwise:
         groups: Sequence[str] | None,
         on_progress: ProgressFn | None = None,
     ) -> list[IngestResult]:
-        """Ingest an admin's uploaded files (see hopwise.documents.ingest_uploads)."""
-        return documents.ingest_uploads(
+        """Ingest an admin's uploaded files (see hopwise.documents.ingest_uploads); the
+        ingested documents' reading checks follow in the background."""
+        results = documents.ingest_uploads(
             files, self.knowledge_base(), groups=groups, settings=self.settings,
             on_progress=on_progress,
         )  # fmt: skip
+        self.selfcheck.enqueue([r.doc_id for r in results if r.status == "ingested" and r.doc_id])
+        return results
 
     def delete_document(self, doc_id: str) -> int:
-        """Delete a document and its original; the chunks removed (0: already gone)."""
-        return documents.delete_document(self.knowledge_base(), doc_id, self.settings)
+        """Delete a document, its original and its reading check; the chunks removed (0:
+        already gone)."""
+        removed = documents.delete_document(self.knowledge_base(), doc_id, self.settings)
+        self.selfcheck.forget(doc_id)
+        return removed
 
     def kb_health(self) -> tuple[list[str], str, str]:
         """What the Admin page warns about: repairs made when the knowledge base was opened,
@@ -685,6 +712,7 @@ class Hopwise:
         return result.without_documents(gone, withdrawn_notice(result.question))
 
     def close(self) -> None:
+        self.selfcheck.stop()
         self.election.release()
         for thing in (self.retriever, self.database, getattr(self.checkpointer, "conn", None)):
             closer = getattr(thing, "close", None)

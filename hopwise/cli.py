@@ -14,7 +14,9 @@ import traceback
 import warnings
 from collections.abc import Callable
 
-COMMAND_MODULES = ("kb", "ask", "eval", "fit", "bench", "worker", "serve", "keys", "mcp")
+COMMAND_MODULES = (
+    "kb", "ask", "eval", "fit", "bench", "worker", "serve", "keys", "mcp", "selfcheck",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -118,6 +118,20 @@ class Settings(BaseSettings):
         "(0: by time only).",
     )
 
+    # Reading checks (hopwise/selfcheck)
+    selfcheck: bool = Field(
+        True,
+        description="Check, in the background after each upload, how well Hopwise reads each "
+        "document (questions its tables and records answer, asked back offline) and choose "
+        "the stated-answer threshold on the results; off: only `hopwise selfcheck` checks.",
+    )
+    selfcheck_questions: int = Field(
+        12, ge=0, description="Most self-test questions asked per document."
+    )
+    selfcheck_budget_s: float = Field(
+        60, gt=0, description="Most seconds a document's reading check may take."
+    )
+
     # Graph budgets
     max_hops: int = 4
     top_k: int = Field(8, description="Hits retrieved per hop.")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,10 @@ class ReaderModel:
 
     def threshold(self, name: str, default: float) -> float:
         return float(self.thresholds.get(name, default))
+
+    def with_thresholds(self, **changed: float) -> ReaderModel:
+        """The same weights with some thresholds replaced (a deployment's calibration)."""
+        return replace(self, thresholds={**self.thresholds, **changed})
 
     def as_json(self) -> dict[str, Any]:
         return {

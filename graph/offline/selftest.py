@@ -62,9 +62,12 @@ def _usable(value: str) -> bool:
     return value.strip() not in _EMPTY and 0 < len(value) <= MAX_VALUE_CHARS
 
 
-def _table_questions(rows: Sequence[Unit]) -> list[SelfQuestion]:
+def _table_questions(
+    rows: Sequence[Unit], shared: frozenset[str] = frozenset()
+) -> list[SelfQuestion]:
     """A cell by its row's key and its column's header, for keys and values unique in their
-    columns; and, for a column of ranges, the row an amount inside one falls in."""
+    columns and keys no other table of the document has (`shared`); and, for a column of
+    ranges, the row an amount inside one falls in."""
     out: list[SelfQuestion] = []
     headers = [h for h, _ in rows[0].cells]
     if not any(headers) or len(rows) < 2:
@@ -80,6 +83,8 @@ def _table_questions(rows: Sequence[Unit]) -> list[SelfQuestion]:
         key = cells.get(key_header, "")
         if not _usable(key) or len(key) > MAX_KEY_CHARS or columns[key_header][key] > 1:
             continue
+        if key.casefold() in shared:
+            continue  # a row of another table too: which one is asked cannot be told
         lang = language_of(f"{key} {' '.join(headers)}")
         if pairs:
             value = row.cells[1][1] if len(row.cells) > 1 else ""
@@ -186,9 +191,11 @@ def self_questions(units: Sequence[Unit], seed: int = 0, limit: int = 40) -> lis
     for unit in units:
         if unit.cells:
             tables[(unit.context, tuple(h for h, _ in unit.cells))].append(unit)
+    keyed = Counter(k for rows in tables.values() for k in {r.cells[0][1].casefold() for r in rows})
+    shared = frozenset(k for k, n in keyed.items() if n > 1)
     found: list[SelfQuestion] = []
     for rows in tables.values():
-        found += _table_questions(rows)
+        found += _table_questions(rows, shared)
     found += _record_questions(units)
     unique = list({q.question: q for q in found if tx.normalize_space(q.answer)}.values())
     random.Random(seed).shuffle(unique)

@@ -58,6 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     kb.add_argument("--records", type=Path, default=Path("eval-results/records"),
                     help="recorded inputs the leave-one-out fits read (hopwise fit-reader)")  # fmt: skip
     kb.add_argument("--limit", type=int, default=None, help="only the first N questions")
+    kb.add_argument("--selfcheck", action="store_true",
+                    help="check every document (hopwise selfcheck), choose the threshold on the "
+                    "checks alone, and report the real questions' stated answers at the fitted "
+                    "and at the chosen threshold")  # fmt: skip
     kb.add_argument("--json", action="store_true", help="print the report as one JSON object")
     kb.add_argument(
         "--out", type=Path, default=Path("eval-results/kb"),
@@ -125,6 +129,14 @@ def run_kb(args: argparse.Namespace) -> int:
         model = None
         if args.leave_one_out:
             model = fit_from_records(args.records, root.parent, settings.data_dir, [root.name])
+        if args.selfcheck:
+            from hopwise.evaluation.selfcheck_eval import selfcheck_report
+
+            reports[root.name], text = selfcheck_report(root, settings, model)
+            if not args.json:
+                held = " (fitted without it)" if args.leave_one_out else ""
+                print(f"## {root.name}: reading checks{held}\n\n{text}")
+            continue
         run = evaluate_kb(root, settings, limit=args.limit, on_progress=progress, model=model)
         out = args.out / root.name if len(dirs) > 1 else args.out
         paths = write_outputs(out, run)
@@ -141,6 +153,6 @@ def run_kb(args: argparse.Namespace) -> int:
         print()
     if args.json:
         print(json.dumps(reports if len(dirs) > 1 else reports[dirs[0].name], ensure_ascii=False))
-    elif len(dirs) > 1:
+    elif len(dirs) > 1 and not args.selfcheck:
         print(summary_table(reports), end="")
     return 0

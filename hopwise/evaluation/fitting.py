@@ -270,12 +270,27 @@ def fit_reader(examples: Sequence[Example], fitted_on: Sequence[str] = ()) -> Re
              for e, f, _, sp in info["rows"] if e.answerable]  # fmt: skip  # bold: the answer
     quote = choose_quote([(sigmoid(logit), e.answerable, f[0].features["_label"] > 0)
                           for e, f, logit, _ in kb_rows])  # fmt: skip
+    state_at = choose_state(stated)
     thresholds = {
-        "state": choose_state(stated),
+        "state": state_at,
+        "state_floor": state_floor(stated, state_at),
         "bold": choose_state(bolds, BOLD_PRECISION),
         "quote": quote,
     }
     return ReaderModel(units, spans, sure, state, thresholds, tuple(fitted_on))
+
+
+def state_floor(
+    pairs: Sequence[tuple[float, bool]], state: float, precision: float = STATE_PRECISION
+) -> float:
+    """The lowest threshold at or below `state` at which the stated answers (probability ≥ it)
+    are still right at `precision` or better taken together: how far a deployment's own reading
+    checks may lower the threshold (hopwise/selfcheck/calibration.py)."""
+    for cut in sorted({p for p, _ in pairs if p <= state} | {state}):
+        chosen = [ok for p, ok in pairs if p >= cut]
+        if chosen and sum(chosen) >= precision * len(chosen):
+            return cut
+    return state
 
 
 HONEST = (

@@ -1,0 +1,260 @@
+"""Check how well Hopwise reads one document: questions the document answers itself (a table
+cell by its row's key and its column's header, a record's field by the record's key: see
+graph/offline/selftest.py) asked back through the real graph, offline, as an admin reads, and
+what the document's structure turned into (tables and their rows, records, and text that
+looks like a table but was read as lines).
+
+Each question keeps what a first line showed and the reader's own probability that its short
+answer is right, so a deployment can choose its stated-answer threshold on its own documents
+(hopwise/selfcheck/calibration.py).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from graph.offline.model import ReaderModel
+from graph.offline.selftest import SelfQuestion, self_questions
+from graph.offline.units import Unit, units
+from graph.protocols import EvidenceItem, Similarity
+from graph.result import QuestionResult, answer_kind, lead_line, short_answer_of
+from ingest.models import Chunk
+
+MISREADINGS_SHOWN = 5  # the worst misreadings kept per document
+TEXT_TABLE_LINES = 3  # lines in a row, each split into the same columns: a table read as text
+TEXT_TABLE_COLUMNS = 3
+_COLUMN_GAP_RE = re.compile(r"\t+|\s{2,}")
+
+
+@dataclass
+class Outcome:
+    """One self-test question and what the first line of its answer was."""
+
+    question: str
+    expected: str
+    got: str  # the first line, as shown
+    kind: str  # short | quote | not_found | other
+    right: bool  # the first line holds the expected value
+    stated_prob: float  # the reader's probability that its short answer is right (0: none)
+    span_right: bool  # the short answer the reader would state is the expected value
+    made_from: str  # cell | field | range
+
+    @property
+    def stated_right(self) -> bool:
+        return self.kind == "short" and self.right
+
+
+@dataclass
+class DocumentCheck:
+    """A document's reading check: its structure and its self-test questions' outcomes."""
+
+    doc_id: str
+    source: str
+    version: int
+    checksum: str
+    checked_at: float = 0.0
+    seconds: float = 0.0
+    generated: int = 0  # questions the document's structure gave (before the budget)
+    complete: bool = True  # every generated question was asked within the time budget
+    tables: int = 0
+    table_rows: int = 0
+    records: int = 0
+    as_text: list[str] = field(default_factory=list)  # where a table was read as lines
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def asked(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def right(self) -> int:
+        return sum(o.right for o in self.outcomes)
+
+    @property
+    def stated(self) -> int:
+        return sum(o.kind == "short" for o in self.outcomes)
+
+    @property
+    def stated_right(self) -> int:
+        return sum(o.stated_right for o in self.outcomes)
+
+    @property
+    def abstained(self) -> int:
+        return sum(o.kind == "not_found" for o in self.outcomes)
+
+    @property
+    def score(self) -> float | None:
+        """The share of right first lines (None: nothing to ask)."""
+        return self.right / self.asked if self.asked else None
+
+    def misreadings(self, limit: int = MISREADINGS_SHOWN) -> list[Outcome]:
+        """The worst first: a wrong stated answer, then a quote without the value, then 'the
+        documents do not say'."""
+        order = {"short": 0, "other": 1, "quote": 2, "not_found": 3}
+        wrong = [
+            o for o in self.outcomes if not o.right or (o.kind == "short" and not o.stated_right)
+        ]
+        return sorted(wrong, key=lambda o: order.get(o.kind, 4))[:limit]
+
+    def summary(self) -> dict[str, Any]:
+        """The numbers an admin reads (the CLI's JSON and the Admin page)."""
+        return {
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "version": self.version,
+            "checked_at": round(self.checked_at, 3),
+            "seconds": round(self.seconds, 2),
+            "questions_generated": self.generated,
+            "questions_asked": self.asked,
+            "complete": self.complete,
+            "right_first_lines": self.right,
+            "score": None if self.score is None else round(self.score, 4),
+            "stated": self.stated,
+            "stated_right": self.stated_right,
+            "abstained": self.abstained,
+            "tables": self.tables,
+            "table_rows": self.table_rows,
+            "records": self.records,
+            "tables_read_as_text": list(self.as_text),
+            "misreadings": [
+                {"question": o.question, "expected": o.expected, "got": o.got, "kind": o.kind}
+                for o in self.misreadings()
+            ],
+        }
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> DocumentCheck:
+        outcomes = [Outcome(**o) for o in data.get("outcomes", [])]
+        return cls(**{**data, "outcomes": outcomes})
+
+
+def chunk_evidence(chunk: Chunk, n: int) -> EvidenceItem:
+    """A stored chunk as the answer step would see it."""
+    return EvidenceItem(
+        n=n, chunk_id=chunk.chunk_id, source=chunk.source, title=chunk.title,
+        section=chunk.section_path, page=chunk.page, text=chunk.text,
+        table_header=str(chunk.metadata.get("table_header") or ""),
+    )  # fmt: skip
+
+
+def document_units(chunks: Sequence[Chunk]) -> list[Unit]:
+    return [u for i, c in enumerate(chunks) for u in units(chunk_evidence(c, i + 1))]
+
+
+def text_table_at(text: str) -> bool:
+    """Whether the text has a run of lines that each split into the same columns (by tabs or
+    wide gaps) but no table row of cells: a table the parser read as lines."""
+    run, width = 0, 0
+    for line in text.splitlines():
+        cells = [c for c in _COLUMN_GAP_RE.split(line.strip()) if c]
+        if len(cells) >= TEXT_TABLE_COLUMNS and "|" not in line and len(cells) == width:
+            run += 1
+        else:
+            run, width = (
+                (1, len(cells)) if len(cells) >= TEXT_TABLE_COLUMNS and "|" not in line else (0, 0)
+            )
+        if run >= TEXT_TABLE_LINES:
+            return True
+    return False
+
+
+def where(chunk: Chunk) -> str:
+    """Where a table read as text is, in words: its page or section, and its first line."""
+    first = chunk.metadata.get("table_as_text")
+    starting = f" starting “{first}”" if isinstance(first, str) and first else ""
+    section = chunk.section_path.split(" > ")[-1] if chunk.section_path else ""
+    place = f" on page {chunk.page}" if chunk.page else f" under “{section}”" if section else ""
+    return f"the table{place}{starting} was read as text"
+
+
+def structure(chunks: Sequence[Chunk], found: Sequence[Unit]) -> tuple[int, int, int, list[str]]:
+    """(tables, table rows, records, where a table was read as text) of a document."""
+    tables = {(u.context, tuple(h for h, _ in u.cells)) for u in found if u.cells}
+    rows = sum(1 for u in found if u.cells)
+    records = sum(1 for u in found if u.kind == "record")
+    with_rows = {u.chunk_id for u in found if u.cells}
+    flagged = list(dict.fromkeys(
+        where(c) for c in chunks
+        if c.metadata.get("table_as_text") or (c.chunk_id not in with_rows and text_table_at(c.text))
+    ))  # fmt: skip
+    return len(tables), rows, records, flagged
+
+
+def judge(sq: SelfQuestion, result: QuestionResult, stated_prob: float, span: str) -> Outcome:
+    """What the first line showed against what the document states."""
+    from hopwise.evaluation.kbgrade import normalise  # the knowledge-base sets' own rule
+
+    expected = normalise(sq.answer)
+    first = lead_line(result.answer)
+    kind = answer_kind(result.answer)
+    right = kind != "not_found" and bool(expected) and expected in normalise(first)
+    if kind == "short":  # judged on what it states, not on the whole line
+        said = normalise(short_answer_of(result.answer))
+        right = bool(expected) and expected in said and len(said) <= 3 * len(expected) + 12
+    shown = normalise(span)
+    span_right = bool(span) and expected in shown and len(shown) <= 3 * len(expected) + 12
+    return Outcome(sq.question, sq.answer, first, kind, right, round(stated_prob, 6), span_right,
+                   sq.kind)  # fmt: skip
+
+
+Ask = Callable[[str], tuple[QuestionResult, dict[str, Any] | None]]
+
+
+def reading_of(
+    given: dict[str, Any] | None, similarity: Similarity | None, model: ReaderModel
+) -> tuple[float, str]:
+    """The reader's probability that its short answer is right, and that answer, for the
+    answer step's inputs (0 and '' when it had none to state)."""
+    from graph.offline.reading import read
+    from hopwise.evaluation.record import as_inputs
+
+    if given is None:
+        return 0.0, ""
+    question, evidence, missing, hops = as_inputs(given)
+    reading = read(question, evidence, hops, similarity, model, missing=missing)
+    span = reading.span
+    if reading.top is None or span is None or span.source == "whole":
+        return 0.0, ""
+    return reading.stated, span.text
+
+
+def check_document(
+    doc: Any,
+    chunks: Sequence[Chunk],
+    ask: Ask,
+    *,
+    similarity: Similarity | None,
+    model: ReaderModel,
+    limit: int,
+    budget_s: float,
+    seed: int = 0,
+    before_each: Callable[[], None] | None = None,
+) -> DocumentCheck:
+    """Generate a document's questions and ask each (`ask`: one question through the graph,
+    returning the result and the answer step's inputs) until `limit` or `budget_s`."""
+    started = time.monotonic()
+    found = document_units(chunks)
+    tables, rows, records, flagged = structure(chunks, found)
+    asked = self_questions(found, seed=seed, limit=limit)
+    check = DocumentCheck(doc.doc_id, doc.source, doc.version, doc.checksum, tables=tables,
+                          table_rows=rows, records=records, as_text=flagged,
+                          generated=len(asked))  # fmt: skip
+    for sq in asked:
+        if time.monotonic() - started > budget_s:
+            check.complete = False
+            break
+        if before_each is not None:
+            before_each()
+        result, given = ask(sq.question)
+        prob, span = reading_of(given, similarity, model)
+        check.outcomes.append(judge(sq, result, prob, span))
+    check.seconds = time.monotonic() - started
+    check.checked_at = time.time()
+    return check

@@ -1,0 +1,183 @@
+"""Reading checks (issue 47): a document's own tables asked back through the real graph, a
+table the parser read as lines flagged, the checks kept for the admin only and removed with
+their document, and the stated-answer threshold chosen on them."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from hopwise.cli import main
+from hopwise.selfcheck.calibration import MIN_ANSWERS, NEVER, calibrate
+from hopwise.selfcheck.check import DocumentCheck, Outcome
+from tests.graph.offline_app import offline_app
+
+PARTS = """# Spare parts
+
+Parts we keep in stock, with the bin each sits in.
+
+| Part | Bin | Reorder at | Supplier |
+| --- | --- | --- | --- |
+| Hinge kit | B-14 | 40 units | Orrin Tools |
+| Gasket ring | C-02 | 250 units | Palmer Seals |
+| Drive belt | A-07 | 12 units | Quill Motion |
+| Fan blade | D-31 | 8 units | Rook Air |
+"""
+# the same kind of table typed as text, its columns not lined up: read as lines, and flagged
+SHIFTS = """Weekend shifts
+
+Desk  Lead  Start
+Front counter  Tamsin Vale  07:00
+Loading bay north  Ivo Brask  by the  06:30 bell
+Night office   Wren Adley 22:00
+"""
+
+
+# ---- the calibration
+
+
+def pairs(
+    right: int, wrong: int, p_right: float = 0.9, p_wrong: float = 0.9
+) -> list[tuple[float, bool]]:
+    return [(p_right, True)] * right + [(p_wrong, False)] * wrong
+
+
+def test_too_few_self_test_answers_leave_the_fitted_threshold() -> None:
+    c = calibrate(pairs(1, MIN_ANSWERS - 2), shipped=0.8)
+    assert c.threshold == 0.8 and not c.moved and "needed" in c.reason
+
+
+def test_a_corpus_read_worse_than_the_dev_sets_raises_the_threshold() -> None:
+    # the confident answers are right, the middling ones often wrong
+    found = pairs(20, 1, p_right=0.97, p_wrong=0.95) + pairs(10, 10, p_right=0.85, p_wrong=0.85)
+    c = calibrate(found, shipped=0.8)
+    assert c.threshold > 0.85 and c.moved
+    assert c.stated == 21 and c.stated_right == 20  # at the chosen threshold: 95 % right
+    assert c.stated_at_shipped == 41 and c.right_at_shipped == 30
+    assert "raised" in c.reason
+
+
+def test_no_threshold_precise_enough_stops_stating() -> None:
+    c = calibrate(pairs(10, 15, p_right=0.9, p_wrong=0.99), shipped=0.8)
+    assert c.threshold == NEVER and c.stated == 0 and "not stated" in c.reason
+
+
+def test_a_corpus_read_well_lowers_it_only_down_to_the_floor_and_with_support() -> None:
+    found = (
+        pairs(30, 0, p_right=0.9)
+        + pairs(25, 1, p_right=0.6, p_wrong=0.6)
+        + pairs(5, 0, p_right=0.4)
+    )
+    assert calibrate(found, shipped=0.8).threshold == 0.8  # no floor: the fitted one stands
+    lowered = calibrate(found, shipped=0.8, floor=0.5)
+    assert lowered.threshold == 0.6 and lowered.stated == 56 and "lowered" in lowered.reason
+    assert calibrate(found, shipped=0.8, floor=0.7).threshold == 0.8  # 0.6 is below the floor
+
+
+# ---- checks through the real graph
+
+
+def test_a_documents_table_is_asked_back_and_a_table_read_as_text_is_flagged(
+    tmp_path: Path,
+) -> None:
+    with offline_app(tmp_path, {"parts.md": PARTS, "shifts.txt": SHIFTS}) as app:
+        app.selfcheck.budget_s = 600.0  # all twelve questions, however busy the machine
+        docs = {d.source: d for d in app.list_documents()}
+        parts = app.selfcheck.check(docs["parts.md"]).summary()
+        shifts = app.selfcheck.check(docs["shifts.txt"]).summary()
+        assert parts["tables"] == 1 and parts["table_rows"] == 4 and parts["questions_asked"] >= 8
+        assert (
+            parts["right_first_lines"] >= parts["questions_asked"] - 2
+        )  # a clean table reads well
+        assert parts["stated_right"] <= parts["stated"] and parts["tables_read_as_text"] == []
+        assert shifts["tables"] == 0
+        assert shifts["tables_read_as_text"] == [
+            "the table starting “Desk Lead Start” was read as text"
+        ]
+        assert set(app.selfcheck.checks()) == {d.doc_id for d in docs.values()}
+        assert app.selfcheck.calibration is not None  # chosen again after each check
+
+
+def test_a_check_reads_at_the_fitted_threshold_whatever_the_deployment_chose(
+    tmp_path: Path,
+) -> None:
+    with offline_app(tmp_path, {"parts.md": PARTS}) as app:
+        app.use_reader_threshold(NEVER)  # the deployment states nothing now
+        check = app.selfcheck.check(app.list_documents()[0])
+        assert check.stated > 0  # its pairs do not depend on the last calibration
+        for o in check.outcomes:
+            assert o.right == (o.expected.casefold() in o.got.casefold())
+            assert 0 < o.stated_prob <= 1
+
+
+def test_the_worst_misreadings_come_first() -> None:
+    def outcome(kind: str, right: bool) -> Outcome:
+        return Outcome(f"q {kind} {right}", "v", f"line {kind}", kind, right, 0.5, right, "cell")
+
+    check = DocumentCheck("d", "s.md", 1, "c", outcomes=[
+        outcome("not_found", False), outcome("quote", False), outcome("short", True),
+        outcome("short", False), outcome("quote", True),
+    ])  # fmt: skip
+    assert [o.kind for o in check.misreadings()] == ["short", "quote", "not_found"]
+    counts = (check.asked, check.right, check.stated, check.stated_right, check.abstained)
+    assert counts == (5, 2, 2, 1, 1)
+    assert check.summary()["misreadings"][0] == {"question": "q short False", "expected": "v",
+                                                 "got": "line short", "kind": "short"}  # fmt: skip
+    assert DocumentCheck.of(json.loads(json.dumps(check.as_json()))) == check
+
+
+def test_the_threshold_in_use_decides_whether_a_short_answer_is_stated(tmp_path: Path) -> None:
+    question = "What is the Bin of Gasket ring?"
+    with offline_app(tmp_path, {"parts.md": PARTS}) as app:
+        assert app.try_offline(question, ["all"]).answer.startswith("Answer: C-02")
+        app.use_reader_threshold(NEVER)
+        quoted = app.try_offline(question, ["all"]).answer
+        assert not quoted.startswith("Answer:") and "C-02" in quoted.splitlines()[0]
+
+
+def test_checks_stay_with_the_admin_and_go_with_their_document(tmp_path: Path) -> None:
+    with offline_app(tmp_path, {"parts.md": PARTS}, groups=("stores",)) as app:
+        doc = app.list_documents()[0]
+        check = app.selfcheck.check(doc)
+        assert check.asked and check.right  # asked as an admin reads: the restricted table
+        assert app.list_threads() == [] and app.all_feedback() == []  # no chat, no history
+        assert app.search("Gasket ring", ["all"]) == []  # a reader outside the group: nothing
+        app.delete_document(doc.doc_id)
+        assert app.selfcheck.log.all() == {} and app.selfcheck.checks() == {}
+
+
+@pytest.mark.slow  # 10–40 s: the built-in model loads and embeds first, as in the app
+def test_an_upload_is_checked_in_the_background(tmp_path: Path) -> None:
+    with offline_app(tmp_path, {}) as app:
+        app.selfcheck.limit = 4
+        app.start_background_work()  # vectors, phrase keys and reading checks, as the app does
+        try:
+            [result] = app.ingest_uploads([("parts.md", PARTS.encode())], groups=None)
+            deadline = time.monotonic() + 60
+            while result.doc_id not in app.selfcheck.checks() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            assert app.selfcheck.checks()[result.doc_id].asked > 0
+            assert app.selfcheck.pending() == []
+        finally:
+            app.close()
+
+
+def test_the_selfcheck_command_prints_each_document_and_the_threshold(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HOPWISE_EMBEDDINGS", "off")
+    (data_dir.parent / "parts.md").write_text(PARTS, encoding="utf-8")
+    assert main(["ingest", str(data_dir.parent / "parts.md")]) == 0
+    capsys.readouterr()
+    assert main(["selfcheck", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    [doc] = out["documents"]
+    assert doc["source"] == "parts.md" and doc["questions_asked"] > 0 and doc["tables"] == 1
+    assert set(out["calibration"]) >= {"threshold", "shipped", "floor", "reason"}
+    assert main(["selfcheck", "--document", "nope"]) == 1
+    assert main(["selfcheck"]) == 0
+    text = capsys.readouterr().out
+    assert "parts.md" in text and "first lines right" in text and "stated-answer threshold" in text
