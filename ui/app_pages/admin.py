@@ -214,6 +214,11 @@ else:
             st.session_state.pop(PENDING_DELETE_KEY, None)
             st.rerun()
 
+from ui.selfcheck_admin import selfcheck_section  # noqa: E402 - how well it reads (issue 47)
+
+st.subheader("Reading check")
+selfcheck_section()
+
 from ui.feedback_admin import feedback_section  # noqa: E402 - readers' feedback (issue 15)
 
 st.subheader("Feedback")
