@@ -65,7 +65,10 @@ def details_sentence(check: DocumentCheck) -> str:
     if not check.asked:
         return found[0].upper() + found[1:]
     stated = f"{count_text(check.stated, 'stated answer')}, {check.stated_right} right"
-    return f"{stated} · {count_text(check.abstained, 'abstention')} · {found}"
+    crossed = [o for o in check.outcomes if o.cross]
+    other = (f" · asked in the other language: {sum(o.right for o in crossed)} of "
+             f"{len(crossed)} right" if crossed else "")  # fmt: skip
+    return f"{stated} · {count_text(check.abstained, 'abstention')}{other} · {found}"
 
 
 def budget_note(check: DocumentCheck, budget_s: float) -> str:

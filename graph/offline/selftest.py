@@ -15,7 +15,7 @@ import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graph import text as tx
 from graph.offline.features import ranges_in
@@ -38,8 +38,10 @@ class SelfQuestion:
     anchor: str  # the row's or record's key the question names
     unit: str  # the unit it was made from, as shown
     source: str  # the document
-    kind: str  # cell | field | range
+    kind: str  # cell | field | range | chain
     lang: str
+    label: str = ""  # the column or field asked for ('' when the question names none)
+    cross: bool = False  # asked in the other language than the document's
 
 
 def _numeric(value: str) -> bool:
@@ -97,7 +99,7 @@ def _table_questions(
             if not h or not _usable(v) or columns[h][v] > 1 or v in key or key in v:
                 continue
             out.append(SelfQuestion(_ask(lang, key, h, v), v, key, row.shown(), row.source,
-                                    "cell", lang))  # fmt: skip
+                                    "cell", lang, h))  # fmt: skip
         for h, v in row.cells:
             spans = ranges_in(v) if _AMOUNT_CUE_RE.search(v) else []
             if len(spans) != 1 or not h:
@@ -128,7 +130,7 @@ def _record_questions(units: Sequence[Unit]) -> list[SelfQuestion]:
             continue
         lang = language_of(f"{unit.key} {label}")
         out.append(SelfQuestion(_ask(lang, unit.key, label, value), value, unit.key,
-                                unit.shown(), unit.source, "field", lang))  # fmt: skip
+                                unit.shown(), unit.source, "field", lang, label))  # fmt: skip
     for unit in units:
         if unit.kind != "record":
             continue
@@ -141,7 +143,7 @@ def _record_questions(units: Sequence[Unit]) -> list[SelfQuestion]:
         for label, value in pairs:
             if _usable(value) and value != codes[0]:
                 out.append(SelfQuestion(_ask(lang, codes[0], label, value), value, codes[0],
-                                        unit.shown(), unit.source, "field", lang))  # fmt: skip
+                                        unit.shown(), unit.source, "field", lang, label))  # fmt: skip
     return out
 
 
@@ -185,8 +187,23 @@ def chain_questions(units: Sequence[Unit], seed: int = 0, limit: int = 40) -> li
     return unique[:limit]
 
 
-def self_questions(units: Sequence[Unit], seed: int = 0, limit: int = 40) -> list[SelfQuestion]:
-    """At most `limit` questions about one document's units, a seeded sample of every kind."""
+def in_other_language(question: SelfQuestion) -> SelfQuestion | None:
+    """The question asked in the document's other language (English ↔ Chinese): the frame is
+    the other language's, the key and the column as the document writes them (nothing is
+    translated). None for a question that names no column."""
+    if not question.label or question.kind not in ("cell", "field"):
+        return None
+    other = "en" if question.lang == "zh" else "zh"
+    asked = _ask(other, question.anchor, question.label, question.answer)
+    return replace(question, question=asked, lang=other, cross=True)
+
+
+def self_questions(
+    units: Sequence[Unit], seed: int = 0, limit: int = 40, other_language: bool = False
+) -> list[SelfQuestion]:
+    """At most `limit` questions about one document's units, a seeded sample of every kind;
+    with `other_language` (a deployment with English and Chinese documents) a quarter of them
+    asked in the document's other language."""
     tables: dict[tuple[str, tuple[str, ...]], list[Unit]] = defaultdict(list)
     for unit in units:
         if unit.cells:
@@ -199,4 +216,7 @@ def self_questions(units: Sequence[Unit], seed: int = 0, limit: int = 40) -> lis
     found += _record_questions(units)
     unique = list({q.question: q for q in found if tx.normalize_space(q.answer)}.values())
     random.Random(seed).shuffle(unique)
-    return unique[:limit]
+    if not other_language or limit < 2:
+        return unique[:limit]
+    crossed = [c for q in unique[: max(1, limit // 4)] if (c := in_other_language(q)) is not None]
+    return unique[: limit - len(crossed)] + crossed

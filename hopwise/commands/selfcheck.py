@@ -75,6 +75,9 @@ def document_lines(s: dict[str, Any]) -> str:
             f"'not said' {s['abstained']}"
             + ("" if s["complete"] else "; stopped at the time budget"),
         ]
+    cross = s["cross_language"]
+    if cross["asked"]:
+        lines.append(f"  asked in the other language: {cross['right']} of {cross['asked']} right")
     lines.append(f"  tables {s['tables']} ({s['table_rows']} rows), records {s['records']}")
     lines += [f"  warning: {w}" for w in s["tables_read_as_text"]]
     for m in s["misreadings"]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -42,6 +43,7 @@ class Outcome:
     stated_prob: float  # the reader's probability that its short answer is right (0: none)
     span_right: bool  # the short answer the reader would state is the expected value
     made_from: str  # cell | field | range
+    cross: bool = False  # asked in the other language than the document's
 
     @property
     def stated_right(self) -> bool:
@@ -65,6 +67,7 @@ class DocumentCheck:
     records: int = 0
     as_text: list[str] = field(default_factory=list)  # where a table was read as lines
     outcomes: list[Outcome] = field(default_factory=list)
+    lang: str = ""  # the document's language (most of its units'): en | zh
 
     @property
     def asked(self) -> int:
@@ -120,6 +123,11 @@ class DocumentCheck:
             "table_rows": self.table_rows,
             "records": self.records,
             "tables_read_as_text": list(self.as_text),
+            "lang": self.lang,
+            "cross_language": {
+                "asked": sum(o.cross for o in self.outcomes),
+                "right": sum(o.right for o in self.outcomes if o.cross),
+            },
             "misreadings": [
                 {"question": o.question, "expected": o.expected, "got": o.got, "kind": o.kind}
                 for o in self.misreadings()
@@ -146,6 +154,12 @@ def chunk_evidence(chunk: Chunk, n: int) -> EvidenceItem:
 
 def document_units(chunks: Sequence[Chunk]) -> list[Unit]:
     return [u for i, c in enumerate(chunks) for u in units(chunk_evidence(c, i + 1))]
+
+
+def main_language(found: Sequence[Unit]) -> str:
+    """The language most of the units are in ('' for none)."""
+    counts = Counter(u.lang for u in found if u.lang in ("en", "zh"))
+    return counts.most_common(1)[0][0] if counts else ""
 
 
 def text_table_at(text: str) -> bool:
@@ -201,7 +215,7 @@ def judge(sq: SelfQuestion, result: QuestionResult, stated_prob: float, span: st
     shown = normalise(span)
     span_right = bool(span) and expected in shown and len(shown) <= 3 * len(expected) + 12
     return Outcome(sq.question, sq.answer, first, kind, right, round(stated_prob, 6), span_right,
-                   sq.kind)  # fmt: skip
+                   sq.kind, sq.cross)  # fmt: skip
 
 
 Ask = Callable[[str], tuple[QuestionResult, dict[str, Any] | None]]
@@ -236,16 +250,21 @@ def check_document(
     budget_s: float,
     seed: int = 0,
     before_each: Callable[[], None] | None = None,
+    other_languages: Callable[[], set[str]] = set,
 ) -> DocumentCheck:
     """Generate a document's questions and ask each (`ask`: one question through the graph,
-    returning the result and the answer step's inputs) until `limit` or `budget_s`."""
+    returning the result and the answer step's inputs) until `limit` or `budget_s`; some in
+    the document's other language when another document is in it (`other_languages`: the
+    languages of the deployment's other documents)."""
     started = time.monotonic()
     found = document_units(chunks)
     tables, rows, records, flagged = structure(chunks, found)
-    asked = self_questions(found, seed=seed, limit=limit)
+    lang = main_language(found)
+    both = bool(lang) and bool(other_languages() - {lang})
+    asked = self_questions(found, seed=seed, limit=limit, other_language=both)
     check = DocumentCheck(doc.doc_id, doc.source, doc.version, doc.checksum, tables=tables,
                           table_rows=rows, records=records, as_text=flagged,
-                          generated=len(asked))  # fmt: skip
+                          generated=len(asked), lang=lang)  # fmt: skip
     for sq in asked:
         if time.monotonic() - started > budget_s:
             check.complete = False

@@ -38,6 +38,7 @@ SELFCHECK_STEPS: list[Step] = [
 ]
 VECTORS_WAIT_S = 600.0  # the longest a check waits for the knowledge base's vectors
 POLL_S = 2.0
+LANGUAGE_CHUNKS = 3  # a document's first chunks tell its language
 STALLED_S = 30.0  # no vector added for this long: check with what there is
 
 
@@ -86,6 +87,7 @@ class SelfChecker:
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._languages: dict[tuple[str, int], str] = {}  # of documents not checked yet
 
     # ---- what an admin reads
 
@@ -125,12 +127,34 @@ class SelfChecker:
 
         chunks = self.app.document_chunks(doc)
         found = check_document(doc, chunks, ask, similarity=self.app.similarity, model=model,
-                               limit=self.limit, budget_s=self.budget_s, before_each=before_each)  # fmt: skip
+                               limit=self.limit, budget_s=self.budget_s, before_each=before_each,
+                               other_languages=lambda: self.languages(besides=doc.doc_id))  # fmt: skip
         latest = self.app.get_document(doc.doc_id)
         if latest is not None and latest.version == doc.version:  # not deleted or replaced
             self.log.put(found)
         self.recalibrate()
         return found
+
+    def languages(self, besides: str = "") -> set[str]:
+        """The languages of the deployment's documents but `besides`: from their checks, or
+        read once from their first chunks."""
+        from ingest.lang import language_of
+
+        saved = self.checks()
+        out = set()
+        for doc in self.app.list_documents():
+            if doc.doc_id == besides:
+                continue
+            check = saved.get(doc.doc_id)
+            if check is not None and check.lang:
+                out.add(check.lang)
+                continue
+            key = (doc.doc_id, doc.version)
+            if key not in self._languages:
+                text = " ".join(c.text for c in self.app.document_chunks(doc)[:LANGUAGE_CHUNKS])
+                self._languages[key] = language_of(text)
+            out.add(self._languages[key])
+        return out - {""}
 
     def admin_groups(self) -> list[str]:
         """Every group a document names, and `all`: what an admin reads."""

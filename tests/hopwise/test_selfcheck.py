@@ -181,3 +181,29 @@ def test_the_selfcheck_command_prints_each_document_and_the_threshold(
     assert main(["selfcheck"]) == 0
     text = capsys.readouterr().out
     assert "parts.md" in text and "first lines right" in text and "stated-answer threshold" in text
+
+
+STORES_ZH = """# 备件库位
+
+| 备件 | 库位 | 供应商 |
+| --- | --- | --- |
+| 铰链套件 | B-14 | 奥林工具 |
+| 密封圈 | C-02 | 帕尔默密封 |
+| 传动带 | A-07 | 奎尔传动 |
+"""
+
+
+def test_with_documents_in_both_languages_some_questions_come_in_the_other(tmp_path: Path) -> None:
+    with offline_app(tmp_path, {"parts.md": PARTS}) as alone:
+        check = alone.selfcheck.check(alone.list_documents()[0])
+        assert check.lang == "en" and not any(o.cross for o in check.outcomes)
+    with offline_app(tmp_path / "both", {"parts.md": PARTS, "stores.md": STORES_ZH}) as app:
+        app.selfcheck.budget_s = 600.0
+        docs = {d.source: d for d in app.list_documents()}
+        english = app.selfcheck.check(docs["parts.md"])
+        chinese = app.selfcheck.check(docs["stores.md"])
+    assert chinese.lang == "zh"
+    crossed = [o for o in english.outcomes if o.cross]
+    assert crossed and all(o.question.endswith("？") for o in crossed)  # a Chinese frame
+    assert [o for o in chinese.outcomes if o.cross][0].question.startswith("What is the ")
+    assert english.summary()["cross_language"]["asked"] == len(crossed)
