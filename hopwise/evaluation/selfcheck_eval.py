@@ -41,6 +41,8 @@ def check_kb(root: Path, settings: Settings, model: Any = None) -> dict[str, Any
         "stated": stated,
         "stated_right": sum(c.stated_right for c in checks),
         "abstained": sum(c.abstained for c in checks),
+        "cross_asked": sum(o.cross for c in checks for o in c.outcomes),
+        "cross_right": sum(o.right for c in checks for o in c.outcomes if o.cross),
         "tables_read_as_text": sum(len(c.as_text) for c in checks),
         "seconds": round(sum(c.seconds for c in checks), 1),
         "calibration": calibration.as_json(),
@@ -81,6 +83,7 @@ def selfcheck_report(
         f"asked {checked['asked']} in {checked['seconds']} s",
         f"- self-test: first lines right {checked['right']}/{checked['asked']}, stated "
         f"{checked['stated']} ({checked['stated_right']} right), 'not said' {checked['abstained']}, "
+        f"asked in the other language {checked['cross_right']}/{checked['cross_asked']} right, "
         f"tables read as text {checked['tables_read_as_text']}",
         f"- threshold: fitted {cal['shipped']:.3f} → chosen {cal['threshold']:.3f} ({cal['reason']})",
         f"- real questions at the fitted threshold: {stated_line(fitted)}",

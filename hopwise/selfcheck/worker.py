@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hopwise.database import Step, StoreUnavailable
+from hopwise.database import Lease, Step, StoreUnavailable
 from hopwise.selfcheck.calibration import Calibration, bounds, calibrate
 from hopwise.selfcheck.check import DocumentCheck, check_document
 from hopwise.state import Tables
@@ -38,6 +38,7 @@ SELFCHECK_STEPS: list[Step] = [
 ]
 VECTORS_WAIT_S = 600.0  # the longest a check waits for the knowledge base's vectors
 POLL_S = 2.0
+SWEEP_LEASE = "hopwise-selfcheck"
 LANGUAGE_CHUNKS = 3  # a document's first chunks tell its language
 STALLED_S = 30.0  # no vector added for this long: check with what there is
 
@@ -88,6 +89,7 @@ class SelfChecker:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._languages: dict[tuple[str, int], str] = {}  # of documents not checked yet
+        self._lease: Lease | None = None  # held by the process that checks what was left
 
     # ---- what an admin reads
 
@@ -211,11 +213,27 @@ class SelfChecker:
         self._stop.set()
         with self._changed:
             self._changed.notify_all()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+
+    def sweeps(self) -> bool:
+        """Whether this process checks the documents left without a check: one process per
+        deployment (the lease SWEEP_LEASE); every process checks the uploads it receives."""
+        db = self.app.database
+        if str(getattr(db, "path", "")) == ":memory:":
+            return True  # nobody to share with
+        try:
+            self._lease = db.try_lease(SWEEP_LEASE)
+        except (StoreUnavailable, OSError):
+            return False
+        return self._lease is not None
 
     def _run(self) -> None:
         lower_thread_priority()
         try:
-            self.enqueue([d.doc_id for d in self.outdated()])
+            if self.sweeps():
+                self.enqueue([d.doc_id for d in self.outdated()])
         except Exception:  # noqa: BLE001 - a store that is out now: checks come with uploads
             logger.info("Reading checks wait for the next upload (the store was not readable)")
         while not self._stop.is_set():

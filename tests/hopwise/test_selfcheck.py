@@ -207,3 +207,23 @@ def test_with_documents_in_both_languages_some_questions_come_in_the_other(tmp_p
     assert crossed and all(o.question.endswith("？") for o in crossed)  # a Chinese frame
     assert [o for o in chinese.outcomes if o.cross][0].question.startswith("What is the ")
     assert english.summary()["cross_language"]["asked"] == len(crossed)
+
+
+def test_one_process_of_a_deployment_checks_what_was_left(tmp_path: Path) -> None:
+    """Every process checks the uploads it receives; the documents left without a check (after
+    a restart) are checked by the one process that holds the deployment's lease."""
+    from types import SimpleNamespace
+
+    from hopwise.database import SqliteDatabase
+    from hopwise.selfcheck.worker import SelfChecker
+    from hopwise.settings import Settings
+
+    def process() -> SelfChecker:
+        db = SqliteDatabase(tmp_path / "conversations.sqlite")
+        return SelfChecker(SimpleNamespace(database=db, settings=Settings(data_dir=tmp_path)))  # type: ignore[arg-type]
+
+    first, second = process(), process()
+    assert first.sweeps() and not second.sweeps()
+    first.stop()  # the process ends: another takes the role
+    assert second.sweeps()
+    second.stop()
