@@ -12,6 +12,7 @@ saved, and the results sit in an admin-only table that a document's deletion cle
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -101,7 +102,8 @@ class SelfChecker:
             return {}
         docs = {d.doc_id: d for d in self.app.list_documents()}
         for gone in saved.keys() - docs.keys():  # deleted elsewhere (the CLI): its check goes
-            self.log.delete(gone)
+            with contextlib.suppress(StoreUnavailable):
+                self.log.delete(gone)
         return {i: c for i, c in saved.items() if i in docs and current(c, docs[i])}
 
     def pending(self) -> list[str]:
@@ -177,9 +179,9 @@ class SelfChecker:
                 self._queue.remove(doc_id)
         try:
             self.log.delete(doc_id)
-        except StoreUnavailable:
+            self.recalibrate()
+        except Exception:  # noqa: BLE001 - the next read of the checks removes it
             logger.warning("The reading check of %s could not be removed now", doc_id)
-        self.recalibrate()
 
     def recalibrate(self) -> Calibration:
         """Choose the threshold on every current check and hand it to the reader."""
