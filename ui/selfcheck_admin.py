@@ -36,6 +36,11 @@ WHAT_HAPPENED = {
 }
 MISREADING_COLUMNS = ("question", "expected", "first line shown", "what happened")
 GOOD, FAIR = 0.9, 0.7  # a score's colour: green from GOOD, orange from FAIR, red below
+TEXT_TABLE_FIX = (
+    "Its rows are searched as lines, not by column. To have it read as a table, line its "
+    "columns up, or separate them with tabs or pipes (|), or save it as a table in Markdown, "
+    "DOCX or HTML, and upload it again."
+)
 FOLLOW_S = 3.0  # while documents wait for their check: how often the page looks again
 
 
@@ -47,6 +52,8 @@ def score_sentence(check: DocumentCheck) -> str:
     """'10 of 12 self-test questions answered right on the first line (83 %)', or why there
     is no score."""
     if check.generated == 0:
+        if check.as_text:
+            return "Nothing to ask about: the table below was read as text"
         return "No tables, records or labelled values to ask about"
     if check.score is None:
         return "The time budget ran out before the first self-test question was asked"
@@ -63,11 +70,11 @@ def details_sentence(check: DocumentCheck) -> str:
         f"{count_text(check.records, 'record')}"
     )
     if not check.asked:
-        return found[0].upper() + found[1:]
+        return found
     stated = f"{count_text(check.stated, 'stated answer')}, {check.stated_right} right"
     crossed = [o for o in check.outcomes if o.cross]
-    other = (f" · asked in the other language: {sum(o.right for o in crossed)} of "
-             f"{len(crossed)} right" if crossed else "")  # fmt: skip
+    other = (f" · asked in the other language (its names and columns as written): "
+             f"{sum(o.right for o in crossed)} of {len(crossed)} right" if crossed else "")  # fmt: skip
     return f"{stated} · {count_text(check.abstained, 'abstention')}{other} · {found}"
 
 
@@ -79,7 +86,7 @@ def budget_note(check: DocumentCheck, budget_s: float) -> str:
 
 
 def checked_when(check: DocumentCheck) -> str:
-    when = datetime.fromtimestamp(check.checked_at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.fromtimestamp(check.checked_at, UTC).strftime("%-d %b %Y, %H:%M UTC")
     return f"Checked {when} in {check.seconds:.1f} s"
 
 
@@ -155,19 +162,28 @@ def queue_all() -> None:
     )
 
 
-def status_text(check: DocumentCheck | None, waiting: bool, background: bool) -> str:
-    """Where a document's check is: '' when its current check is all there is to say."""
+def status_text(
+    check: DocumentCheck | None, waiting: bool, background: bool, now: bool = False
+) -> str:
+    """Where a document's check is ('' when its current check is all there is to say):
+    being checked `now`, or waiting its turn."""
+    if waiting and now and background:
+        return "Checking again…" if check else "Checking…"
     if waiting:
-        return ("Checking again…" if check else "Checking…") if background else "Waiting"
+        return "Waiting to be checked again" if check else "Waiting"
     return "" if check else "Not checked yet"
 
 
 def document_card(
-    doc: DocumentInfo, check: DocumentCheck | None, waiting: bool, background: bool
+    doc: DocumentInfo,
+    check: DocumentCheck | None,
+    waiting: bool,
+    background: bool,
+    now: bool = False,
 ) -> None:
     """One document: its score and numbers, or why there are none yet."""
     with st.container(border=True):
-        status = status_text(check, waiting, background)
+        status = status_text(check, waiting, background, now)
         title = safe.escape_inline(doc.title or doc.source)
         marks = [badge(None if check is None else check.score), status and f":gray-badge[{status}]"]
         st.markdown(" ".join([f"**{title}**", *(m for m in marks if m)]))
@@ -178,7 +194,10 @@ def document_card(
         st.markdown(score_sentence(check))
         st.caption(f"{name} · {details_sentence(check)} · {checked_when(check)}")
         for place in check.as_text:
-            st.warning(safe.escape_inline(place[:1].upper() + place[1:]), icon=":material/table:")
+            st.warning(
+                safe.escape_inline(place[:1].upper() + place[1:]) + ". " + TEXT_TABLE_FIX,
+                icon=":material/table:",
+            )
         if not check.complete:
             st.caption(budget_note(check, budget_s=get_settings().selfcheck_budget_s))
         wrong = check.misreadings()
@@ -199,6 +218,7 @@ def selfcheck_section() -> None:
         documents = runner.list_documents()
         checks = runner.selfcheck.checks()
         queue = tuple(runner.selfcheck.pending())
+        running = runner.selfcheck.running
         calibration = runner.selfcheck.calibration
     except Exception as exc:  # noqa: BLE001 - shown, never a stack trace
         st.error(safe.escape_inline(f"Could not read the reading checks: {error_text(exc)}"))
@@ -207,7 +227,7 @@ def selfcheck_section() -> None:
         st.warning(calibration_sentence(calibration))
     else:
         st.markdown(calibration_sentence(calibration))
-    if calibration is not None:
+    if calibration is not None and calibration.answers:
         st.caption(calibration_counts(calibration))
     if not documents:
         st.caption("No documents to check yet.")
@@ -219,7 +239,8 @@ def selfcheck_section() -> None:
             "marked Waiting are checked once they are on."
         )
     for doc in documents:
-        document_card(doc, checks.get(doc.doc_id), doc.doc_id in queue, settings.selfcheck)
+        document_card(doc, checks.get(doc.doc_id), doc.doc_id in queue, settings.selfcheck,
+                      now=doc.doc_id == running)  # fmt: skip
     st.button(
         "Check all documents again",
         key="admin_selfcheck_again",

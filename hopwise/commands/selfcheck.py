@@ -71,9 +71,14 @@ def document_lines(s: dict[str, Any]) -> str:
         lines = [
             head,
             f"  {s['right_first_lines']} of {s['questions_asked']} first lines right "
-            f"({s['score']:.0%}); stated {s['stated']}, right {s['stated_right']}; "
+            f"({s['score'] * 100:.0f} %); stated {s['stated']}, right {s['stated_right']}; "
             f"'not said' {s['abstained']}"
-            + ("" if s["complete"] else "; stopped at the time budget"),
+            + (
+                ""
+                if s["complete"]
+                else f"; the time budget stopped it after "
+                f"{s['questions_asked']} of {s['questions_generated']} questions"
+            ),
         ]
     cross = s["cross_language"]
     if cross["asked"]:
@@ -86,6 +91,6 @@ def document_lines(s: dict[str, Any]) -> str:
 
 
 def calibration_line(c: dict[str, Any]) -> str:
-    shown = "never (the best sentence is quoted)" if c["threshold"] > 1 else f"{c['threshold']:.3f}"
-    return (f"stated-answer threshold: {shown} (fitted {c['shipped']:.3f}, floor {c['floor']:.3f}); "
+    shown = "never (the best sentence is quoted)" if c["threshold"] > 1 else f"{c['threshold']:.2f}"
+    return (f"stated-answer threshold: {shown} (fitted {c['shipped']:.2f}, floor {c['floor']:.2f}); "
             f"{c['reason']}")  # fmt: skip

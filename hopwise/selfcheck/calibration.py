@@ -60,7 +60,7 @@ def _precise(n: int, right: int) -> bool:
 
 
 def _share(right: int, n: int) -> str:
-    return f"{right} of {n} right ({right / n:.0%})" if n else "none stated"
+    return f"{right} of {n} right ({right / n * 100:.0f} %)" if n else "none stated"
 
 
 def calibrate(
@@ -83,7 +83,7 @@ def calibrate(
         if not higher:
             return made(NEVER, f"at the fitted threshold the stated self-test answers were "
                                f"{_share(r_s, n_s)}, and no higher threshold reaches "
-                               f"{PRECISION:.0%}: short answers are not stated; the best "
+                               f"{PRECISION * 100:.0f} %: short answers are not stated; the best "
                                "sentence is quoted")  # fmt: skip
         return made(higher[0], f"at the fitted threshold the stated self-test answers were "
                                f"{_share(r_s, n_s)}: raised to where they reach {PRECISION:.0%}")  # fmt: skip

@@ -106,6 +106,12 @@ class SelfChecker:
                 self.log.delete(gone)
         return {i: c for i, c in saved.items() if i in docs and current(c, docs[i])}
 
+    @property
+    def running(self) -> str | None:
+        """The document being checked now (None: none)."""
+        with self._changed:
+            return self._running
+
     def pending(self) -> list[str]:
         """Documents waiting for their check, the one being checked first."""
         with self._changed:

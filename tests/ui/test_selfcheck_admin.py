@@ -180,17 +180,25 @@ def test_only_an_admin_sees_the_reading_check(kb, who: str) -> None:
     assert not at.dataframe and not [b for b in at.button if b.key == "admin_selfcheck_again"]
 
 
-def test_check_all_documents_again_queues_every_document(kb) -> None:
+def test_check_all_documents_again_queues_every_document(
+    kb, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = signed_in_admin()
-    assert "Checking" not in shown(at)
+    assert "Checking" not in shown(at) and "Waiting" not in shown(at)
     at.button(key="admin_selfcheck_again").click().run()
     assert_no_exception(at)
     assert "Queued 4 documents for a new reading check." in [i.value for i in at.info]
     docs = kb["docs"]
     assert set(kb["runner"].selfcheck.pending()) == {d.doc_id for d in docs.values()}
     page = shown(at)
-    assert page.count("Checking again…") == 3 and page.count("Checking…") == 1  # later.md
-    assert "Not checked yet" not in page
+    assert page.count("Waiting to be checked again") == 3 and page.count("Waiting") == 4
+    assert "Not checked yet" not in page and "Checking" not in page  # none is being checked
+    from hopwise.selfcheck.worker import SelfChecker
+
+    later = docs["later.md"].doc_id  # the one without a check, being checked now
+    monkeypatch.setattr(SelfChecker, "running", property(lambda self: later))
+    page = shown(at.run())
+    assert page.count("Checking…") == 1 and page.count("Waiting to be checked again") == 3
 
 
 def fitted_at(threshold: float, reason: str) -> Calibration:
