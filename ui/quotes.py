@@ -14,6 +14,7 @@ _MARKER = re.compile(r"\[(\d{1,4}(?:\s*[,，、]\s*\d{1,4})*)\]")
 _QUOTED = re.compile(r"[“\"「『]([^”\"」』\n]{2,})[”\"」』]")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _LEAD = re.compile(r"^[^\s:：]{1,20}(?:\s[^\s:：]{1,20}){0,3}\s*[:：]\s*")  # 'Answer: ', '答案：'
+_FIELD = re.compile(r"^[^:：;；]{1,40}[:：]\s*(?=\S)")  # 'Label: ' before a value
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|[。！？；]")
 _LINE = re.compile(r"[^\r\n]+")
 MIN_COVERAGE = 0.5  # share of the quoted words found in the passage for it to count
@@ -42,10 +43,19 @@ def _cleaned(piece: str) -> str:
     piece = piece.replace("**", "")
     quoted = _QUOTED.findall(piece)
     if quoted:
-        return " ".join(quoted).strip()
-    piece = _LIST_MARK.sub("", piece)
-    piece = _LEAD.sub("", piece, count=1)
-    return piece.strip(" \t.,;，。；")
+        return " ".join(_values(q) for q in quoted).strip()
+    piece = _LIST_MARK.sub("", piece).strip(" \t.,;，。；")
+    values = _values(piece)
+    return values if values != piece else _LEAD.sub("", piece, count=1)
+
+
+def _values(text: str) -> str:
+    """A table row quoted as its fields ('Item: Vela; Room: 217') as its values ('Vela 217'),
+    the words the row itself holds (its column names are in the header row); else the text."""
+    fields = [f.strip() for f in re.split(r"[;；]\s*", text) if f.strip()]
+    if len(fields) < 2 or not all(_FIELD.match(f) for f in fields):
+        return text
+    return " ".join(_FIELD.sub("", f, count=1) for f in fields)
 
 
 def unit_spans(text: str) -> list[tuple[int, int]]:

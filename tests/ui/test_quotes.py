@@ -110,3 +110,21 @@ def test_a_card_draws_hostile_text_as_text_with_one_mark_and_the_full_passage() 
     whole = str(at.expander[0].markdown[0].value)
     assert "Intro line" in whole and whole.count(f":{MARK}[") == 1
     assert live_parts(whole, allow=frozenset({"strong"})) == [] and links(whole) == []
+
+
+def test_a_row_quoted_as_its_fields_marks_that_row_not_an_evidence_row() -> None:
+    """A quoted row reads 'Label: value; …' while the passage holds 'value | value': the card
+    finds it by its values, and the lead's row wins over the rows the evidence lists."""
+    passage = (
+        "Item | Shelf | Keeper | Phone\nbolts | A4 | Ida Renn | 555-0101\n"
+        "washers | B1 | Olu Mark | 555-0102\nrivets | C9 | Pia Stol | 555-0103"
+    )
+    answer = (
+        "The documents say: “Item: washers; Shelf: B1; Keeper: Olu Mark; Phone: 555-0102” [1]\n\n"
+        "Evidence:\n- Item: rivets; Shelf: C9; Keeper: Pia Stol; Phone: 555-0103 [1]\n"
+    )
+    quotes = answer_quotes(answer)[1]
+    assert quotes == ["washers B1 Olu Mark 555-0102", "rivets C9 Pia Stol 555-0103"]
+    shown = cited_context(passage, quotes)
+    assert shown is not None and shown.marked is not None
+    assert shown.text[shown.marked[0] : shown.marked[1]].startswith("washers | B1")
