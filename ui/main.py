@@ -28,6 +28,13 @@ from ui.services import (
 # The favicon is a file we ship: a :material/...: icon would be fetched from fonts.gstatic.com.
 ICON = str(Path(__file__).resolve().parent / "assets" / "hopwise.png")
 st.set_page_config(page_title="Hopwise", page_icon=ICON, layout="wide")
+# A table in an answer (a quoted row, a model's table) scrolls inside its message on a narrow
+# screen instead of running past its right edge.
+TABLE_STYLE = (
+    "<style>[data-testid='stChatMessage'] [data-testid='stMarkdownContainer'] table"
+    "{display:block;max-width:100%;overflow-x:auto}</style>"
+)
+st.html(TABLE_STYLE)
 
 
 def sidebar_identity() -> None:

@@ -188,3 +188,39 @@ def test_a_quoted_row_is_a_small_table_and_the_trace_says_what_was_checked(
     for width in (1400, 420):
         snap(page, data, "trace-claims", width, show="the check does not judge whether they answer")
     page.context.close()
+
+
+GEAR = """# Field kit
+
+| Kit | Depot | Custodian | Phone | Last inspected |
+| --- | --- | --- | --- | --- |
+| Survey drone Kestrel-4 | North annex | Oriel Manfred-Ashby | 555-0188-2201 | 2031-02-14 |
+| Tide gauge TG-9 | Harbour shed | Sunniva Okonkwo-Lind | 555-0188-2202 | 2031-03-02 |
+| Rope kit R-2 | North annex | Bram Achterberg | 555-0188-2203 | 2031-01-20 |
+"""
+
+
+def test_a_quoted_row_stays_inside_its_message_on_a_phone(browser, app, tmp_path: Path) -> None:
+    """An answer's table (a quoted row with its header) scrolls inside its message at 420 px
+    instead of running past the screen's edge; the Admin page's reading check found the table."""
+    url, data = app
+    page = new_page(browser)
+    upload(page, url, tmp_path / "gear.md", GEAR)
+    page.get_by_text("Reading check", exact=True).wait_for()
+    page.get_by_role("link", name="Chat").click()
+    chat_box(page).fill("Who is the custodian of the Tide gauge TG-9, and what is the phone?")
+    chat_box(page).press("Enter")
+    page.get_by_role("button", name="Open hop trace →").first.wait_for(timeout=240_000)
+    wait_idle(page)
+    page.set_viewport_size({"width": 420, "height": 900})
+    page.wait_for_timeout(800)
+    edges = page.evaluate(
+        "() => [...document.querySelectorAll(\"[data-testid='stChatMessage'] table\")].map("
+        "t => [t.getBoundingClientRect().right, t.closest(\"[data-testid='stChatMessage']\")"
+        ".getBoundingClientRect().right])"
+    )
+    assert edges, "the answer quotes no row as a table"
+    assert all(right <= message + 1 for right, message in edges), edges
+    page.locator("[data-testid='stChatMessage'] table").first.scroll_into_view_if_needed()
+    snap(page, data, "row-table", width=420)
+    page.context.close()
