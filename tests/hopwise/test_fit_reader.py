@@ -52,7 +52,8 @@ def test_the_fit_ranks_the_asked_row_first_on_questions_it_did_not_see() -> None
     tops = [ranked(e, model.units)[0] for e in held]
     right = sum(1 for s in tops if s.features["_label"] > 0)
     assert right >= 18, right  # the row of the named person, not a neighbour's
-    assert set(model.thresholds) == {"state", "bold", "quote"}
+    assert set(model.thresholds) == {"state", "state_floor", "bold", "quote"}
+    assert model.thresholds["state_floor"] <= model.thresholds["state"]  # lowering has a floor
 
 
 def test_the_weights_file_round_trips_and_composes_an_answer(tmp_path: Path) -> None:
@@ -82,3 +83,12 @@ def test_the_state_threshold_keeps_precision_and_the_quote_threshold_counts_righ
     # (p, answerable, top unit right): quoting above 0.5 leaves the unanswerable low one honest
     rows = [(0.9, True, True), (0.8, True, True), (0.3, False, False), (0.2, True, False)]
     assert 0.2 < choose_quote(rows) <= 0.8
+
+
+def test_the_floor_is_the_lowest_threshold_still_precise_taken_together() -> None:
+    from hopwise.evaluation.fitting import state_floor
+
+    pairs = [(0.9, True)] * 19 + [(0.85, False)] + [(0.7, True)] * 20 + [(0.5, False)] * 3
+    assert state_floor(pairs, state=0.9) == 0.7  # 39 of 40 at or above 0.7
+    worse = [(0.9, True)] * 19 + [(0.85, False)] * 2
+    assert state_floor(worse, state=0.9) == 0.9  # 19 of 21 at 0.85: no lower floor
