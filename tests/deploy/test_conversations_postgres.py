@@ -133,6 +133,7 @@ def test_a_replica_started_while_postgres_is_down_catches_up(tmp_path: Path) -> 
             app.close()
 
 
+@pytest.mark.slow  # ~9 s: a PostgreSQL outage and its recovery: in .ci/run's slow suite
 def test_a_thread_whose_owner_cannot_be_read_is_neither_read_nor_written(
     alone: tuple[PostgresServer, Hopwise],
 ) -> None:

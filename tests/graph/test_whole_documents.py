@@ -33,6 +33,7 @@ def test_the_table_is_split_across_chunks(app: Hopwise) -> None:
     assert doc.chunks >= 3  # so no single passage holds it whole
 
 
+@pytest.mark.slow  # 10–12 s: a table over many chunks, read whole: in .ci/run's slow suite
 def test_a_sum_over_a_table_spanning_chunks_counts_every_named_row(app: Hopwise) -> None:
     hours = [h for _, who, h in ROWS if who == "伍思齐"]
     result = app.ask("伍思齐负责的设备预计一共停机多少小时？", groups=["all", "ops"], web=False)

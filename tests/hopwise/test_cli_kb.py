@@ -87,6 +87,7 @@ def test_docs_list_json(kb: KB) -> None:
     assert documents["policy.docx"]["title"] == "Travel Policy"
 
 
+@pytest.mark.slow  # ~10 s of CLI subprocesses: in .ci/run's slow suite
 def test_search_json_respects_groups(kb: KB) -> None:
     found = hopwise(kb.home, "search", "违约金 百分之五", "--groups", "legal", "-k", "1", "--json")
     assert found.returncode == 0, found.stderr

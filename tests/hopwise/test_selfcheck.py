@@ -193,6 +193,7 @@ STORES_ZH = """# 备件库位
 """
 
 
+@pytest.mark.slow  # 10–15 s: two knowledge bases, every question of both documents: in .ci/run's slow suite
 def test_with_documents_in_both_languages_some_questions_come_in_the_other(tmp_path: Path) -> None:
     with offline_app(tmp_path, {"parts.md": PARTS}) as alone:
         check = alone.selfcheck.check(alone.list_documents()[0])

@@ -175,6 +175,7 @@ def assert_no_leak(path: str, seen: str, corpus: Corpus, asked: str = "") -> Non
 # ---- the CLI, as subprocesses (the store is closed in this process meanwhile) ---------------
 
 
+@pytest.mark.slow  # 10–15 s of CLI subprocesses: in .ci/run's slow suite
 def test_cli_search_and_ask_leak_nothing(corpus: Corpus) -> None:
     env = cli_env(corpus.data)
     quoted = "The Falcon vault access code is QZX-7731-VAULT."
@@ -192,6 +193,7 @@ def test_cli_search_and_ask_leak_nothing(corpus: Corpus) -> None:
     assert result["groups"] == ["staff", "ops"] and result["answer"]
 
 
+@pytest.mark.slow  # ~9 s of CLI subprocesses: in .ci/run's slow suite
 def test_cli_rejects_a_filter_injection_in_groups_and_doc_ids(corpus: Corpus) -> None:
     env = cli_env(corpus.data)
     search = run_cli("search", "QZX-7731-VAULT", "--groups", INJECTION, "--json", env=env)

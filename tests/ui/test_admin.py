@@ -209,6 +209,7 @@ def at_least_one_checkbox(at) -> bool:
     return any(c.key == "admin_confirm_widen" for c in at.checkbox)
 
 
+@pytest.mark.slow  # ~9 s: OCR of a scan, page by page: in .ci/run's slow suite
 def test_a_scan_is_read_by_ocr_with_progress_per_page_and_flagged(app_data: Path) -> None:
     from hopwise.app import open_store
     from hopwise.documents import ingest_uploads
