@@ -175,7 +175,6 @@ def assert_no_leak(path: str, seen: str, corpus: Corpus, asked: str = "") -> Non
 # ---- the CLI, as subprocesses (the store is closed in this process meanwhile) ---------------
 
 
-@pytest.mark.slow  # 10–15 s of CLI subprocesses: in .ci/run's slow suite
 def test_cli_search_and_ask_leak_nothing(corpus: Corpus) -> None:
     env = cli_env(corpus.data)
     quoted = "The Falcon vault access code is QZX-7731-VAULT."
