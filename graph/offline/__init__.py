@@ -22,6 +22,7 @@ from graph.offline.compose import compose
 from graph.offline.decompose import decompose_question
 from graph.offline.model import ReaderModel
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.reading import Reading
 from graph.protocols import EvidenceItem, HopView, PhraseLookup, Similarity, Usage
 from graph.schemas import (
     Decomposition,
@@ -55,6 +56,8 @@ class OfflineReasoner:
         self.params = params
         self.similarity = similarity  # meaning next to words when reading (built-in embedder)
         self.model = model  # the fitted reader (default: graph/offline/reader_weights.json)
+        # the readings behind first lines, kept when a caller sets a list (the reading checks)
+        self.readings: list[Reading] | None = None
 
     def route(
         self, question: str, history: Sequence[dict[str, str]]
@@ -180,7 +183,8 @@ class OfflineReasoner:
         missing: Sequence[str],
         hops: Sequence[HopView] = (),
     ) -> Iterator[str | Usage]:
-        yield from compose(question, evidence, missing, hops, self.similarity, self.model)
+        yield from compose(question, evidence, missing, hops, self.similarity, self.model,
+                           self.readings)  # fmt: skip
         yield _usage()
 
     def answer_directly(

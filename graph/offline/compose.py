@@ -118,8 +118,11 @@ def compose(
     hops: Sequence[HopView] = (),
     similarity: Similarity | None = None,
     model: ReaderModel | None = None,
+    readings: list[Reading] | None = None,
 ) -> Iterator[str]:
-    """The answer, as streamed pieces: the first line, then the evidence."""
+    """The answer, as streamed pieces: the first line, then the evidence; the reading the
+    first line came from is appended to `readings` when given (a value computed from stated
+    ones has none)."""
     model = model or load_model()
     evidence = without_planted(evidence)
     zh = tx.language_of(question) == "zh"
@@ -134,6 +137,8 @@ def compose(
                 yield f"- {clip(_BULLET_RE.sub('', line), '')} [{n}]\n"
         return
     reading = read(question, evidence, hops, similarity, model, missing=missing)
+    if readings is not None:
+        readings.append(reading)
     lead = lead_line(reading, model, zh)
     if lead.kind == "short" and _rules_agree(reading):  # the same answer, and the rules'
         yield reading.asked.rule_full  # own evidence lines (a chain shows every step)

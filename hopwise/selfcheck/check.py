@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from graph.offline.model import ReaderModel
+from graph.offline.reading import Reading
 from graph.offline.selftest import SelfQuestion, self_questions
 from graph.offline.units import Unit, units
-from graph.protocols import EvidenceItem, Similarity
+from graph.protocols import EvidenceItem
 from graph.result import QuestionResult, answer_kind, lead_line, short_answer_of
 from ingest.models import Chunk
 
@@ -221,25 +221,17 @@ def judge(sq: SelfQuestion, result: QuestionResult, stated_prob: float, span: st
                    sq.kind, sq.cross)  # fmt: skip
 
 
-Ask = Callable[[str], tuple[QuestionResult, dict[str, Any] | None]]
+Ask = Callable[[str], tuple[QuestionResult, Reading | None]]
 
 
-def reading_of(
-    given: dict[str, Any] | None, similarity: Similarity | None, model: ReaderModel
-) -> tuple[float, str]:
-    """The reader's probability that its short answer is right, and that answer, for the
-    answer step's inputs (0 and '' when it had none to state)."""
-    from graph.offline.reading import read
-    from hopwise.evaluation.record import as_inputs
-
-    if given is None:
+def stated_of(reading: Reading | None) -> tuple[float, str]:
+    """The reader's probability that its short answer is right, and that answer, from the
+    reading behind a first line (0 and '' when it had none to state)."""
+    if reading is None or reading.top is None or reading.span is None:
         return 0.0, ""
-    question, evidence, missing, hops = as_inputs(given)
-    reading = read(question, evidence, hops, similarity, model, missing=missing)
-    span = reading.span
-    if reading.top is None or span is None or span.source == "whole":
+    if reading.span.source == "whole":
         return 0.0, ""
-    return reading.stated, span.text
+    return reading.stated, reading.span.text
 
 
 def check_document(
@@ -247,8 +239,6 @@ def check_document(
     chunks: Sequence[Chunk],
     ask: Ask,
     *,
-    similarity: Similarity | None,
-    model: ReaderModel,
     limit: int,
     budget_s: float,
     seed: int = 0,
@@ -256,7 +246,7 @@ def check_document(
     other_languages: Callable[[], set[str]] = set,
 ) -> DocumentCheck:
     """Generate a document's questions and ask each (`ask`: one question through the graph,
-    returning the result and the answer step's inputs) until `limit` or `budget_s`; some in
+    returning the result and the reading behind its first line) until `limit` or `budget_s`; some in
     the document's other language when another document is in it (`other_languages`: the
     languages of the deployment's other documents)."""
     started = time.monotonic()
@@ -275,11 +265,11 @@ def check_document(
         if before_each is not None:
             before_each()
         try:
-            result, given = ask(sq.question)
+            result, reading = ask(sq.question)
         except Exception:  # noqa: BLE001 - a question that fails is not a reading to score
             logger.info("A self-test question failed: %s", sq.question, exc_info=True)
             continue
-        prob, span = reading_of(given, similarity, model)
+        prob, span = stated_of(reading)
         check.outcomes.append(judge(sq, result, prob, span))
     check.seconds = time.monotonic() - started
     check.checked_at = time.time()

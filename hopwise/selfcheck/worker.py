@@ -29,6 +29,7 @@ from ingest.models import DocumentInfo
 
 if TYPE_CHECKING:
     from graph.offline.model import ReaderModel
+    from graph.offline.reading import Reading
     from hopwise.app import Hopwise
 
 logger = logging.getLogger(__name__)
@@ -125,19 +126,19 @@ class SelfChecker:
         """Check one document now (this thread), save it, and choose the threshold again."""
         from graph.offline import OfflineReasoner
         from graph.offline.model import load_model
-        from hopwise.evaluation.record import Recording
 
         model = self.model or load_model()  # fitted thresholds: not the last calibration
         groups = self.admin_groups()
-        recorder = Recording(OfflineReasoner(similarity=self.app.similarity, model=model))
+        reader = OfflineReasoner(similarity=self.app.similarity, model=model)  # this check's own
 
-        def ask(question: str) -> tuple[Any, dict[str, Any] | None]:
-            result = self.app.try_offline(question, groups, reasoner=recorder)  # type: ignore[arg-type]
-            return result, recorder.take()
+        def ask(question: str) -> tuple[Any, Reading | None]:
+            reader.readings = []  # the reading behind this question's first line
+            result = self.app.try_offline(question, groups, reasoner=reader)
+            return result, reader.readings[-1] if reader.readings else None
 
         chunks = self.app.document_chunks(doc)
-        found = check_document(doc, chunks, ask, similarity=self.app.similarity, model=model,
-                               limit=self.limit, budget_s=self.budget_s, before_each=before_each,
+        found = check_document(doc, chunks, ask, limit=self.limit, budget_s=self.budget_s,
+                               before_each=before_each,
                                other_languages=lambda: self.languages(besides=doc.doc_id))  # fmt: skip
         latest = self.app.get_document(doc.doc_id)
         if latest is not None and latest.version == doc.version:  # not deleted or replaced
