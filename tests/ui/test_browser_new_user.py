@@ -201,12 +201,21 @@ GEAR = """# Field kit
 
 
 def test_a_quoted_row_stays_inside_its_message_on_a_phone(browser, app, tmp_path: Path) -> None:
-    """An answer's table (a quoted row with its header) scrolls inside its message at 420 px
-    instead of running past the screen's edge; the Admin page's reading check found the table."""
+    """The Admin page's reading check follows the upload's background check to its score; an
+    answer's table (a quoted row with its header) scrolls inside its message at 420 px instead
+    of running past the screen's edge."""
     url, data = app
     page = new_page(browser)
     upload(page, url, tmp_path / "gear.md", GEAR)
     page.get_by_text("Reading check", exact=True).wait_for()
+    # the background check of the upload: the page follows it to the document's score
+    page.get_by_text("self-test questions answered right on the first line").wait_for(
+        timeout=240_000
+    )
+    wait_idle(page)
+    assert "found 1 table (3 rows)" in page.inner_text("body")
+    snap(page, data, "reading-check", show="Reading check")
+    snap(page, data, "reading-check", width=420, show="Reading check")
     page.get_by_role("link", name="Chat").click()
     chat_box(page).fill("Who is the custodian of the Tide gauge TG-9, and what is the phone?")
     chat_box(page).press("Enter")
