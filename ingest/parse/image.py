@@ -25,7 +25,7 @@ def parse_image(data: bytes, source: str) -> ParsedDocument:
     height, width = image.shape[:2]
     builder = Builder()
     for paragraph in ocr.lines_to_paragraphs(ocr.ocr_image(image), width, height):
-        builder.text(paragraph, page=1)
+        builder.text(paragraph, page=1, columns=True)  # a scanned table's rows
     if not builder.blocks:
         raise IngestError("no text found in the image (OCR)")
     builder.ocr_pages.append(1)

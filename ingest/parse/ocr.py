@@ -30,7 +30,7 @@ try:
     _VERSION = importlib.metadata.version("rapidocr-onnxruntime")
 except importlib.metadata.PackageNotFoundError:
     _VERSION = "missing"
-OCR_SETTINGS = "ocr-1"  # bump when a setting or the paragraph rules below change the text
+OCR_SETTINGS = "ocr-2"  # bump when a setting or the paragraph rules below change the text
 OCR_ENGINE = f"rapidocr-onnxruntime-{_VERSION}+{OCR_SETTINGS}"
 
 MAX_PIXELS = 50_000_000  # larger images are refused before they are decoded
@@ -50,6 +50,8 @@ MIN_CONFIDENCE = 0.7
 SPACE_PROBABILITY = 0.01
 PARAGRAPH_GAP = 0.5  # a row this many line heights further down than usual starts a paragraph
 WORD_GAP = 1.0  # boxes on a row this many line heights apart are separate phrases: a space
+CELL_GAP = 2.0  # ... and this many apart, a table's cells (in a run of TABLE_ROWS such rows)
+TABLE_ROWS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,6 +310,35 @@ def _row_text(row: list[OcrLine], line_height: float) -> str:
     return text
 
 
+def _cells(row: list[OcrLine], line_height: float) -> list[tuple[float, str]]:
+    """A row's pieces set CELL_GAP line heights or more apart (a table row's cells): where
+    each starts, and its text."""
+    pieces: list[list[OcrLine]] = [[row[0]]]
+    for before, line in zip(row, row[1:], strict=False):
+        if line.box[0] - before.box[2] > CELL_GAP * line_height:
+            pieces.append([])
+        pieces[-1].append(line)
+    return [(piece[0].box[0], _row_text(piece, line_height)) for piece in pieces]
+
+
+def _placed(rows: list[list[tuple[float, str]]]) -> str:
+    """A table's rows, a line each: every cell under the header cell whose start is nearest
+    (an empty cell where a row has none), cells joined by ' | ' for the builder's table
+    reading; when two cells fall under one column, the cells as they are, two spaces apart
+    (the builder keeps such lines as a table read as text)."""
+    starts = [x for x, _ in rows[0]]
+    out = []
+    for row in rows:
+        placed = [""] * len(starts)
+        for x, text in row:
+            column = min(range(len(starts)), key=lambda c: abs(starts[c] - x))
+            if placed[column]:
+                return "\n".join("  ".join(text for _, text in r) for r in rows)
+            placed[column] = text
+        out.append(" | ".join(placed))
+    return "\n".join(out)
+
+
 def _paragraphs(lines: list[OcrLine], line_height: float) -> list[str]:
     """One column's rows joined into paragraphs, split where the white space between two rows
     is PARAGRAPH_GAP line heights more than the column's usual gap between rows."""
@@ -324,15 +355,54 @@ def _paragraphs(lines: list[OcrLine], line_height: float) -> list[str]:
     return [join_lines("\n".join(texts)) for texts in paragraphs]
 
 
+def _table_bands(lines: list[OcrLine], line_height: float) -> list[tuple[list[OcrLine], str]]:
+    """The page top to bottom as bands of (lines, table): a run of TABLE_ROWS or more rows of
+    cells (the first with three or more, CELL_GAP apart) is a table band (see `_placed`); the
+    lines between are read as text (columns and all)."""
+    rows = _rows(lines)
+    cells = [_cells(row, line_height) for row in rows]
+    bands: list[tuple[list[OcrLine], str]] = []
+    text: list[OcrLine] = []
+    k = 0
+    while k < len(rows):
+        end = k
+        while end < len(rows) and len(cells[end]) >= (3 if end == k else 2):
+            end += 1
+        if end - k < TABLE_ROWS:
+            text += rows[k]
+            k += 1
+            continue
+        if text:
+            bands.append((text, ""))
+            text = []
+        bands.append(([], _placed(cells[k:end])))
+        k = end
+    if text:
+        bands.append((text, ""))
+    return bands
+
+
 def lines_to_paragraphs(lines: list[OcrLine], width: int, height: int) -> list[str]:
     """OCR lines of a `width` x `height` page as paragraphs in reading order: top to bottom;
     on a two-column page the left column before the right one, between any full-width lines
     (a title, a footer) that cross the gutter. Chinese and Japanese lines join without a
-    space, Latin ones with one (join_lines)."""
+    space, Latin ones with one (join_lines). A table (rows of cells set well apart) is one
+    paragraph, a row a line, its cells under their header's columns."""
     lines = [line for line in lines if line.height > 0]
     if not lines:
         return []
     line_height = statistics.median(line.height for line in lines)
+    out: list[str] = []
+    for text, table in _table_bands(lines, line_height):
+        if table:  # one row a line: the builder reads it as a table (ingest/parse/aligned.py)
+            out.append(table)
+        else:
+            out += _columns(text, width, line_height)
+    return out
+
+
+def _columns(lines: list[OcrLine], width: int, line_height: float) -> list[str]:
+    """Text lines as paragraphs in reading order, a two-column page's left column first."""
     gutter = _gutter(lines, width)
     if gutter is None:
         return _paragraphs(lines, line_height)

@@ -77,7 +77,7 @@ def _parse_pdf_locked(data: bytes, source: str) -> ParsedDocument:
                 builder.furniture.append(line.text)
         _pdf_page(builder, page, lines, outline.get(page.number, []), known)
         for paragraph in ocr_text.get(page.number, []):
-            builder.text(paragraph, page=page.number)
+            builder.text(paragraph, page=page.number, columns=True)  # a scanned table's rows
         for note in page.notes:
             builder.text(note, page=page.number)
     if not builder.blocks:

@@ -272,3 +272,53 @@ def test_a_large_jpeg_is_decoded_at_a_reduced_scale(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(ocr, "MAX_SIDE", 200)
     data = encode(Image.new("RGB", (640, 300), "white"), "JPEG")
     assert ocr.decode_image(data).shape == (150, 320, 3)  # libjpeg's 1/2 scale, still >= 200
+
+
+def grid(rows: list[list[str]], top: float = 100) -> list[OcrLine]:
+    """A scanned table: each cell its own box, the columns 300 px apart, a row 40 px down."""
+    return [line(cell, 100 + 300 * c, top + 40 * r, 100 + 300 * c + 120, top + 40 * r + 24)
+            for r, row in enumerate(rows) for c, cell in enumerate(row) if cell]  # fmt: skip
+
+
+def test_a_scanned_table_keeps_its_rows_and_cells_and_becomes_table_rows() -> None:
+    from ingest.parse.builder import Builder
+
+    table = [["Bay", "Crane", "Load"], ["B1", "", "12 t"], ["B2", "Heron", "30 t"]]  # a gap
+    lead = line("Cranes in service this week.", 100, 40, 600, 64)
+    paragraphs = ocr.lines_to_paragraphs([lead, *grid(table)], 1200, 1000)
+    assert paragraphs == [
+        "Cranes in service this week.",
+        "Bay | Crane | Load\nB1 |  | 12 t\nB2 | Heron | 30 t",
+    ]
+    builder = Builder()
+    for paragraph in paragraphs:
+        builder.text(paragraph, page=3, columns=True)
+    doc = builder.build("scan.pdf", None)
+    assert [(b.kind, b.text, b.page) for b in doc.blocks] == [
+        ("text", "Cranes in service this week.", 3),
+        ("table", "Bay | Crane | Load", 3),
+        ("table", "B1 |  | 12 t", 3),  # the empty cell kept in its column
+        ("table", "B2 | Heron | 30 t", 3),
+    ]
+
+
+def test_a_scanned_table_whose_cells_cannot_be_placed_is_read_as_text_and_marked() -> None:
+    from ingest.parse.builder import Builder
+
+    table = grid([["Bay", "Crane", "Load"], ["B2", "Heron", "30 t"]])
+    table += [line("B1", 100, 180, 220, 204), line("under", 340, 180, 400, 204),
+              line("repair", 460, 180, 560, 204), line("12 t", 700, 180, 820, 204)]  # fmt: skip
+    builder = Builder()
+    for paragraph in ocr.lines_to_paragraphs(table, 1200, 1000):
+        builder.text(paragraph, page=3, columns=True)
+    [block] = builder.build("scan.pdf", None).blocks
+    assert block.kind == "text_table" and block.page == 3
+    assert block.text.splitlines() == ["Bay Crane Load", "B2 Heron 30 t", "B1 under repair 12 t"]
+
+
+def test_prose_on_a_scan_is_no_table() -> None:
+    lines = column(["The cranes are inspected", "every Monday before the", "first shift starts."],
+                   100, 700, 100)  # fmt: skip
+    assert ocr.lines_to_paragraphs(lines, 1000, 1000) == [
+        "The cranes are inspected every Monday before the first shift starts."
+    ]

@@ -143,3 +143,33 @@ def test_broken_image_is_refused_with_a_reason(tmp_path: Path) -> None:
 def test_a_page_with_a_text_layer_is_not_ocred() -> None:
     doc = parse_bytes(_text_pdf(PAGES), "typed.pdf")
     assert doc.ocr_pages == [] and " ocr=" not in doc.parser
+
+
+def test_a_scanned_table_is_read_as_table_rows_with_its_empty_cell() -> None:
+    """A table in a scan (each cell its own box, columns set well apart) comes out as table
+    rows under their header, an empty cell kept in its column; the lines around it as text."""
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from ingest.parse.image import parse_image
+
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 28)
+    image = Image.new("RGB", (1400, 600), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((80, 60), "Cranes in service this week, by bay.", font=font, fill="black")
+    rows = [["Bay", "Crane", "Operator", "Load"], ["B1", "Otter", "Lena Varga", "12 t"],
+            ["B2", "Heron", "Ivo Kranjc", "30 t"], ["B3", "Kite", "", "8 t"]]  # fmt: skip
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            draw.text((80 + 320 * c, 160 + 60 * r), cell, font=font, fill="black")
+    data = io.BytesIO()
+    image.save(data, format="PNG")
+    doc = parse_image(data.getvalue(), "cranes.png")
+    assert [(b.kind, b.text) for b in doc.blocks] == [
+        ("text", "Cranes in service this week, by bay."),
+        ("table", "Bay | Crane | Operator | Load"),
+        ("table", "B1 | Otter | Lena Varga | 12 t"),
+        ("table", "B2 | Heron | Ivo Kranjc | 30 t"),
+        ("table", "B3 | Kite |  | 8 t"),
+    ]
