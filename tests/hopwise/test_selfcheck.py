@@ -228,3 +228,31 @@ def test_one_process_of_a_deployment_checks_what_was_left(tmp_path: Path) -> Non
     first.stop()  # the process ends: another takes the role
     assert second.sweeps()
     second.stop()
+
+
+def test_a_scanned_table_whose_cells_cannot_be_placed_is_flagged_on_its_page(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from PIL import Image, ImageDraw, ImageFont
+
+    from ingest.pipeline import ingest_bytes
+
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", 28)
+    image = Image.new("RGB", (1400, 500), "white")
+    draw = ImageDraw.Draw(image)
+    rows = [["Bay", "Crane", "Load"], ["B1", "Otter", "12 t"], ["B2", "Heron", "30 t"]]
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            draw.text((80 + 400 * c, 80 + 60 * r), cell, font=font, fill="black")
+    for x, cell in ((80, "B3"), (330, "under"), (560, "repair"), (880, "8 t")):  # no column
+        draw.text((x, 260), cell, font=font, fill="black")
+    data = io.BytesIO()
+    image.save(data, format="PNG")
+    with offline_app(tmp_path, {}) as app:
+        done = ingest_bytes(data.getvalue(), "cranes.png", app.retriever, groups=["all"],
+                            config=app.settings.ingest)  # fmt: skip
+        assert done.status == "ingested", done.reason
+        check = app.selfcheck.check(app.list_documents()[0])
+    assert check.as_text == ["the table on page 1 starting “Bay Crane Load” was read as text"]
