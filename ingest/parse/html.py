@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 from typing import Any
 
 from ingest.errors import IngestError
@@ -145,13 +146,15 @@ def _decode_html(data: bytes) -> str:
 
 
 def parse_html(data: bytes, source: str) -> ParsedDocument:
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning
 
     from ingest.hidden.markup import strip_hidden_html
 
     markup = _decode_html(data)
     try:
-        soup = BeautifulSoup(markup, "lxml")
+        with warnings.catch_warnings():  # a file whose text looks like a URL is still a file
+            warnings.simplefilter("ignore", MarkupResemblesLocatorWarning)
+            soup = BeautifulSoup(markup, "lxml")
     except Exception as exc:
         raise IngestError(f"corrupt HTML ({exc})") from exc
     builder = Builder()
