@@ -237,11 +237,11 @@ def record_self_questions(
     selftest.py) through the real graph, as an admin reads (every group), and record what
     the answer step was given, with the answer and the key it must be bound to; returns how
     many were written."""
-    from graph.offline.selftest import chain_questions, self_questions
     from graph.offline.units import units
     from hopwise.app import Hopwise, build_reasoner, meaning_similarity
     from hopwise.evaluation.kb import load_kb, open_kb_store
     from hopwise.evaluation.record import FORMAT, Recording
+    from hopwise.selfcheck.questions import chain_questions, self_questions
     from hopwise.settings import load_settings
 
     kb = load_kb(kb_root)

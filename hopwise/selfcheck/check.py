@@ -1,7 +1,7 @@
 """Check how well Hopwise reads one document: questions the document answers itself (a table
 cell by its row's key and its column's header, a record's field by the record's key: see
-graph/offline/selftest.py) asked back through the real graph, offline, as an admin reads, and
-what the document's structure turned into (tables and their rows, records, and text that
+questions.py) asked back through the real graph, offline, as an admin reads, and what the
+document's structure turned into (tables and their rows, records, and text that
 looks like a table but was read as lines).
 
 Each question keeps what a first line showed and the reader's own probability that its short
@@ -20,10 +20,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from graph.offline.reading import Reading
-from graph.offline.selftest import SelfQuestion, self_questions
 from graph.offline.units import Unit, units
 from graph.protocols import EvidenceItem
 from graph.result import QuestionResult, answer_kind, lead_line, short_answer_of
+from hopwise.selfcheck.questions import SelfQuestion, self_questions
 from ingest.models import Chunk
 
 logger = logging.getLogger(__name__)
