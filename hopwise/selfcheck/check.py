@@ -12,7 +12,6 @@ answer is right, so a deployment can choose its stated-answer threshold on its o
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,13 +24,11 @@ from graph.protocols import EvidenceItem
 from graph.result import QuestionResult, answer_kind, lead_line, short_answer_of
 from hopwise.selfcheck.questions import SelfQuestion, self_questions
 from ingest.models import Chunk
+from ingest.parse.aligned import ALIGNED_LINES, MIN_COLUMNS, cells_of
 
 logger = logging.getLogger(__name__)
 
 MISREADINGS_SHOWN = 5  # the worst misreadings kept per document
-TEXT_TABLE_LINES = 3  # lines in a row, each split into the same columns: a table read as text
-TEXT_TABLE_COLUMNS = 3
-_COLUMN_GAP_RE = re.compile(r"\t+|\s{2,}")
 
 
 @dataclass
@@ -167,17 +164,16 @@ def main_language(found: Sequence[Unit]) -> str:
 
 def text_table_at(text: str) -> bool:
     """Whether the text has a run of lines that each split into the same columns (by tabs or
-    wide gaps) but no table row of cells: a table the parser read as lines."""
+    wide gaps, as the parser splits them: ingest/parse/aligned.py) but no table row of cells:
+    a table read as lines (a preformatted block, say)."""
     run, width = 0, 0
     for line in text.splitlines():
-        cells = [c for c in _COLUMN_GAP_RE.split(line.strip()) if c]
-        if len(cells) >= TEXT_TABLE_COLUMNS and "|" not in line and len(cells) == width:
-            run += 1
-        else:
-            run, width = (
-                (1, len(cells)) if len(cells) >= TEXT_TABLE_COLUMNS and "|" not in line else (0, 0)
-            )
-        if run >= TEXT_TABLE_LINES:
+        cells = cells_of(line) if "|" not in line else []
+        if len(cells) < MIN_COLUMNS:
+            run, width = 0, 0
+            continue
+        run, width = (run + 1, width) if len(cells) == width else (1, len(cells))
+        if run >= ALIGNED_LINES:
             return True
     return False
 
@@ -209,14 +205,17 @@ def judge(sq: SelfQuestion, result: QuestionResult, stated_prob: float, span: st
     from hopwise.evaluation.kbgrade import normalise  # the knowledge-base sets' own rule
 
     expected = normalise(sq.answer)
+
+    def states(text: str) -> bool:  # the value, and not much more (the fit's rule for a span)
+        said = normalise(text)
+        return bool(expected) and expected in said and len(said) <= 3 * len(expected) + 12
+
     first = lead_line(result.answer)
     kind = answer_kind(result.answer)
     right = kind != "not_found" and bool(expected) and expected in normalise(first)
     if kind == "short":  # judged on what it states, not on the whole line
-        said = normalise(short_answer_of(result.answer))
-        right = bool(expected) and expected in said and len(said) <= 3 * len(expected) + 12
-    shown = normalise(span)
-    span_right = bool(span) and expected in shown and len(shown) <= 3 * len(expected) + 12
+        right = states(short_answer_of(result.answer))
+    span_right = bool(span) and states(span)
     return Outcome(sq.question, sq.answer, first, kind, right, round(stated_prob, 6), span_right,
                    sq.kind, sq.cross)  # fmt: skip
 

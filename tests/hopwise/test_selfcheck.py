@@ -256,3 +256,12 @@ def test_a_scanned_table_whose_cells_cannot_be_placed_is_flagged_on_its_page(
         assert done.status == "ingested", done.reason
         check = app.selfcheck.check(app.list_documents()[0])
     assert check.as_text == ["the table on page 1 starting “Bay Crane Load” was read as text"]
+
+
+def test_columns_kept_as_lines_in_a_passage_are_a_table_read_as_text() -> None:
+    from hopwise.selfcheck.check import text_table_at
+
+    kept = "Kiln\tFuel\tPeak\nArden\twood\t1280 C\nBrell\tgas\t1190 C"  # a preformatted block
+    assert text_table_at(kept)
+    assert not text_table_at("Kiln | Fuel | Peak\nArden | wood | 1280 C\nBrell | gas | 1190 C")
+    assert not text_table_at("The kilns are fired daily.  Arden burns wood.\nBrell burns gas.")
