@@ -10,7 +10,7 @@ reading check tells the admin where).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 ALIGNED_LINES = 3  # lines in a run before it is a table
 MIN_COLUMNS = 3  # cells per line (two columns are a label and its value, not yet a table)
@@ -49,15 +49,24 @@ def _by_columns(lines: list[str]) -> list[list[str]] | None:
     return rows
 
 
+def table_end(widths: Sequence[int], start: int) -> int:
+    """Where a table that starts at line `start` ends, from each line's number of cells: its
+    first line has MIN_COLUMNS or more, the rest two or more (a row may leave cells empty once
+    the table has begun). Fewer than ALIGNED_LINES lines from `start`: no table there."""
+    end = start
+    while end < len(widths) and widths[end] >= (MIN_COLUMNS if end == start else 2):
+        end += 1
+    return end
+
+
 def split_aligned(text: str) -> Iterator[tuple[str, str | list[list[str]]]]:
     """The text in runs: ('text', lines), ('table', rows) and ('text_table', lines)."""
     lines = text.split("\n")
+    widths = [len(cells_of(line)) for line in lines]
     plain: list[str] = []
     k = 0
     while k < len(lines):
-        end = k
-        while end < len(lines) and len(cells_of(lines[end])) >= (MIN_COLUMNS if end == k else 2):
-            end += 1  # a row may leave its last cells empty once the table has begun
+        end = table_end(widths, k)
         if end - k < ALIGNED_LINES:
             plain.append(lines[k])
             k += 1
@@ -66,8 +75,7 @@ def split_aligned(text: str) -> Iterator[tuple[str, str | list[list[str]]]]:
             yield "text", "\n".join(plain)
             plain = []
         run = [ln.rstrip() for ln in lines[k:end]]
-        widths = {len(cells_of(ln)) for ln in run}
-        rows = [cells_of(ln) for ln in run] if len(widths) == 1 else _by_columns(run)
+        rows = [cells_of(ln) for ln in run] if len(set(widths[k:end])) == 1 else _by_columns(run)
         if rows is not None:
             yield "table", rows
         else:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ingest.errors import IngestError
+from ingest.parse.aligned import ALIGNED_LINES, table_end
 from ingest.parse.builder import join_lines
 
 try:
@@ -50,8 +51,7 @@ MIN_CONFIDENCE = 0.7
 SPACE_PROBABILITY = 0.01
 PARAGRAPH_GAP = 0.5  # a row this many line heights further down than usual starts a paragraph
 WORD_GAP = 1.0  # boxes on a row this many line heights apart are separate phrases: a space
-CELL_GAP = 2.0  # ... and this many apart, a table's cells (in a run of TABLE_ROWS such rows)
-TABLE_ROWS = 3
+CELL_GAP = 2.0  # ... and this many apart, a table's cells (in a run of rows: aligned.table_end)
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,19 +356,18 @@ def _paragraphs(lines: list[OcrLine], line_height: float) -> list[str]:
 
 
 def _table_bands(lines: list[OcrLine], line_height: float) -> list[tuple[list[OcrLine], str]]:
-    """The page top to bottom as bands of (lines, table): a run of TABLE_ROWS or more rows of
-    cells (the first with three or more, CELL_GAP apart) is a table band (see `_placed`); the
-    lines between are read as text (columns and all)."""
+    """The page top to bottom as bands of (lines, table): a run of rows of cells CELL_GAP apart
+    that the parser's plain-text rule takes for a table (aligned.table_end) is a table band (see
+    `_placed`); the lines between are read as text (columns and all)."""
     rows = _rows(lines)
     cells = [_cells(row, line_height) for row in rows]
     bands: list[tuple[list[OcrLine], str]] = []
     text: list[OcrLine] = []
     k = 0
+    widths = [len(c) for c in cells]
     while k < len(rows):
-        end = k
-        while end < len(rows) and len(cells[end]) >= (3 if end == k else 2):
-            end += 1
-        if end - k < TABLE_ROWS:
+        end = table_end(widths, k)
+        if end - k < ALIGNED_LINES:
             text += rows[k]
             k += 1
             continue

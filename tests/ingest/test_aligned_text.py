@@ -53,3 +53,8 @@ def test_a_chunk_of_a_table_read_as_text_says_so_with_the_tables_first_line() ->
     doc = parse_txt(SHIFTS.encode(), "shifts.txt")
     [chunk] = chunk_document(doc, doc_id="d", doc_version=1, groups=["all"], checksum="c")
     assert chunk.metadata["table_as_text"] == "Desk Lead Start"
+
+
+def test_two_tables_and_the_prose_between_them_keep_their_order() -> None:
+    text = "Bay  Crane  Load\nB1  Otter  12 t\nB2  Heron  30 t\nLoads are weighed.\nx | y | z\n1 | 2 | 3\n4 | 5 | 6"
+    assert [k for k, _ in split_aligned(text)] == ["table", "text", "table"]
