@@ -23,7 +23,7 @@ from langchain_core.vectorstores import VectorStore
 from langchain_core.vectorstores.utils import maximal_marginal_relevance
 
 from ingest.models import DEFAULT_GROUP, Chunk, Hit
-from ingest.store import MAX_TEXT_BYTES, validate_chunk_groups, validate_groups
+from ingest.store import MAX_TEXT_BYTES, TEXT_ANALYZER, validate_chunk_groups, validate_groups
 
 if TYPE_CHECKING:
     from ingest.store import MilvusStore
@@ -192,8 +192,8 @@ class KnowledgeBaseVectorStore(VectorStore):
         **kwargs: Any,
     ) -> KnowledgeBaseVectorStore:
         raise NotImplementedError(
-            "open the knowledge base with MilvusStore(...).as_langchain_vectorstore() and call "
-            "add_texts; its embedder is the knowledge base's own"
+            "open the knowledge base with MilvusStore(...), pass it to as_langchain_vectorstore() "
+            "and call add_texts; its embedder is the knowledge base's own"
         )
 
 
@@ -232,3 +232,49 @@ class AsLangChainEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         vector: list[float] = self._embedder.embed_query(text)
         return vector
+
+
+# ---- the views of a store -------------------------------------------------------------------
+
+
+def as_langchain_vectorstore(
+    store: MilvusStore,
+    groups: Sequence[str] = (DEFAULT_GROUP,),
+    *,
+    write_groups: Sequence[str] | None = None,
+) -> KnowledgeBaseVectorStore:
+    """This knowledge base as a LangChain VectorStore for a reader's groups; documents
+    added through it become knowledge-base documents readable by `write_groups`."""
+    return KnowledgeBaseVectorStore(store, groups=groups, write_groups=write_groups)
+
+
+def as_langchain_milvus(store: MilvusStore) -> Any:
+    """The raw langchain_milvus.Milvus over this same collection (read-only interop, e.g.
+    for langchain-milvus retrievers). It does not add the ACL or the version filter by
+    itself: pass `expr=store.search_filter(groups)` to every search; never write with it
+    (writes bypass the document manifest; use as_langchain_vectorstore). From index format
+    3 on, BM25 matches folded text: pass `ingest.phrases.fold(query)` to ignore accents."""
+    from langchain_milvus import BM25BuiltInFunction, Milvus
+
+    bm25 = BM25BuiltInFunction(
+        input_field_names="text" if store.index_format < 3 else "search_text",
+        output_field_names="sparse",
+        analyzer_params=TEXT_ANALYZER,
+        enable_match=False,
+    )
+    common: dict[str, Any] = {
+        "collection_name": store.collection,
+        "connection_args": store.connection_args(),
+        "builtin_function": bm25,
+        "text_field": "text",
+        "primary_field": "chunk_id",
+        "auto_id": False,
+        "consistency_level": "Strong",
+    }
+    if store.embedder is None:
+        return Milvus(embedding_function=None, vector_field="sparse", **common)
+    return Milvus(
+        embedding_function=AsLangChainEmbeddings(store.embedder),
+        vector_field=["dense", "sparse"],
+        **common,
+    )

@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ingest.busy import lower_thread_priority
-from ingest.store import group_filter, quote_value
-from ingest.store.groups import current_expr, version_expr
+from ingest.store.groups import current_expr, group_filter, quote_value, version_expr
 from ingest.store.schema import side_schema
 
 if TYPE_CHECKING:
     from ingest.embeddings import Embedder
-    from ingest.store import MilvusStore
+    from ingest.store.side import ChunkStore
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +76,7 @@ class VectorIndex:
     """The side collection of one embedding model for one MilvusStore."""
 
     def __init__(
-        self, store: MilvusStore, embedder: Embedder, document_embedder: Embedder | None = None
+        self, store: ChunkStore, embedder: Embedder, document_embedder: Embedder | None = None
     ) -> None:
         if document_embedder is not None and document_embedder.name != embedder.name:
             raise ValueError("documents and queries must be embedded by the same model")

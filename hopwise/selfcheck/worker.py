@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hopwise.database import Lease, Step, StoreUnavailable
 from hopwise.selfcheck.calibration import Calibration, bounds, calibrate
@@ -30,7 +30,11 @@ from ingest.models import DocumentInfo
 if TYPE_CHECKING:
     from graph.offline.model import ReaderModel
     from graph.offline.reading import Reading
-    from hopwise.app import Hopwise
+    from graph.protocols import Reasoner, Retriever, Similarity
+    from graph.result import QuestionResult
+    from hopwise.database import Database
+    from hopwise.settings import Settings
+    from ingest.models import Chunk
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +75,30 @@ class SelfCheckLog(Tables):
             cur.execute("DELETE FROM hopwise_selfcheck WHERE doc_id = ?", (doc_id,))
 
 
+class CheckedApp(Protocol):
+    """What the reading checks use of the application (hopwise.app.Hopwise is one): its
+    documents, its offline reader and where the checks are kept."""
+
+    settings: Settings
+    database: Database
+    retriever: Retriever
+    similarity: Similarity | None
+
+    def list_documents(self) -> list[DocumentInfo]: ...
+
+    def get_document(self, doc_id: str) -> DocumentInfo | None: ...
+
+    def document_chunks(self, doc: DocumentInfo) -> list[Chunk]: ...
+
+    def kb_stats(self) -> dict[str, Any]: ...
+
+    def try_offline(
+        self, question: str, groups: Sequence[str], reasoner: Reasoner | None = None
+    ) -> QuestionResult: ...
+
+    def use_reader_threshold(self, threshold: float) -> None: ...
+
+
 def current(check: DocumentCheck | None, doc: DocumentInfo) -> bool:
     return check is not None and check.version == doc.version and check.checksum == doc.checksum
 
@@ -78,7 +106,7 @@ def current(check: DocumentCheck | None, doc: DocumentInfo) -> bool:
 class SelfChecker:
     """The deployment's reading checks: run, kept, shown, and turned into its threshold."""
 
-    def __init__(self, app: Hopwise) -> None:
+    def __init__(self, app: CheckedApp) -> None:
         self.app = app
         self.log = SelfCheckLog(app.database)
         self.limit = app.settings.selfcheck_questions

@@ -15,7 +15,7 @@ from ingest.lang import CJK, FIELD_LABEL
 from ingest.models import Block, ParsedDocument
 from ingest.normalize import normalize_text
 from ingest.parse.aligned import split_aligned
-from ingest.parse.limits import parser_lineage
+from ingest.parse.limits import OCR_ENGINE, parser_lineage
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +157,6 @@ class Builder:
         title = join_lines(self._visible(title or "")) or self.first_h1 or stem
         parser = parser_lineage(source)
         if self.ocr_pages:
-            from ingest.parse.ocr import OCR_ENGINE
-
             parser += f" ocr={OCR_ENGINE}"
         return ParsedDocument(
             source=source,

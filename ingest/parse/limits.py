@@ -5,6 +5,7 @@ parser lineage each chunk records (a document re-ingests when it changes).
 from __future__ import annotations
 
 import functools
+import importlib.metadata
 import logging
 import unicodedata
 from pathlib import PurePosixPath
@@ -42,6 +43,14 @@ ENGINES = {
     ".jpeg": ("rapidocr-onnxruntime",),
 }
 
+# What an OCR'd document's lineage adds (" ocr=<engine>"): the engine and its settings.
+try:
+    _VERSION = importlib.metadata.version("rapidocr-onnxruntime")
+except importlib.metadata.PackageNotFoundError:
+    _VERSION = "missing"
+OCR_SETTINGS = "ocr-2"  # bump when a setting or the paragraph rules of ocr.py change the text
+OCR_ENGINE = f"rapidocr-onnxruntime-{_VERSION}+{OCR_SETTINGS}"
+
 
 def parser_lineage(source: str) -> str:
     """What parses a file of this name, e.g. "parse-3 nfkc-1 pypdfium2-5.15.2" (an OCR'd
@@ -53,8 +62,6 @@ def parser_lineage(source: str) -> str:
 def _lineage(ext: str) -> str:
     """Per extension, once a process: package versions do not change while it runs, and a
     streamed text file builds a document per window."""
-    import importlib.metadata
-
     engines = []
     for package in ENGINES.get(ext, ()):
         try:
@@ -100,6 +107,4 @@ def lineage_is_current(stored: str, source: str) -> bool:
         return True
     if not stored.startswith(f"{base} ocr="):
         return False
-    from ingest.parse.ocr import OCR_ENGINE
-
     return stored == f"{base} ocr={OCR_ENGINE}"

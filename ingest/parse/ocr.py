@@ -11,7 +11,6 @@ that the model only half sees.
 
 from __future__ import annotations
 
-import importlib.metadata
 import io
 import os
 import re
@@ -27,13 +26,7 @@ from ingest.errors import IngestError
 from ingest.parse.aligned import ALIGNED_LINES, table_end
 from ingest.parse.builder import join_lines
 
-try:
-    _VERSION = importlib.metadata.version("rapidocr-onnxruntime")
-except importlib.metadata.PackageNotFoundError:
-    _VERSION = "missing"
-OCR_SETTINGS = "ocr-2"  # bump when a setting or the paragraph rules below change the text
-OCR_ENGINE = f"rapidocr-onnxruntime-{_VERSION}+{OCR_SETTINGS}"
-
+# A setting or paragraph rule below that changes the text bumps limits.OCR_SETTINGS (lineage).
 MAX_PIXELS = 50_000_000  # larger images are refused before they are decoded
 # Longest side OCR works at: 150 dpi A4 and A3 pages (1754, 2480 px) stay as they are; a photo
 # or a 300 dpi scan is shrunk, which speeds detection (recognition rescales every line anyway).

@@ -2,7 +2,9 @@
 
 `MilvusStore` is the facade; its parts live beside it: `client` (connection), `schema`
 (fields, rows, index format), `groups` (access groups and filters), `base` (shared state,
-manifest, visibility), `documents` (versions, repair), `reindex`, `search` and `fusion`.
+manifest, visibility), `documents` (versions, repair), `reindex`, `search` and `fusion`;
+`phrase_table` keeps phrase keys beside the chunks and sees the store through `side`.
+This module only re-exports; the layering is in docs/architecture.md.
 """
 
 from __future__ import annotations

@@ -53,8 +53,8 @@ from ingest.store.schema import (
 if TYPE_CHECKING:
     from ingest.busy import BusySignal
     from ingest.embeddings import Embedder
-    from ingest.store.milvus_store import MilvusStore
     from ingest.store.phrase_table import PhraseTable, PhraseWorker
+    from ingest.store.side import ChunkStore
     from ingest.vectors import EmbeddingWorker, VectorIndex
 
 log = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ class StoreBase:
         from ingest.store.phrase_table import PhraseTable
 
         try:
-            self.phrases = PhraseTable(cast("MilvusStore", self))  # every store is one
+            self.phrases = PhraseTable(cast("ChunkStore", self))  # every store (MilvusStore) is one
         except Exception as exc:  # noqa: BLE001 - search works without phrase keys
             log.warning("phrase keys of %s unavailable: %s", self.shown_uri, exc)
         return self.phrases

@@ -14,11 +14,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
-
-if TYPE_CHECKING:
-    from ingest.store.base import StoreBase
-
+from typing import Any, NoReturn, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +51,19 @@ class DiskFullError(OSError):
 
 class StoreError(RuntimeError):
     """The store cannot be used (unreachable server, locked database, schema mismatch)."""
+
+
+class ServedStore(Protocol):
+    """What the connection and `milvus_errors` read of the store they serve (StoreBase is one)."""
+
+    pm: Any  # the pymilvus module
+    remote: bool
+    shown_uri: str  # the URI with its secrets redacted, for every message
+    _timeout: float
+
+    def disk_problem(self, needed: int = 0, consequence: str = "") -> str: ...
+
+    def _disk_full_message(self, needed: int, consequence: str = "") -> str: ...
 
 
 def is_remote_uri(uri: str) -> bool:
@@ -121,7 +130,7 @@ def milvus_errors(method: Callable[..., T]) -> Callable[..., T]:
     """Turn engine/connection failures into StoreError with the operation and URI named."""
 
     @functools.wraps(method)
-    def wrapper(self: StoreBase, *args: Any, **kwargs: Any) -> T:
+    def wrapper(self: ServedStore, *args: Any, **kwargs: Any) -> T:
         try:
             return method(self, *args, **kwargs)
         except DiskFullError as exc:
@@ -196,7 +205,7 @@ class GuardedClient:
     engine; a delete makes it "maybe empty" again. A real Milvus server is never guarded.
     """
 
-    def __init__(self, client: Any, reopen: Callable[[], Any], store: StoreBase) -> None:
+    def __init__(self, client: Any, reopen: Callable[[], Any], store: ServedStore) -> None:
         self.client: Any = client
         self._reopen = reopen
         self._store = store

@@ -2,7 +2,8 @@
 
 pymilvus is used directly (not langchain-milvus) for the hot path because the product needs
 schema control, per-channel scores for the hop trace, and the ACL filter inside every request.
-`as_langchain_vectorstore()` exposes the same collection to LangChain code.
+`ingest.langchain_view.as_langchain_vectorstore(store)` exposes the same collection to
+LangChain code.
 
 Crash safety: a small manifest collection (same Milvus, so it works remotely too) records per
 document the active version and whether the document is "in transition". While a document is in
@@ -20,14 +21,13 @@ import concurrent.futures
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ingest.busy import BusySignal
 from ingest.config import FusionConfig
 from ingest.locks import DocumentLocks
-from ingest.models import DEFAULT_GROUP
 from ingest.phrases import PHRASER
 from ingest.store import schema
 from ingest.store.client import (
@@ -41,7 +41,7 @@ from ingest.store.client import (
     redact_uri_secrets,
 )
 from ingest.store.reindex import ReindexPart
-from ingest.store.schema import COLLECTION_RE, TEXT_ANALYZER
+from ingest.store.schema import COLLECTION_RE
 from ingest.store.search import SearchPart
 
 if TYPE_CHECKING:
@@ -118,6 +118,10 @@ class MilvusStore(SearchPart, ReindexPart):
         except Exception:
             self.close()
             raise
+
+    def connection_args(self) -> dict[str, str]:
+        """How another Milvus client reaches this collection (the LangChain view's)."""
+        return {"uri": self.uri, "token": self._token or ""}
 
     @classmethod
     def from_config(
@@ -204,48 +208,6 @@ class MilvusStore(SearchPart, ReindexPart):
             "embedding_complete": coverage.complete,
             "embedding_note": coverage.line(self.vectors.embedder.name),
         }
-
-    def as_langchain_vectorstore(
-        self, groups: Sequence[str] = (DEFAULT_GROUP,), *, write_groups: Sequence[str] | None = None
-    ) -> Any:
-        """This knowledge base as a LangChain VectorStore for a reader's groups; documents
-        added through it become knowledge-base documents readable by `write_groups`."""
-        from ingest.langchain_view import KnowledgeBaseVectorStore
-
-        return KnowledgeBaseVectorStore(self, groups=groups, write_groups=write_groups)
-
-    def as_langchain_milvus(self) -> Any:
-        """The raw langchain_milvus.Milvus over this same collection (read-only interop, e.g.
-        for langchain-milvus retrievers). It does not add the ACL or the version filter by
-        itself: pass `expr=store.search_filter(groups)` to every search; never write with it
-        (writes bypass the document manifest; use as_langchain_vectorstore). From index format
-        3 on, BM25 matches folded text: pass `ingest.phrases.fold(query)` to ignore accents."""
-        from langchain_milvus import BM25BuiltInFunction, Milvus
-
-        bm25 = BM25BuiltInFunction(
-            input_field_names="text" if self.index_format < 3 else "search_text",
-            output_field_names="sparse",
-            analyzer_params=TEXT_ANALYZER,
-            enable_match=False,
-        )
-        common: dict[str, Any] = {
-            "collection_name": self.collection,
-            "connection_args": {"uri": self.uri, "token": self._token or ""},
-            "builtin_function": bm25,
-            "text_field": "text",
-            "primary_field": "chunk_id",
-            "auto_id": False,
-            "consistency_level": "Strong",
-        }
-        if self.embedder is None:
-            return Milvus(embedding_function=None, vector_field="sparse", **common)
-        from ingest.langchain_view import AsLangChainEmbeddings
-
-        return Milvus(
-            embedding_function=AsLangChainEmbeddings(self.embedder),
-            vector_field=["dense", "sparse"],
-            **common,
-        )
 
     def drop(self) -> None:
         """Delete both collections (scratch stores: benchmarks, evaluation, tests)."""

@@ -27,7 +27,7 @@ from ingest.store.groups import clip, current_expr, quote_value, version_expr
 from ingest.store.schema import PHRASE_BYTES, side_schema
 
 if TYPE_CHECKING:
-    from ingest.store.milvus_store import MilvusStore
+    from ingest.store.side import ChunkStore
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ SOURCE_FIELDS = [
 class PhraseTable:
     """The side collection of phrase keys of one MilvusStore's chunk collection."""
 
-    def __init__(self, store: MilvusStore) -> None:
+    def __init__(self, store: ChunkStore) -> None:
         self.store = store
         self.name = f"{store.collection}_phrases"
         client = store.client

@@ -15,7 +15,7 @@ from langchain_core.documents import Document
 from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
 from ingest.embeddings import LangChainEmbedder
-from ingest.langchain_view import KnowledgeBaseVectorStore
+from ingest.langchain_view import KnowledgeBaseVectorStore, as_langchain_vectorstore
 from ingest.store import MilvusStore
 
 
@@ -33,7 +33,7 @@ class TestKnowledgeBaseVectorStore(VectorStoreIntegrationTests):
     @pytest.fixture
     def vectorstore(self, shared_kb: MilvusStore) -> Iterator[KnowledgeBaseVectorStore]:
         try:
-            yield shared_kb.as_langchain_vectorstore()
+            yield as_langchain_vectorstore(shared_kb)
         finally:  # empty again for the next test, through the knowledge base's own delete
             for doc in shared_kb.list_documents():
                 shared_kb.delete_document(doc.doc_id)
@@ -50,7 +50,7 @@ def kb(tmp_path: Path) -> Iterator[MilvusStore]:
 
 
 def test_langchain_writes_are_knowledge_base_documents(kb: MilvusStore) -> None:
-    view = kb.as_langchain_vectorstore(write_groups=["hr"])
+    view = as_langchain_vectorstore(kb, write_groups=["hr"])
     ids = view.add_documents(
         [Document(page_content="Parental leave is sixteen weeks.", metadata={"source": "hr.md"})]
     )
@@ -58,10 +58,10 @@ def test_langchain_writes_are_knowledge_base_documents(kb: MilvusStore) -> None:
     assert [d.doc_id for d in docs] == ids and docs[0].groups == ["hr"]
     assert docs[0].source == "hr.md" and docs[0].chunks == 1
     # readers without the group see nothing, through every read path
-    public = kb.as_langchain_vectorstore()
+    public = as_langchain_vectorstore(kb)
     assert public.similarity_search("parental leave", k=5) == []
     assert public.get_by_ids(ids) == []
-    hr = kb.as_langchain_vectorstore(groups=["hr"])
+    hr = as_langchain_vectorstore(kb, groups=["hr"])
     assert [d.id for d in hr.similarity_search("parental leave", k=5)] == ids
     hr.delete(ids)
     assert kb.list_documents() == [] and kb.count_chunks() == 0
@@ -71,7 +71,7 @@ def test_uploaded_chunks_come_back_with_their_record(kb: MilvusStore) -> None:
     from tests.ingest.test_store_contract import make_chunks
 
     kb.replace_document(make_chunks("contract", ["Late payment costs 0.5% per day."]))
-    view = kb.as_langchain_vectorstore()
+    view = as_langchain_vectorstore(kb)
     [doc] = view.similarity_search("late payment", k=1)
     assert doc.id == "contract-v1-0" and doc.metadata["doc_id"] == "contract"
     assert doc.metadata["source"] == "contract.md" and doc.metadata["page"] == 1
@@ -81,7 +81,7 @@ def test_uploaded_chunks_come_back_with_their_record(kb: MilvusStore) -> None:
 
 def test_bm25_only_view_refuses_mmr_and_oversized_documents(tmp_path: Path) -> None:
     with MilvusStore(str(tmp_path / "milvus.db")) as store:
-        view = store.as_langchain_vectorstore()
+        view = as_langchain_vectorstore(store)
         [doc_id] = view.add_texts(["Rotate the certificates every ninety days."])
         assert [d.id for d in view.similarity_search("certificates", k=3)] == [doc_id]
         with pytest.raises(ValueError, match="BM25-only"):

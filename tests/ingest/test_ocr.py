@@ -16,6 +16,7 @@ from PIL import Image
 
 from ingest.errors import IngestError
 from ingest.parse import ocr
+from ingest.parse.limits import OCR_ENGINE
 from ingest.parse.ocr import OcrLine
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ocr"
@@ -53,8 +54,8 @@ def paragraphs_of(name: str) -> list[str]:
 
 def test_engine_is_available_and_named_for_lineage() -> None:
     assert ocr.ocr_available() is None
-    assert ocr.OCR_ENGINE.startswith("rapidocr-onnxruntime-1.4.4+ocr-")
-    assert " " not in ocr.OCR_ENGINE
+    assert OCR_ENGINE.startswith("rapidocr-onnxruntime-1.4.4+ocr-")
+    assert " " not in OCR_ENGINE
 
 
 @pytest.mark.parametrize(

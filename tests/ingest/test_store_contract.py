@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ingest.config import FusionConfig
+from ingest.langchain_view import as_langchain_milvus
 from ingest.models import Chunk
 from ingest.phrases import phrase_key
 from ingest.protocols import KnowledgeBase, PhraseCounter
@@ -325,7 +326,7 @@ def test_validate_groups() -> None:
 
 @pytest.mark.parametrize("backend", ["lite-bm25", "lite-hybrid"], indirect=True)
 def test_langchain_milvus_reads_the_same_collection(filled) -> None:
-    vectorstore = filled.as_langchain_milvus()
+    vectorstore = as_langchain_milvus(filled)
     expr = filled.search_filter(["all"])
     docs = vectorstore.similarity_search("违约金怎么计算", k=3, expr=expr)
     assert docs[0].metadata["chunk_id"] == "contract-v1-1"
