@@ -35,8 +35,7 @@ from graph.conversations import (
 )
 from graph.deadline import question_deadline
 from graph.llm_health import ModelHealth, watched_question
-from graph.offline.reader import Similarity
-from graph.protocols import Reasoner, Retriever, WebSearch
+from graph.protocols import Reasoner, Retriever, Similarity, WebSearch
 from graph.result import QuestionResult
 from graph.runner import AnswerStopped, StopSignal, build_result
 from graph.state import MAX_MESSAGES, question_input

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from graph import text as tx
 from graph.offline.addresses import LEVELS
-from graph.offline.decompose import is_noun
+from graph.offline.decompose_parts import is_noun
 from graph.offline.evidence import nearness
 from graph.offline.namelists import ORG_WORDS
 from graph.offline.params import PARAMS, OfflineParams

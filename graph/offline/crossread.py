@@ -17,7 +17,8 @@ import re
 from collections.abc import Sequence
 
 from graph import text as tx
-from graph.offline import reader as rd
+from graph.offline import reader_checks as rc
+from graph.offline import reader_units as ru
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import spans_of
 from graph.protocols import EvidenceItem, Similarity
@@ -37,22 +38,22 @@ def _gives_new(kind: str, text: str, question: str) -> bool:
 
 def candidates(
     question: str, items: Sequence[EvidenceItem], kind: str, params: OfflineParams = PARAMS
-) -> list[rd.Unit]:
+) -> list[ru.Unit]:
     """The other language's units of the first passages that could answer: holding every
     code the question names, a new value of the asked kind, and not only repeating it."""
     same = tx.language_of(question)
-    anchors = rd.anchors_of(question)
-    out: list[rd.Unit] = []
+    anchors = rc.anchors_of(question)
+    out: list[ru.Unit] = []
     seen: set[str] = set()
     for item in items[: params.reader_passages]:
-        for unit in rd.units(item):
+        for unit in ru.units(item):
             shown = unit.shown()
             if shown in seen or tx.language_of(shown) == same or not tx.term_set(shown):
                 continue
             seen.add(shown)
-            if anchors and not rd.holds_anchors(unit, anchors):
+            if anchors and not rc.holds_anchors(unit, anchors):
                 continue
-            if rd.echoes(unit, question):
+            if rc.echoes(unit, question):
                 continue
             if kind in ("date", "number") and not _gives_new(kind, shown, question):
                 continue
@@ -70,11 +71,11 @@ def bridging(question: str) -> set[str]:
             continue
         if any(ch.isdigit() for ch in token) or (tx.has_cjk(token) != zh):
             out.add(tx.fold(token).casefold())
-    out |= {tx.fold(c).casefold() for c in rd.anchors_of(question)}
+    out |= {tx.fold(c).casefold() for c in rc.anchors_of(question)}
     return out
 
 
-def _bridged(unit: rd.Unit, tokens: set[str]) -> bool:
+def _bridged(unit: ru.Unit, tokens: set[str]) -> bool:
     place = tx.fold(f"{unit.context} {unit.shown()}").casefold()
     return any(t in place for t in tokens)
 
@@ -85,7 +86,7 @@ def read_across(
     kind: str,
     similarity: Similarity | None,
     params: OfflineParams = PARAMS,
-) -> rd.Unit | None:
+) -> ru.Unit | None:
     """The other language's unit nearest the question in meaning, for a question asking a
     date or an amount, when that unit stands out among the other language's candidates by
     `cross_read_margin` and shares a language-free token with the question; else None."""

@@ -11,28 +11,25 @@ sees `⟨0⟩` where a title or a name stands. Then only clear signals split the
   which entity fills `#k` is decided by what retrieval finds (graph/offline/bridge.py).
 
 Everything else is one sub-question: the whole question.
+
+English comparisons and simple chains are read here; nested noun phrases in
+decompose_nested.py, Chinese in decompose_zh.py, the pieces they share in decompose_parts.py.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from graph import text as tx
+from graph.offline.decompose_nested import NP_LEAD_RE, chain_en
+from graph.offline.decompose_parts import PARTICIPLE, PARTICIPLES, Part, is_noun, shift
+from graph.offline.decompose_zh import zh
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.records import aggregates
 from graph.offline.spans import MASK_RE, mask, question_spans, unmask
-from graph.offline.values import class_anchors
 from graph.protocols import PhraseLookup
 from graph.schemas import SubQuestion
 from ingest import lexicon
-from ingest.phrases import cjk_tags
 
-Part = tuple[str, int | None]  # (sub-question, the earlier sub-question it depends on)
-
-_ENT = r"⟨\d+⟩"
-_PARTICIPLES = "|".join(sorted(lexicon.words("en_irregular_participles"), key=len, reverse=True))
-_PARTICIPLE = rf"(?:[a-z]+ed|{_PARTICIPLES})"
 _AUX = r"(?:is|are|was|were|did|do|does|has|have|had|can|could|will|would|should)"
 _WH = r"(?:what|which|who|whom|whose|when|where|why|how)"
 _COMPARATIVE = frozenset(
@@ -49,7 +46,7 @@ def decompose_question(
         return [SubQuestion(id=1, question=question)]
     spans = question_spans(q, lookup, params)
     masked = mask(q, spans)
-    parts = _zh(masked, params) if tx.language_of(q) == "zh" else _en(masked, params)
+    parts = zh(masked, params) if tx.language_of(q) == "zh" else _en(masked, params)
     subs: list[SubQuestion] = []
     for text, dep in _dedupe(parts)[: tx.MAX_SUB_QUESTIONS]:
         sub = tx.normalize_space(unmask(text, spans))
@@ -72,15 +69,6 @@ def _dedupe(parts: list[Part]) -> list[Part]:
         out.append((text, new_id.get(dep) if dep is not None else None))
         kept[text] = new_id[k] = len(out)
     return out
-
-
-def _shift(parts: list[Part], offset: int) -> list[Part]:
-    """Renumber a sub-decomposition that follows `offset` earlier parts."""
-    return [
-        (tx.PLACEHOLDER_RE.sub(lambda m: f"#{int(m.group(1)) + offset}", t),
-         None if d is None else d + offset)
-        for t, d in parts
-    ]  # fmt: skip
 
 
 # ---------------------------------------------------------------------------- English
@@ -148,7 +136,7 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
                 subject = f"⟨{names[0]}⟩"
             elif not names and subject:
                 piece = _PRONOUN_RE.sub(subject, piece, count=1)
-            sub = _shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
+            sub = shift(_en_one(piece.strip().rstrip("?") + "?", params), len(parts))
             if that:  # the shifted '#0' is the first question's answer
                 own = re.compile(rf"#{len(parts)}(?!\d)")
                 sub = [(own.sub(f"#{first}", t), first if d is None and own.search(t) else d)
@@ -191,7 +179,7 @@ def _fronted_chain_en(q: str) -> list[Part] | None:
 def _nested_chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     """The nested-phrase chain, unless read inside out; then (or without one) the chain of a
     modifier that holds the slot ('X cast the singer who voiced which role')."""
-    chain = _chain_en(q, params)
+    chain = chain_en(q, params)
     if chain and not _asks_too_early(chain):
         return chain
     return _modifier_chain_en(q) or chain
@@ -200,7 +188,7 @@ def _nested_chain_en(q: str, params: OfflineParams) -> list[Part] | None:
 # 'The clerk hired by ⟨E⟩ later married whom?': a described subject, then its verb and the slot
 _SUBJECT_ASKS_RE = re.compile(
     rf"^(?:the|a|an)\s+(?P<np>(?:[a-z][\w-]*\s+){{0,2}}?[a-z][\w-]*\s+(?:who|that|which|"
-    rf"[a-z]+ing|{_PARTICIPLE})\s+.*?)\s+(?P<ask>(?:[a-z]+ly\s+)?(?:[a-z]+ed|{_PARTICIPLES}|"
+    rf"[a-z]+ing|{PARTICIPLE})\s+.*?)\s+(?P<ask>(?:[a-z]+ly\s+)?(?:[a-z]+ed|{PARTICIPLES}|"
     rf"[a-z]+s)\s+(?:who|whom|what|which)\b.*)$",
     re.IGNORECASE,
 )
@@ -234,7 +222,7 @@ _WRAPPED_RE = re.compile(
     rf"(?P<np>the\s+(?:(?!(?:of|in|on|at|by|for|from|with|to)\s)[a-z][\w-]*\s+){{0,3}}?"
     rf"[a-z][\w-]*,?\s+(?:(?:in|on|at|from|for|with|by|of)"
     rf"\s+)?(?:that|who|whom|which|where)\s+(?:⟨\d+⟩\s+)*[a-z][\w-]*.*?),?\s+"
-    rf"(?P<tail>(?:(?:[a-z]+ly|first|last)\s+)?{_PARTICIPLE}"
+    rf"(?P<tail>(?:(?:[a-z]+ly|first|last)\s+)?{PARTICIPLE}"
     rf"(?:\s+(?:in|on|at|by|for|from|to|of|with|during|as|after|before)"
     rf"\b[^,]*)?)$",
     re.IGNORECASE,
@@ -247,7 +235,7 @@ def _wrapped_clause_en(q: str) -> list[Part] | None:
     m = _WRAPPED_RE.match(q.strip().rstrip(" ?"))
     if not m:
         return None
-    inner = _NP_LEAD_RE.sub("", m.group("np")).replace(",", "").strip()
+    inner = NP_LEAD_RE.sub("", m.group("np")).replace(",", "").strip()
     if len(tx.tokenize(MASK_RE.sub(" x ", inner))) < 3:
         return None
     return [(inner + "?", None), (f"{m.group('head')} #1 {m.group('tail')}?", 1)]
@@ -260,7 +248,7 @@ _SLOT_RE = re.compile(
     r"\b(?:what|which|who|whom|when|where|how\s+(?:many|much|long|old))\b", re.IGNORECASE
 )
 _MODIFIER_RE = re.compile(
-    rf"\s+(?P<mod>(?:who|that|which|whose)\s+|(?:[a-z]+ly\s+)?{_PARTICIPLE}\s+(?=\S))"
+    rf"\s+(?P<mod>(?:who|that|which|whose)\s+|(?:[a-z]+ly\s+)?{PARTICIPLE}\s+(?=\S))"
 )
 _NP_BEFORE_RE = re.compile(
     r"(?P<det>a|an|the)\s+(?P<np>(?:(?:[a-z][\w-]*|⟨\d+⟩)\s+){0,4}?(?:[a-z][\w-]*|⟨\d+⟩))$",
@@ -339,7 +327,7 @@ _ROLE_RE = re.compile(
     rf"^(?:(?:{_WH})\s+(?:[a-z]+\s+)?)?(?:(?:has|had|have|with)\s+)?(?:"
     rf"whose\s+(?P<whose>[a-z][\w-]*?)s?\s+(?P<whose_rest>.+)"
     rf"|the\s+(?P<role>[a-z][\w-]*?)s?\s+(?P<rest>(?:who|that|which)\b.*|"
-    rf"(?:(?:was|were|is)\s+)?{_PARTICIPLE}\b.*))$",
+    rf"(?:(?:was|were|is)\s+)?{PARTICIPLE}\b.*))$",
     re.IGNORECASE,
 )
 # 'director of film ⟨A⟩': the compared thing is a role of the item, looked up first
@@ -447,345 +435,3 @@ def _relation_words(text: str) -> str:
         and w.lower() not in {"both", "same", "either"}
     ]
     return " ".join(words)
-
-
-# 'the capital of', 'the state that', 'the award ⟨E⟩ received': where a nested phrase starts
-_NP_START_RE = re.compile(
-    rf"(?:\b(?:the)|^The)\s+(?:[a-z][\w-]*\s+){{0,3}}?[a-z][\w-]*\s+(?=(?:of|that|which|who|"
-    rf"whom|whose|where|when|with|in|at|by|for|from|on)\b|the\s+{_ENT}|{_ENT}|{_PARTICIPLE}\b)"
-)
-_NP_LEAD_RE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-# one verb group closing a relative clause: 'is', 'died', 'can be found', 'was born in'
-_VERB_GROUP_RE = re.compile(
-    rf"(?:(?:\s+(?:can|could|may|might|will|would|be|been|being|has|have|had|is|are|was|"
-    rf"were))*\s+{_PARTICIPLE}(?:\s+(?:in|for|on|at|with|by|from|to|of))?"
-    rf"|\s+(?:is|are|was|were)(?:\s+(?:from|in|at|on|based|located)(?=\s*$))?)(?=\s|$)"
-)
-# 'the party in which ⟨E⟩ held a seat?': an indefinite object that closes the question is
-# the clause's own (a definite one may name the next thing to find)
-_PRESENT_VERB_RE = re.compile(r"\s+[a-z]+s(?=\s+(?:a|an)\s)")
-_CLOSING_OBJECT_RE = re.compile(r"\s+(?:a|an)\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*$")
-# 'the company that makes ⟨E⟩': the clause has its verb, so a verb after ⟨E⟩ is the outer one's
-_CLAUSE_VERB_RE = re.compile(r"\b(?:that|which|who)\s+(?!the\b|a\b|an\b|⟨)[a-z]+")
-_OPEN_CLAUSE_RE = re.compile(r"\b(?:that|which|who|whom|whose|where)$")
-_REL_NP_RE = re.compile(
-    r"\bthe\s+(?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*\s+(?:who|that|which|whose|where)\b"
-)
-
-
-def _chain_en(q: str, params: OfflineParams) -> list[Part] | None:
-    """Nested relations, innermost first: 'the capital of the state that won ⟨E⟩' ->
-    ['state that won ⟨E⟩?', 'capital of #1?', ...the question with #k]."""
-    body = q.strip().rstrip(" ?")
-    anchor = _anchor(body)
-    if anchor is None:
-        return _relative_chain(body)
-    pos, end = anchor
-    noun = re.match(r"\s+([a-z][\w-]*)(?=\s|$)", body[end:])
-    starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
-    the = re.search(r"\bthe\s+$", body[:pos], re.I)
-    if noun and is_noun(noun.group(1)) and the and _inside_phrase(body[: the.start()]):
-        end += noun.end()  # 'of the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
-        starts.append(the.start())
-    possessive = _possessed(body[end:])
-    hops: list[str] = []
-    if possessive:
-        hops.append(f"{possessive[0]} of {body[pos:end]}?")
-        inner_start, inner_end = pos, end + possessive[1]
-    elif starts:
-        inner_start = starts.pop()
-        named = re.match(
-            rf"\s+(?:in|on|at|of|from)\s+(?:the\s+)?(?:{_ENT}|\d{{3,4}}\b)", body[end:]
-        )
-        end += named.end() if named else 0
-        phrase = body[inner_start:pos]
-        closing = _CLOSING_NOUNS_RE.match(body[end:])  # 'that owns the ⟨E⟩ billing system'
-        if (
-            closing
-            and re.search(r"\b(?:that|which|who)\b", phrase)
-            and re.search(r"\bthe\s+$", phrase)
-            and all(is_noun(w) or w.endswith("ing") for w in closing.group(0).split())
-        ):
-            end += closing.end()  # the name's own nouns end the question: the inner hop's
-        open_clause = _relative(phrase) and not _CLAUSE_VERB_RE.search(phrase)
-        tail = _VERB_GROUP_RE.match(body[end:]) if open_clause else None
-        inner_end = end + (tail.end() if tail else 0)
-        if open_clause and (tail or _PRESENT_VERB_RE.match(body[inner_end:])):
-            verb = tail or _PRESENT_VERB_RE.match(body[inner_end:])
-            obj = _CLOSING_OBJECT_RE.match(body[end + verb.end() :])  # type: ignore[union-attr]
-            if obj:  # 'in which ⟨E⟩ held a seat', '… owns a share': the clause's own object
-                inner_end = end + verb.end() + obj.end()  # type: ignore[union-attr]
-        hops.append(_NP_LEAD_RE.sub("", body[inner_start:inner_end]).strip() + "?")
-    else:
-        return None
-    room = params.max_chain_hops - 2  # the innermost hop and the outer question
-    starts = starts[-room:] if len(starts) > room else starts
-    boundary = inner_start
-    for start in reversed(starts):
-        segment = _NP_LEAD_RE.sub("", body[start:boundary].strip())
-        clause_tail = _clause_tail(segment, body[inner_end:])
-        hops.append(tx.normalize_space(f"{segment} #{len(hops)} {clause_tail}") + "?")
-        inner_end += len(clause_tail)
-        boundary = start
-    outer = tx.normalize_space(f"{body[:boundary]} #{len(hops)} {body[inner_end:]}") + "?"
-    if tx.tokenize(MASK_RE.sub(" ", tx.PLACEHOLDER_RE.sub(" ", outer))):
-        hops.append(outer)
-    if len(hops) < 2:
-        return None
-    return [(h, i if i else None) for i, h in enumerate(hops)]
-
-
-def _inside_phrase(before: str) -> bool:
-    """Whether 'the ⟨E⟩ N' sits inside a phrase that asks about it ('the birthplace of the
-    ⟨E⟩ performer'): the performer is found first. Right after 'What is', 'the ⟨E⟩ unit
-    price' is what is asked, an attribute of ⟨E⟩."""
-    return bool(
-        re.search(r"\b(?:of|for|by|with|from|to|in|at|on|that|which|who)\s+$", before, re.I)
-    )
-
-
-_NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]*)")
-_CLOSING_NOUNS_RE = re.compile(r"(?:\s+[a-z][\w-]*){1,3}$")
-_OF_WORD_RE = re.compile(r"\s+of\s+[a-z][\w-]*")
-
-
-_ING_NOUN_RE = re.compile(r"[a-z][\w-]*ing")
-
-
-def _possessed(rest: str) -> tuple[str, int] | None:
-    """After '⟨E⟩': "'s R" where R is the whole noun phrase ('rate limit', 'home town') with
-    an 'of N' that follows it; (R, where it ends), or None when no noun follows."""
-    lead = re.match(r"['’]s?", rest)
-    if not lead:
-        return None
-    end, words = lead.end(), list[str]()
-    while (word := _NEXT_WORD_RE.match(rest, end)) and (
-        is_noun(word.group(1)) or (not words and _ING_NOUN_RE.fullmatch(word.group(1)))
-    ):  # right after "'s" a word in -ing is a noun ('sibling', 'building', 'painting')
-        words.append(word.group(1))
-        end = word.end()
-    if not words:
-        return None
-    of = _OF_WORD_RE.match(rest, end)
-    if of:
-        words.append(of.group(0).strip())
-        end = of.end()
-    return " ".join(words), end
-
-
-def is_noun(word: str) -> bool:
-    """Not a function word, auxiliary, participle or preposition: a head noun."""
-    w = word.lower()
-    return not (
-        w in tx.EN_STOPWORDS
-        or w in tx.EN_QUESTION_WORDS
-        or re.fullmatch(_PARTICIPLE, w)
-        or w.endswith("ing")
-    )
-
-
-def _anchor(body: str) -> tuple[int, int] | None:
-    """(start, end) of the entity the innermost phrase is about: the first masked span after
-    the last nested-phrase start that precedes one, else a possessive one, else the first."""
-    located = [(m.start(), m.end()) for m in MASK_RE.finditer(body)]
-    if not located:
-        return None
-    starts = [m.start() for m in _NP_START_RE.finditer(body)]
-    for start in reversed(starts):
-        after = [p for p in located if p[0] > start]
-        later = [p for p in starts if p > start]
-        if after and (not later or after[0][0] < min(later) or start == starts[-1]):
-            return after[0]
-    for p in located:
-        if re.match(r"['’]s?\s+[a-z]", body[p[1] :]):
-            return p
-    return located[0]
-
-
-def _relative(phrase: str) -> bool:
-    """A relative clause ('the state that', 'the award ⟨E⟩ received'), not 'the X of'."""
-    if re.search(r"\b(?:that|which|who|whom|whose|where|when)\b", phrase):
-        return True
-    return not re.search(r"\b(?:of|in|at|by|for|from|with|on)\s+(?:the\s+)?(?:\w+\s+)?$", phrase)
-
-
-def _clause_tail(segment: str, rest: str) -> str:
-    """The verb closing a relative clause around the inner hop: in 'the city where the
-    author of ⟨E⟩ died', 'died' belongs to 'city where #1 died'."""
-    if not _OPEN_CLAUSE_RE.search(segment.strip()):
-        return ""
-    tail = _VERB_GROUP_RE.match(rest)
-    return tail.group(0) if tail else ""
-
-
-def _relative_chain(body: str) -> list[Part] | None:
-    """No named anchor: 'the brother of the player who has won the cup' -> ['player who has
-    won the cup?', 'the brother of #1?']."""
-    m = _REL_NP_RE.search(body)
-    if not m or m.start() == 0:
-        return None
-    inner = _NP_LEAD_RE.sub("", body[m.start() :]).strip()
-    tail = ""
-    closing = re.search(rf"\s+{_PARTICIPLE}(?:\s+(?:in|on|at|by|for|from|to|of|with))?$", inner)
-    if closing and _CLAUSE_VERB_RE.search(inner[: closing.start()]):
-        inner, tail = inner[: closing.start()], closing.group(0)  # 'Where is #1 based?'
-    outer = tx.normalize_space(f"{body[: m.start()]} #1{tail}") + "?"
-    if not tx.tokenize(tx.PLACEHOLDER_RE.sub(" ", outer)) or len(tx.tokenize(inner)) < 2:
-        return None
-    return [(inner + "?", None), (outer, 1)]
-
-
-# ---------------------------------------------------------------------------- Chinese
-_ZH_CLAUSE_SPLIT_RE = re.compile(
-    r"[，,；;？?。！!]\s*(?:以及|并且|而且|同时|另外|还有|并)?|(?:以及|并且)"
-)
-_ZH_QUESTION_RE = re.compile(
-    r"什么|如何|哪些|哪|多少|多久|多长|多大|多高|多远|多重|几|何|吗|是否|怎样|怎么|谁|为什么|为何|呢"
-)
-_ZH_CONJ = ("和", "与", "及", "以及", "跟", "同", "还是", "或", "或者", "、")
-# 'A 和 B 哪台更多？各多少次？': the second asks the first's items each, not a question of its own
-_ZH_EACH_RE = re.compile(r"^(?:那|那么)?(?:各|分别|各自)")
-# a leading clause that is one short possessive noun phrase ('⟨A⟩的 v1 版服务接口'): a topic
-_ZH_TOPIC_RE = re.compile(rf"⟨\d+⟩\s*的\s*(?:[A-Za-z0-9.\-]+\s*)?[{tx.CJK}]{{1,8}}")
-_ZH_LEAD_RE = re.compile(r"^(?:谁是|请问|问：)")
-# a leading clause that points at one thing by what it did or has ('⟨A⟩负责的那张工单',
-# '⟨A⟩用的那只球管'): that thing is the subject whole, whatever else the next clause names
-_ZH_DESCRIBED_RE = re.compile(
-    rf"的\s*[那这]\s*(?:一)?[个台张只份次笔位家项条批件套部辆][{tx.CJK}A-Za-z]"
-)
-
-
-# 'X 由哪个团队负责？该团队的负责人是谁？': 'that team' is what the question before asked for
-_ZH_CLASSIFIER = "(?:一)?(?:个|家|位|台|项|条|张|份|只|名)?"
-_ZH_THAT_RE = re.compile(rf"^(?:该|此|这|那){_ZH_CLASSIFIER}(?P<noun>[{tx.CJK}]{{1,4}})的")
-
-
-def _zh_that(clause: str, earlier: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
-    """A clause that opens with 'that N' (该团队的…) when an earlier clause asked which N
-    (哪个团队): the clause with '#k' for it, k the earlier clause's last part; else None."""
-    that = _ZH_THAT_RE.match(clause)
-    if that is None:
-        return None
-    asked = re.compile(rf"哪{_ZH_CLASSIFIER}{re.escape(that.group('noun'))}")
-    for text, last in reversed(earlier):
-        if asked.search(text):
-            return f"#{last}的{clause[that.end() :]}", last
-    return None
-
-
-def _zh(q: str, params: OfflineParams) -> list[Part]:
-    clauses = [c.strip() for c in _ZH_CLAUSE_SPLIT_RE.split(q) if c and c.strip()]
-    clauses = [c for c in clauses if tx.tokenize(MASK_RE.sub(" ", c)) or MASK_RE.search(c)]
-    clauses = _each_joined(clauses)
-    if len(clauses) > 1:
-        subject = _zh_subject(clauses[0]) if not _ZH_QUESTION_RE.search(clauses[0]) else ""
-        described = bool(subject) and bool(_ZH_DESCRIBED_RE.search(clauses[0]))
-        asking = [bool(_ZH_QUESTION_RE.search(c)) for c in clauses]
-        parts: list[Part] = []
-        asked: list[tuple[str, int]] = []  # each question clause and its last part's number
-        for i, clause in enumerate(clauses):
-            if subject and i == 0:
-                continue
-            if any(asking) and not asking[i]:
-                continue  # a statement among questions sets the scene ('远程搞不定'), asks nothing
-            pointed = _zh_that(clause, asked)
-            if pointed is not None:  # '该团队的负责人是谁': the team the clause before found
-                parts.append(pointed)
-                asked.append((clause, len(parts)))
-                continue
-            own = MASK_RE.search(clause) and not described  # it names its own subject
-            borrowed = bool(subject) and not own and subject not in clause
-            if borrowed:
-                clause = f"{subject}{clause}"
-            for piece in _zh_conjunction(clause):
-                chain = _zh_chain(piece)
-                if borrowed and chain and _ends_in_verb(chain[0][0]):
-                    chain = None  # '…不同意推迟，给出的理由是什么': the reason given, one question
-                parts += _shift(chain or [(piece, None)], len(parts))
-            asked.append((clause, len(parts)))
-        if parts:
-            return parts
-    parts = []
-    for piece in _zh_conjunction(q):
-        parts += _shift(_zh_chain(piece) or [(piece, None)], len(parts))
-    return parts
-
-
-def _each_joined(clauses: list[str]) -> list[str]:
-    """A clause that asks 'each' of the items the question before it named ('各多少次',
-    '分别是多少') stays with that question: read apart it has nothing to ask about."""
-    out: list[str] = []
-    for clause in clauses:
-        leans = _ZH_EACH_RE.search(clause) and not MASK_RE.search(clause)
-        if out and leans and _ZH_QUESTION_RE.search(out[-1]):
-            out[-1] = f"{out[-1]}，{clause}"
-        else:
-            out.append(clause)
-    return out
-
-
-def _ends_in_verb(text: str) -> bool:
-    """Whether a phrase ends in a verb ('⟨0⟩给出'): before 的 it makes a relative clause (the
-    thing given), not a link of a chain ('⟨0⟩所在部门的经理')."""
-    tags = cjk_tags(MASK_RE.sub(" ", text))
-    return bool(tags) and tags[-1][1].startswith("v")
-
-
-def _zh_subject(clause: str) -> str:
-    """What a leading statement clause is about, for later clauses that name no subject."""
-    spans = MASK_RE.findall(clause)
-    if _ZH_DESCRIBED_RE.search(clause):  # '⟨A⟩负责的那张工单': the one work order, not A
-        return "".join(clause.split())
-    if spans and _ZH_TOPIC_RE.fullmatch(clause):  # '⟨A⟩的 v1 版接口，…': the thing, not A
-        return "".join(clause.split())
-    if spans:
-        return "".join(f"⟨{k}⟩" for k in spans)
-    return "".join(tx.cjk_terms(clause)[:3])
-
-
-def _zh_chain(q: str) -> list[Part] | None:
-    """'X的Y的Z' -> ['X的Y', '#1的Z']: the last 的 splits when what precedes it is a relation
-    of something (a name plus a noun: '⟨A⟩导演') or names nothing (a role to resolve first:
-    '供货方'); '⟨A⟩的Z' (an attribute of a named thing) is one question."""
-    body = _ZH_LEAD_RE.sub("", q.strip())
-    cut = body.rfind("的")
-    if cut <= 0:
-        return None
-    inner, outer = body[:cut].strip(), body[cut + 1 :].strip()
-    if _ZH_QUESTION_RE.search(inner) or aggregates(body):
-        return None  # 'X有哪台设备受到了…的影响' asks in the inner part; a count filters by it
-    inner_terms = tx.coverage_terms(MASK_RE.sub(" ", inner))
-    if not outer or not tx.tokenize(MASK_RE.sub(" ", outer)):
-        return None
-    names = MASK_RE.findall(inner)
-    if names and not inner_terms:
-        return None  # an attribute of a named thing
-    if not names and (len(inner_terms) != 1 or len(inner) > 6 or "的" in inner):
-        return None  # a long description is searched whole
-    if class_anchors(inner):
-        return None  # '一类站点的时限': a numbered class is named, not a role to resolve
-    return [(inner, None), (f"#1的{outer}", 1)]
-
-
-def _zh_conjunction(text: str) -> list[str]:
-    """'⟨A⟩和⟨B⟩的X' -> ['⟨A⟩的X', '⟨B⟩的X']; parallel words ('合同A和合同B') likewise."""
-    tokens = [t for t in re.split(r"(⟨\d+⟩)", text) if t]
-    flat: list[str] = []
-    for tok in tokens:
-        flat += [tok] if MASK_RE.fullmatch(tok) else tx.raw_tokens(tok)
-    for i, tok in enumerate(flat):
-        if tok not in _ZH_CONJ or not 0 < i < len(flat) - 1:
-            continue
-        left, right = flat[i - 1], flat[i + 1]
-        if not (_zh_item(left) and _zh_item(right)):
-            continue
-        prefix, suffix = flat[: i - 1], flat[i + 2 :]
-        suffix = [t for t in suffix if t not in {"哪个", "哪一个", "更", "还是", "分别", "各自"}]
-        return ["".join(prefix + [side] + suffix).strip() for side in (left, right)]
-    return [text]
-
-
-def _zh_item(token: str) -> bool:
-    return bool(MASK_RE.fullmatch(token)) or (
-        bool(token.strip()) and not tx.is_stopword(token) and 2 <= len(token) <= 12
-    )

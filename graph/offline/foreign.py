@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph import text as tx
-from graph.offline import reader as rd
+from graph.offline import reader_checks as rc
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.records import Record, records
 from graph.offline.values import spans_of
@@ -39,7 +39,7 @@ def quote(
 ) -> ForeignQuote | None:
     """The one record holding every code the question names, quoted by its values of the
     asked kind, when its labels are in the other language than the question's; else None."""
-    codes = [c for c in rd.anchors_of(question) if any(ch.isdigit() for ch in c)]
+    codes = [c for c in rc.anchors_of(question) if any(ch.isdigit() for ch in c)]
     if kind not in ("date", "number") or not codes:
         return None
     titled = {e.n for e in items if any(_holds(e.title, c) for c in codes)}

@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph import text as tx
-from graph.offline import reader as rd
+from graph.offline import reader_checks as rc
+from graph.offline import reader_rank as rr
+from graph.offline import reader_units as ru
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.values import asked_unit, date_keys, spans_of, unit_fits
 from graph.protocols import EvidenceItem
@@ -38,7 +40,7 @@ def _states_days(text: str, unit: str) -> bool:
 
 
 def _pair(
-    unit: rd.Unit, item_units: Sequence[rd.Unit], days: str
+    unit: ru.Unit, item_units: Sequence[ru.Unit], days: str
 ) -> tuple[list[tuple[int, int, int]], tuple[str, ...]] | None:
     """The two dates of the unit, or of it and one sentence beside it; None when there are
     not exactly two, or a sentence used states a number of days."""
@@ -70,13 +72,13 @@ def gap(question: str, items: Sequence[EvidenceItem], params: OfflineParams = PA
     days = asked_unit(question)
     if days not in _DAYS or _WORKING_RE.search(question):
         return None
-    ranked = rd.rank_units(question, items, params, "date")
-    ranked = [(s, u) for s, u in ranked if not rd.echoes(u, question)]
+    ranked = rr.rank_units(question, items, params, "date")
+    ranked = [(s, u) for s, u in ranked if not rc.echoes(u, question)]
     if not ranked or ranked[0][0] < params.reader_min_score:
         return None
     unit = ranked[0][1]
     item = next((e for e in items if e.n == unit.n), None)
-    found = _pair(unit, rd.units(item), days) if item else None
+    found = _pair(unit, ru.units(item), days) if item else None
     if found is None:
         return None
     (a, b), texts = found

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graph.offline import intervals as iv
-from graph.offline import records as recs
 from graph.offline import shared as sh
+from graph.offline import totals as tt
 from graph.offline.answer import short_answer
 from graph.offline.kinds import answer_type
 from graph.offline.params import PARAMS, OfflineParams
@@ -42,14 +42,14 @@ def compute(
         if decided is not None and decided.n is not None:
             return Computed(decided.text, [decided.n], list(decided.shown), kind)
         return None
-    diff = recs.difference(question, evidence)
+    diff = tt.difference(question, evidence)
     if diff is not None:
         return Computed(diff.answer, [diff.n], [(r.n, r.shown) for r in diff.rows], "difference")
     common = sh.shared_trait(question, evidence)
     if common is not None:
         cites = list(dict.fromkeys(n for n, _ in common.cited))
         return Computed(common.text, cites, list(common.cited), "common")
-    summed = recs.total(question, evidence) or recs.linked_total(question, evidence)
+    summed = tt.total(question, evidence) or tt.linked_total(question, evidence)
     if summed is not None:
         return Computed(summed.answer, [summed.n], [(r.n, r.shown) for r in summed.rows], "total")
     between = iv.gap(question, evidence, params)

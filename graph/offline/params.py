@@ -67,7 +67,7 @@ class OfflineParams:
     yes_no_compared: float = 0.8  # confidence of a 'both / same' answer
     yes_supported: float = 0.7  # confidence of a 'yes' every part has a passage for
     evidence_lines: int = 4  # supporting lines after the answer
-    # the reader (graph/offline/reader.py): the unit that answers a part, and its span
+    # the reader (graph/offline/reader.py, reader_*.py): the unit that answers a part, and its span
     reader_passages: int = 8  # passages of a part whose units are read
     reader_named_passages: int = 16  # ... and down to here, those naming the part's subject
     reader_next_units: int = 3  # units after the top one looked at for a place / person

@@ -16,12 +16,17 @@ from graph.offline import crossread as xr
 from graph.offline import foreign as fq
 from graph.offline import intervals as iv
 from graph.offline import reader as rd
+from graph.offline import reader_rank as rr
+from graph.offline import reader_spans as rs
+from graph.offline import reader_units as ru
 from graph.offline import records as recs
 from graph.offline import shared as sh
+from graph.offline import totals as tt
 from graph.offline.kinds import answer_type
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
 from graph.offline.steps import broken_link, in_words, readable, typed_fallback
+from graph.offline.units import without_planted
 from graph.protocols import EvidenceItem, HopView, Similarity
 from graph.result import LOOKED_FOR_LEAD, NOT_SAID_LEAD, QUOTE_LEAD
 
@@ -37,7 +42,7 @@ def rule_answer(
     """First line(s), one per part asked: a short answer only when the reader is confident,
     else the best sentence quoted verbatim with its key span in bold, else that the documents
     do not say it. Then one supporting line per hop, in reasoning order."""
-    evidence = rd.without_planted(evidence)  # a message to the assistant answers nothing
+    evidence = without_planted(evidence)  # a message to the assistant answers nothing
     zh = tx.language_of(question) == "zh"
     asked = [h for h in hops if not h.follow_up]
     kind = answer_type(question)
@@ -56,7 +61,7 @@ def rule_answer(
         found_any = True
     sources: dict[str, str] = {}  # a stated answer's unit -> how its evidence line shows it
     quoted: set[str] = set()  # records the path already quotes (briefly)
-    diff = recs.difference(question, evidence) if decided is None else None
+    diff = tt.difference(question, evidence) if decided is None else None
     if diff is not None:  # one stated value minus another, both shown
         lines.append(f"{'答案：' if zh else 'Answer: '}{diff.answer} [{diff.n}]")
         path.extend((r.n, r.shown) for r in diff.rows)
@@ -90,9 +95,9 @@ def rule_answer(
         reading = (
             rd.read(part, question, asks, pool, params, own, similarity, scene) if pool else None
         )
-        summed = recs.total(question, pool) if len(parts) == 1 else None
+        summed = tt.total(question, pool) if len(parts) == 1 else None
         if summed is None and len(parts) <= 2:  # the rows one table names, another's amounts
-            summed = recs.linked_total(question, pool)
+            summed = tt.linked_total(question, pool)
         if summed is not None:
             lead = "答案：" if zh else "Answer: "
             lines.append(f"{lead}{summed.answer} [{summed.n}]")
@@ -163,7 +168,7 @@ def rule_answer(
                 quoted.update(u.shown() for u in quoted_units)
         else:
             used.add(reading.unit.text)
-            quote = rd.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
+            quote = rs.bold(_BULLET_RE.sub("", reading.unit.shown()), reading.span)
             lines.append(_quote_line(quote, reading.unit.n, zh))
         if reading.via is not None:  # what put the subject in the read column's class
             path.append((reading.via.n, reading.via.shown()))
@@ -204,7 +209,7 @@ OFFLINE_ONLY = {
 }
 
 
-def _source_line(reading: rd.Reading, question: str) -> str:
+def _source_line(reading: ru.Reading, question: str) -> str:
     """How the unit a stated answer comes from shows in the evidence: a table row by its
     first cell, the cells the question names and the answer's cell; anything else whole."""
     unit = reading.unit
@@ -212,7 +217,7 @@ def _source_line(reading: rd.Reading, question: str) -> str:
     return recs.brief(unit.cells, [reading.stated or reading.span, *named]) or unit.shown()
 
 
-def _row_line(unit: rd.Unit, question: str, stated: str) -> str:
+def _row_line(unit: ru.Unit, question: str, stated: str) -> str:
     """A compared table row as the evidence shows it: its first cell, the cells the question
     names and the compared column (named in the answer line); else the whole row."""
     kept = [
@@ -288,7 +293,7 @@ def _support_lines(
         if not _names_only(h, hops[i + 1] if i + 1 < len(hops) else None)
     ] or [(question, list(evidence))]  # a hop's line names what the next hop went on with
     for part, pool in parts:
-        ranked = rd.rank_units(part, pool, params)[:1]
+        ranked = rr.rank_units(part, pool, params)[:1]
         for score, unit in ranked:
             if score >= params.reader_min_score and unit.text not in used:
                 used.add(unit.text)

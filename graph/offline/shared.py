@@ -62,7 +62,7 @@ def named_pair(question: str) -> list[str]:
 
 def shared_trait(question: str, evidence: Sequence[EvidenceItem]) -> Shared | None:
     """The words the two named things' own sentences both say of them, or None."""
-    from graph.offline.answer import passage_about, sentence_about
+    from graph.offline.answer_compare import passage_about, sentence_about
 
     names = named_pair(question) if asks_shared(question) else []
     if len(names) != 2:

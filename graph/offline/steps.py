@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from graph import text as tx
 from graph.offline import answer as ans
 from graph.offline import evidence as ev
-from graph.offline import reader as rd
+from graph.offline import reader_checks as rc
+from graph.offline import reader_units as ru
 from graph.offline.decompose import decompose_question
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.units import without_planted
 from graph.protocols import EvidenceItem, HopView
 from graph.schemas import EvidenceVerdict
 
@@ -66,7 +68,7 @@ def typed_fallback(
     evidence: Sequence[EvidenceItem],
     hops: Sequence[HopView],
     params: OfflineParams,
-) -> rd.Reading | None:
+) -> ru.Reading | None:
     """When no unit covers the part well enough: the value of the expected kind that sits
     nearest the question's words in the last step's passages, quoted in its sentence (never
     stated: nothing covered the part). Its sentence holds what the question or the part asks
@@ -74,16 +76,16 @@ def typed_fallback(
     found⟩?' when the question, 'the auditor of the purchaser', names nothing)."""
     short = ans.short_answer(question, evidence, hops, params)
     item = next((e for e in evidence if short and e.n == short.n), None)
-    unit = rd.unit_holding(short.text, item) if short and item else None
-    if unit is None or short is None or not rd.holds_anchors(unit, rd.anchors_of(question)):
+    unit = ru.unit_holding(short.text, item) if short and item else None
+    if unit is None or short is None or not rc.holds_anchors(unit, rc.anchors_of(question)):
         return None
-    names = rd.names_in(evidence, params)
+    names = ru.names_in(evidence, params)
     asked = [
-        r for r, said in ((rd.relation_of(s, names), s) for s in {question, part}) if r != said
+        r for r, said in ((rc.relation_of(s, names), s) for s in {question, part}) if r != said
     ]
-    if asked and not any(rd.holds_relation(r, unit.context, unit.shown()) for r in asked):
+    if asked and not any(rc.holds_relation(r, unit.context, unit.shown()) for r in asked):
         return None  # a value beside the names, not about what is asked of them
-    return rd.Reading(unit, params.reader_min_score, short.text)
+    return ru.Reading(unit, params.reader_min_score, short.text)
 
 
 def judge(
@@ -94,7 +96,7 @@ def judge(
 ) -> EvidenceVerdict:
     """Enough when every part was answered by one passage (its terms held together) and a
     short answer of the expected type was found; else which parts are missing, in words."""
-    evidence = rd.without_planted(evidence)  # a message to the assistant supports nothing
+    evidence = without_planted(evidence)  # a message to the assistant supports nothing
     zh = tx.language_of(question) == "zh"
     missing: list[str] = []
     for asked, ids, said in parts(question, hops):

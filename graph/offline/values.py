@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 
 from graph import text as tx
+from graph.offline.answer_spans import NUMBER_WORD_RE, name_spans
 from ingest import lexicon
 from ingest.lang import CODE_RE
 
@@ -90,8 +91,6 @@ def spans_of(kind: str, text: str) -> list[str]:
         if clause:
             taken.append(clause.span())
         taken += [m.span(1 if m.group(1) else 2) for m in _REFERENCE_RE.finditer(text)]  # '第3.3条'
-        from graph.offline.answer import NUMBER_WORD_RE
-
         return [
             _trim(m.group(0))
             for m in NUMBER_RE.finditer(text)
@@ -175,8 +174,6 @@ def numeric_value(text: str) -> float | None:
 
 
 def names_of_kind(kind: str, text: str) -> list[str]:
-    from graph.offline.answer import name_spans
-
     return name_spans(kind, text)
 
 

@@ -26,16 +26,16 @@ def test_who_is_answered_by_a_person_not_by_an_organisation() -> None:
 
 
 def test_a_span_of_another_kind_is_never_stated() -> None:
-    from graph.offline.reader import _of_asked_kind
+    from graph.offline.reader_spans import of_asked_kind
 
-    assert not _of_asked_kind("person", "Who is the CEO of Orvell?", "Bank of Tessel")
-    assert not _of_asked_kind("person", "Who chairs the trust?", "May 27")
-    assert _of_asked_kind("person", "Who chairs the trust?", "Mara Quist")
+    assert not of_asked_kind("person", "Who is the CEO of Orvell?", "Bank of Tessel")
+    assert not of_asked_kind("person", "Who chairs the trust?", "May 27")
+    assert of_asked_kind("person", "Who chairs the trust?", "Mara Quist")
     # the part asks for the organisation itself, though 'who' stands in it
-    assert _of_asked_kind("person", "What party backed the man who chairs it?", "Tessel Party")
-    assert not _of_asked_kind("entity", "Which county is Pellby in?", "Norway")
-    assert _of_asked_kind("entity", "Which county is Pellby in?", "Cranshire")
-    assert _of_asked_kind("nation", "Which country is Pellby in?", "Norway")
+    assert of_asked_kind("person", "What party backed the man who chairs it?", "Tessel Party")
+    assert not of_asked_kind("entity", "Which county is Pellby in?", "Norway")
+    assert of_asked_kind("entity", "Which county is Pellby in?", "Cranshire")
+    assert of_asked_kind("nation", "Which country is Pellby in?", "Norway")
 
 
 def test_both_says_yes_when_each_sentence_says_it_and_no_only_for_another_country() -> None:

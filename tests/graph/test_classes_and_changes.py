@@ -3,7 +3,8 @@ changes a value says what holds now: both decide which unit answers."""
 
 from __future__ import annotations
 
-from graph.offline import reader as rd
+from graph.offline import reader_checks as rc
+from graph.offline import reader_classes as rcl
 from graph.offline.decompose import decompose_question
 from graph.offline.values import class_anchors
 from graph.protocols import EvidenceItem
@@ -91,16 +92,16 @@ def test_a_sentence_that_changes_the_asked_value_answers_over_the_original_table
 
 
 def test_a_change_needs_a_new_value_of_the_asked_kind_after_the_change_phrase() -> None:
-    assert rd.states_change("The fee was increased to 40 EUR per visit.", "number")
-    assert rd.states_change("到场时限调整为6小时。", "number")
-    assert not rd.states_change("The fee was increased to cover travel.", "number")
-    assert not rd.states_change("The fee is 40 EUR per visit.", "number")
+    assert rc.states_change("The fee was increased to 40 EUR per visit.", "number")
+    assert rc.states_change("到场时限调整为6小时。", "number")
+    assert not rc.states_change("The fee was increased to cover travel.", "number")
+    assert not rc.states_change("The fee is 40 EUR per visit.", "number")
 
 
 def test_a_change_only_asked_for_holds_nothing() -> None:
-    assert not rd.states_change("We request that the deadline be extended to 2031-05-20.", "date")
-    assert not rd.states_change("我司申请将该工单的修复期限延长至 2031-05-20。", "date")
-    assert rd.states_change("同意延期，但修复截止日期调整为 2031-05-18。", "date")
+    assert not rc.states_change("We request that the deadline be extended to 2031-05-20.", "date")
+    assert not rc.states_change("我司申请将该工单的修复期限延长至 2031-05-20。", "date")
+    assert rc.states_change("同意延期，但修复截止日期调整为 2031-05-18。", "date")
 
 
 SITES = "Sites are grouped by distance. Tier 1 sites: Orlin General, Bay Clinic. Tier 2 sites: Hollow Creek."
@@ -130,13 +131,13 @@ def test_a_subject_of_no_stated_class_reads_the_column_of_the_class_a_passage_pu
 def test_a_sentence_naming_both_classes_with_the_subject_decides_nothing() -> None:
     asked = "What is the P1 visit time for Hollow Creek?"
     both = "Orlin General counts as Tier 1 and Hollow Creek as Tier 2 for visits."
-    assert rd.implied_class(asked, [_item(1, SLA), _item(2, both)]) is None
-    implied = rd.implied_class(asked, [_item(1, SLA), _item(2, SITES)])
+    assert rcl.implied_class(asked, [_item(1, SLA), _item(2, both)]) is None
+    implied = rcl.implied_class(asked, [_item(1, SLA), _item(2, SITES)])
     assert implied is not None and implied[0] == "tier 2"  # its own sentence per tier
     named = asked.replace("Hollow Creek", "Tier 1 sites")
-    assert rd.implied_class(named, [_item(1, SLA), _item(2, SITES)]) is None  # named: no guess
+    assert rcl.implied_class(named, [_item(1, SLA), _item(2, SITES)]) is None  # named: no guess
     alone = [_item(2, "Hollow Creek is a Tier 2 site.")]  # no other tier to tell apart
-    assert rd.implied_class(asked, alone) is None
+    assert rcl.implied_class(asked, alone) is None
 
 
 def test_a_change_for_another_class_than_the_subjects_does_not_answer() -> None:
@@ -159,8 +160,8 @@ def test_a_requested_change_is_not_the_value_that_holds() -> None:
     asked = _first("What did the provider request for the P2 visit time at Tier 2 sites?",
                    _item(1, SLA), _item(2, request, "supplement"))  # fmt: skip
     assert "36 hours" in asked  # asked about the request: the request answers
-    assert rd.requests_change(request, "number")
-    assert not rd.requests_change("The P2 visit time is amended to 36 hours.", "number")
+    assert rc.requests_change(request, "number")
+    assert not rc.requests_change("The P2 visit time is amended to 36 hours.", "number")
 
 
 def test_the_span_of_a_change_is_the_value_it_sets() -> None:
@@ -177,18 +178,18 @@ def test_a_request_is_told_by_its_own_clause() -> None:
     """'同意延期，但…调整为 D，不同意延至申请的日期': the request named after the change is
     another clause; the change holds."""
     agreed = "同意延期，但修复截止日期调整为 2031-05-18，不同意延至申请的日期。"
-    assert rd.states_change(agreed, "date") and not rd.requests_change(agreed, "date")
+    assert rc.states_change(agreed, "date") and not rc.requests_change(agreed, "date")
     asked = "我司申请将修复期限延长至 2031-05-20。"
-    assert rd.requests_change(asked, "date") and not rd.states_change(asked, "date")
+    assert rc.requests_change(asked, "date") and not rc.states_change(asked, "date")
 
 
 def test_a_change_answers_only_a_question_about_what_it_changes() -> None:
     agreed = "同意延期，但修复截止日期调整为 2031-05-18。"
-    assert rd.changed_value(agreed, "date", about="修复截止日期是哪天") == "2031-05-18"
-    assert rd.changed_value(agreed, "date", about="医院是哪天同意延期的") == ""
+    assert rc.changed_value(agreed, "date", about="修复截止日期是哪天") == "2031-05-18"
+    assert rc.changed_value(agreed, "date", about="医院是哪天同意延期的") == ""
     amended = "The P1 visit time for Tier 2 sites is amended to 7 hours."
-    assert rd.changed_value(amended, "number", about="visit time") == "7 hours"
-    assert rd.changed_value(amended, "number", about="warranty end") == ""
+    assert rc.changed_value(amended, "number", about="visit time") == "7 hours"
+    assert rc.changed_value(amended, "number", about="warranty end") == ""
 
 
 SITE_LIST = "Tier 1 sites: Orlin General, Bay Clinic."
@@ -214,6 +215,6 @@ def test_a_value_said_of_one_class_is_quoted_not_stated_when_the_question_leaves
 
 def test_a_rows_own_grade_is_what_is_asked_not_read_in_as_its_class() -> None:
     roster = "Staff | Name | Grade\nE-1 | Ada Moss | L4\nE-2 | Ben Ort | L2"
-    assert rd.implied_class("What grade is Ada Moss?", [_item(1, roster, "roster")]) is None
+    assert rcl.implied_class("What grade is Ada Moss?", [_item(1, roster, "roster")]) is None
     first = _first("What grade is Ada Moss?", _item(1, roster, "roster"))
     assert "L4" in first and "**E-1**" not in first

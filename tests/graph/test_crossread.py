@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from graph.offline import crossread as xr
-from graph.offline.reader import Similarity
+from graph.protocols import Similarity
 from tests.fakes.rules import RuleReader
 from tests.graph.offline_app import evidence
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graph.offline import intervals as iv
-from graph.offline import records as recs
+from graph.offline import totals as tt
 from graph.protocols import EvidenceItem
 from tests.graph.offline_app import evidence, offline_answer, offline_app
 
@@ -59,17 +59,17 @@ def test_a_stated_duration_working_days_or_other_than_two_dates_give_no_gap() ->
 
 def test_how_many_days_is_no_count_of_log_entries() -> None:
     """'How many days' notice' over a log of NOTICE entries is not '2' (the entries)."""
-    assert not recs.counts("How many days' notice did the supplier give?")
-    assert recs.counts("How many notices did the supplier send?")
-    assert recs.counts("一共有几张工单？") and not recs.counts("晚了多少天？")
+    assert not tt.counts("How many days' notice did the supplier give?")
+    assert tt.counts("How many notices did the supplier send?")
+    assert tt.counts("一共有几张工单？") and not tt.counts("晚了多少天？")
     plan = (
         "Unit | Engineer | Notice\nKX-1 | Ada Moss | by phone\nKX-3 | Ada Moss | by mail"
         "\n\nNotices may move by agreement."
     )
     item = EvidenceItem(n=1, chunk_id="p", text=plan)
-    counted = recs.total("How many units of Ada Moss are there?", [item])
+    counted = tt.total("How many units of Ada Moss are there?", [item])
     assert counted is not None and counted.answer == "2"
-    assert recs.total("How many days' notice for the units of Ada Moss?", [item]) is None
+    assert tt.total("How many days' notice for the units of Ada Moss?", [item]) is None
 
 
 def test_in_a_real_knowledge_base(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ from graph.config import GraphConfig
 from graph.evidence import evidence_items
 from graph.hops import read_whole
 from graph.offline import OfflineReasoner
+from graph.offline import chunks as ch
 from graph.offline import records as recs
+from graph.offline import totals as tt
 from graph.offline.values import spans_of
 from graph.protocols import EvidenceItem
 from graph.state import PoolEntry
@@ -53,13 +55,13 @@ def _first(question: str, *items: EvidenceItem) -> str:
 
 def test_the_named_rows_amounts_from_the_other_table_are_summed_with_each_shown() -> None:
     items = [_item(1, REGISTER, "unit register"), _item(2, FEES, "fee schedule")]
-    total = recs.linked_total("What do the units at North depot cost per year in total?", items)
+    total = tt.linked_total("What do the units at North depot cost per year in total?", items)
     assert total is not None
     assert total.answer == "1650 EUR = 1200 EUR (RX-101) + 450 EUR (RX-103)"
     zh = [_item(1, REGISTER_ZH, "设备清单"), _item(2, FEES_ZH, "维护费明细")]
     first = _first("北区总库那几台设备，一年的维护费加起来是多少？", *zh)
     assert first == "答案：1650元 = 1200元 (RX-101) + 450元 (RX-103) [2]"
-    south = recs.linked_total("南区总库的设备，年度维护费一共多少？", zh)  # metamorphic: other site
+    south = tt.linked_total("南区总库的设备，年度维护费一共多少？", zh)  # metamorphic: other site
     assert south is not None and south.answer == "800元 (RX-102)"
 
 
@@ -67,13 +69,11 @@ def test_no_sum_when_an_amount_is_missing_or_no_row_is_named() -> None:
     cut = FEES.replace("RX-103 | Basic | 450\n", "")
     items = [_item(1, REGISTER, "unit register"), _item(2, cut, "fee schedule")]
     assert (
-        recs.linked_total("What do the units at North depot cost per year in total?", items) is None
+        tt.linked_total("What do the units at North depot cost per year in total?", items) is None
     )
     full = [_item(1, REGISTER, "unit register"), _item(2, FEES, "fee schedule")]
-    assert (
-        recs.linked_total("What do the units at West depot cost per year in total?", full) is None
-    )
-    assert recs.linked_total("How many units are at North depot?", full) is None  # a count
+    assert tt.linked_total("What do the units at West depot cost per year in total?", full) is None
+    assert tt.linked_total("How many units are at North depot?", full) is None  # a count
 
 
 def test_a_version_is_no_amount_to_add() -> None:
@@ -81,7 +81,7 @@ def test_a_version_is_no_amount_to_add() -> None:
     versions = REGISTER.replace("Firmware", "Fee").replace("Unit | Kind", "Code | Kind")
     items = [_item(1, REGISTER, "unit register"),
              _item(2, versions.replace("RX-", "RX-"), "fee list")]  # fmt: skip
-    assert recs.linked_total("What do the units at North depot cost in total?", items) is None
+    assert tt.linked_total("What do the units at North depot cost in total?", items) is None
 
 
 def test_a_table_cut_between_two_found_chunks_is_whole_again() -> None:
@@ -89,10 +89,10 @@ def test_a_table_cut_between_two_found_chunks_is_whole_again() -> None:
     one = EvidenceItem(n=1, chunk_id="reg-v1-00003", title="r", source="r.md", text=head.strip())
     two = EvidenceItem(n=2, chunk_id="reg-v1-00004", title="r", source="r.md",
                        text="RX-103" + tail, table_header="Unit | Kind | Site | Firmware")  # fmt: skip
-    joined = recs.neighbours_joined([two, one])
+    joined = ch.neighbours_joined([two, one])
     assert len(joined) == 1 and "RX-101" in joined[0].text and "RX-103" in joined[0].text
     apart = two.model_copy(update={"chunk_id": "reg-v1-00006"})
-    assert recs.neighbours_joined([one, apart]) == []  # a gap: no run
+    assert ch.neighbours_joined([one, apart]) == []  # a gap: no run
 
 
 def _entry(doc: str, index: int, rank: int, whole: bool) -> PoolEntry:
@@ -116,11 +116,11 @@ def test_a_document_read_whole_comes_whole_into_the_evidence_or_not_at_all() -> 
 
 def test_a_condition_is_a_name_not_one_word_of_a_longer_cell() -> None:
     question = "How many thermal alarms were recorded in total?"
-    assert not recs._filter_value("Thermal history endpoint", question)
-    assert not recs._filter_value("Static key in header", question)
-    assert recs._filter_value("E-1001 Ada Moss", "How many orders did Ada Moss close in total?")
-    assert recs._filter_value("E-1001 Ada Moss", "How many orders did E-1001 close in total?")
-    assert recs._filter_value("E-2073 柯明远", "柯明远负责的设备一共几台？")
+    assert not recs.filter_value("Thermal history endpoint", question)
+    assert not recs.filter_value("Static key in header", question)
+    assert recs.filter_value("E-1001 Ada Moss", "How many orders did Ada Moss close in total?")
+    assert recs.filter_value("E-1001 Ada Moss", "How many orders did E-1001 close in total?")
+    assert recs.filter_value("E-2073 柯明远", "柯明远负责的设备一共几台？")
 
 
 def test_a_clause_number_is_no_amount() -> None:

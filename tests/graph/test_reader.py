@@ -7,6 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from graph.offline import reader as rd
+from graph.offline import reader_checks as rc
+from graph.offline import reader_rank as rr
+from graph.offline import reader_spans as rs
+from graph.offline import reader_units as ru
 from graph.offline import values as vl
 from graph.offline.params import PARAMS
 from graph.offline.route import is_simple
@@ -31,7 +35,7 @@ TABLE = "Code | Name | Unit price\nKX-100 | Widget | 40 EUR\nKX-200 | Gadget | 7
 
 
 def test_a_table_row_is_read_with_its_column_headers() -> None:
-    units = rd.units(_item(1, TABLE))
+    units = ru.units(_item(1, TABLE))
     assert [u.shown() for u in units] == [
         "Code: KX-100; Name: Widget; Unit price: 40 EUR",
         "Code: KX-200; Name: Gadget; Unit price: 75 EUR",
@@ -73,12 +77,12 @@ def test_the_record_line_the_question_names_by_label_beats_the_line_of_its_code(
 def test_a_label_that_only_modifies_the_asked_word_names_no_line() -> None:
     """'Repair' of 'repair deadline' and '修复' of '修复截止日期' modify what is asked; a
     record's 'Repair:' line is not what the question names (its deadline is elsewhere)."""
-    unit = rd.Unit("Repair: 2031-05-02", "[TK-9]", 1, 0)
-    assert not rd.asked_field("What was the repair deadline of TK-9?", unit, ["TK-9"])
-    assert rd.asked_field("When was the repair of TK-9?", unit, ["TK-9"])
-    zh = rd.Unit("修复: 2031-05-02", "[TK-9]", 1, 0)
-    assert not rd.asked_field("TK-9 最终批准的修复截止日期是哪天？", zh, ["TK-9"])
-    assert rd.asked_field("TK-9 的修复是哪天？", zh, ["TK-9"])
+    unit = ru.Unit("Repair: 2031-05-02", "[TK-9]", 1, 0)
+    assert not rr.asked_field("What was the repair deadline of TK-9?", unit, ["TK-9"])
+    assert rr.asked_field("When was the repair of TK-9?", unit, ["TK-9"])
+    zh = ru.Unit("修复: 2031-05-02", "[TK-9]", 1, 0)
+    assert not rr.asked_field("TK-9 最终批准的修复截止日期是哪天？", zh, ["TK-9"])
+    assert rr.asked_field("TK-9 的修复是哪天？", zh, ["TK-9"])
 
 
 def test_a_line_that_repeats_the_question_sets_no_bar_for_meaning() -> None:
@@ -146,7 +150,7 @@ def test_a_name_the_evidence_uses_is_no_part_of_what_is_asked() -> None:
     text = _answer("东湾站点的具体办公地址在哪里？", _item(1, roster))
     assert answer_kind(text) == "not_found", text
     assert (
-        rd.relation_of("东湾站点的具体办公地址在哪里？", ["东湾站点"]).strip()
+        rc.relation_of("东湾站点的具体办公地址在哪里？", ["东湾站点"]).strip()
         == "的具体办公地址在哪里？"
     )
     dated = "设备编号 | 计划日期\nKX-201 | 2031-07-26"  # a date beside the code, of another event
@@ -160,13 +164,13 @@ def test_a_year_beside_the_name_is_no_sign_of_the_asked_amount() -> None:
     banner = "星海科技有限公司 客户服务部 往来函件登记簿（2031年）\n登记规则：每份函件一个编号。"
     text = _answer("星海科技有限公司 2030 年的营业收入是多少？", _item(1, banner))
     assert answer_kind(text) == "not_found", text
-    assert not rd.holds_relation("2030 年的营业收入是多少", "", banner)
-    assert rd.holds_relation("营业收入是多少", "", "2030 年营业收入为 3,200 万元。")
+    assert not rc.holds_relation("2030 年的营业收入是多少", "", banner)
+    assert rc.holds_relation("营业收入是多少", "", "2030 年营业收入为 3,200 万元。")
 
 
 def test_a_header_with_a_version_number_is_still_the_header() -> None:
     table = "Item | v1 | v2\nRate limit | 120 requests per minute | 60 requests per minute"
-    row = rd.units(_item(1, table))
+    row = ru.units(_item(1, table))
     assert [u.shown() for u in row] == [
         "Item: Rate limit; v1: 120 requests per minute; v2: 60 requests per minute"
     ]
@@ -217,9 +221,9 @@ def test_a_field_line_is_read_with_the_other_fields_of_its_record() -> None:
                     _item(1, LOG)).splitlines()[0]  # fmt: skip
     assert "2031-05-09" in first and "[1]" in first
     assert "2031-05-02" not in first and "2031-06-20" not in first
-    order = next(u for u in rd.units(_item(1, LOG)) if u.text == "Order: OR-55-0012")
-    assert rd.echoes(order, "What was the new due date of OR-55-0012?")
-    assert not rd.echoes(order, "Which order was delayed?")
+    order = next(u for u in ru.units(_item(1, LOG)) if u.text == "Order: OR-55-0012")
+    assert rc.echoes(order, "What was the new due date of OR-55-0012?")
+    assert not rc.echoes(order, "Which order was delayed?")
 
 
 def test_what_with_a_noun_of_time_or_amount_asks_for_that_kind() -> None:
@@ -309,8 +313,8 @@ def test_a_row_named_by_a_date_in_another_format_is_the_one_read() -> None:
 
 def test_a_how_many_question_takes_the_value_in_the_asked_unit() -> None:
     sentence = "The price rose by 4.5% with a notice of 78 days before the change."
-    assert rd.read_sentence("How many days of notice?", "How many days of notice?",
-                            rd.units(_item(1, sentence))[0], "number")[0] == "78 days"  # fmt: skip
+    assert rs.read_sentence("How many days of notice?", "How many days of notice?",
+                            ru.units(_item(1, sentence))[0], "number")[0] == "78 days"  # fmt: skip
     assert (
         vl.asked_unit("最晚几天内到货？") == "天" and vl.asked_unit("How many laptops?") == "laptop"
     )
@@ -332,7 +336,7 @@ def test_a_table_cut_by_the_chunker_keeps_its_header_for_the_rows_after_it() -> 
     item = EvidenceItem(
         n=1, chunk_id="x", text=later.text, table_header="Unit | Site | Warranty ends"
     )
-    assert rd.units(item)[0].shown().startswith("Unit: KX-")
+    assert ru.units(item)[0].shown().startswith("Unit: KX-")
 
 
 def test_a_link_or_address_in_a_question_is_no_part_of_it() -> None:
@@ -489,14 +493,14 @@ def test_steps_that_each_came_as_a_block_are_quoted_as_one_list() -> None:
 def test_a_row_with_no_value_of_the_asked_kind_has_no_answer_span() -> None:
     """'When …?' over a row whose only cell the question does not give is a label: no date
     is bolded as if it were one."""
-    [row] = rd.units(_item(1, "Field | Value\nParent contract | QK-77-9"))
-    assert rd.read_row("When does QK-77-9 end?", "When does QK-77-9 end?", row, "date") == (
+    [row] = ru.units(_item(1, "Field | Value\nParent contract | QK-77-9"))
+    assert rs.read_row("When does QK-77-9 end?", "When does QK-77-9 end?", row, "date") == (
         "",
         False,
         "",
     )
-    [dated] = rd.units(_item(1, "Field | Value\nEnds on | 2033-02-28"))
-    assert rd.read_row("When does it end?", "When does it end?", dated, "date")[0] == "2033-02-28"
+    [dated] = ru.units(_item(1, "Field | Value\nEnds on | 2033-02-28"))
+    assert rs.read_row("When does it end?", "When does it end?", dated, "date")[0] == "2033-02-28"
 
 
 def test_a_number_word_takes_a_lower_case_noun_not_the_name_after_it() -> None:
@@ -538,7 +542,7 @@ def test_a_sentence_that_refers_back_is_compared_in_meaning_with_its_passage_tit
         "The club was formed in 1993.",
         "Harrow Deep",
     )
-    assert [u.meant() for u in rd.units(passage)] == [
+    assert [u.meant() for u in ru.units(passage)] == [
         "Harrow Deep is a rowing club on the northern bank of the river in Ostrel.",
         "Harrow Deep: The club was formed in 1993.",
     ]
@@ -729,12 +733,12 @@ def test_he_or_she_under_a_person_s_heading_is_that_person() -> None:
 def test_a_short_line_of_two_sentences_is_two_units_but_a_field_line_stays_one() -> None:
     """The quote is the sentence that answers, not its neighbour on the same line; a field's
     value ('Reason: …') is one value whatever its full stops."""
-    prose = rd.units(_item(1, "The Fenwick depot holds 640 crates. It employs 38 porters."))
+    prose = ru.units(_item(1, "The Fenwick depot holds 640 crates. It employs 38 porters."))
     assert [u.text for u in prose] == [
         "The Fenwick depot holds 640 crates.",
         "It employs 38 porters.",
     ]
-    field = rd.units(_item(1, "Reason: Not agreed. The audit is due in May."))
+    field = ru.units(_item(1, "Reason: Not agreed. The audit is due in May."))
     assert [u.text for u in field] == ["Reason: Not agreed. The audit is due in May."]
 
 

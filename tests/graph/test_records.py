@@ -3,7 +3,9 @@ record that shares a value with it answers a two-step question, in either langua
 
 from __future__ import annotations
 
+from graph.offline import columns as cols
 from graph.offline import records as recs
+from graph.offline import totals as tt
 from graph.protocols import EvidenceItem
 from tests.graph.offline_app import evidence, leads_with, offline_answer
 
@@ -52,7 +54,7 @@ def test_a_field_named_only_where_the_subject_is_described_is_not_the_asked_one(
         [evidence(1, log, "log.txt"), evidence(2, other, "units.md")],
     )
     assert found is None
-    assert recs.asked_clause("KX-9 那次修复超时，我们是哪天递交申请的？") == "我们是哪天递交申请的"
+    assert cols.asked_clause("KX-9 那次修复超时，我们是哪天递交申请的？") == "我们是哪天递交申请的"
 
 
 def test_two_different_answers_make_no_join() -> None:
@@ -76,14 +78,14 @@ def test_a_total_sums_the_asked_column_over_the_rows_the_question_names() -> Non
     assert lines[0] == "Answer: 11 = 6 + 5 [1]"
     assert "Unit: KX-1" in text and "Unit: KX-3" in text and "KX-2" not in text
     zh = PLAN.replace("Downtime (h)", "预计停机（小时）")
-    found = recs.total(
+    found = tt.total(
         "Ada Moss 负责的设备一共停机多少小时？", [EvidenceItem(n=1, chunk_id="p", text=zh)]
     )
     assert found is not None and found.answer == "11 = 6 + 5"
 
 
 def test_rows_are_counted_when_the_question_asks_how_many_of_them() -> None:
-    found = recs.total(
+    found = tt.total(
         "Ada Moss 负责的设备一共有几台？", [EvidenceItem(n=1, chunk_id="p", text=PLAN)]
     )
     assert found is not None and found.answer == "2台"  # in the unit the question counts in
@@ -92,7 +94,7 @@ def test_rows_are_counted_when_the_question_asks_how_many_of_them() -> None:
 def test_no_total_from_a_table_the_passage_may_not_hold_whole() -> None:
     cut = PLAN.split("\n\n", 1)[0]  # the passage ends inside the table
     assert (
-        recs.total(
+        tt.total(
             "How many hours in total for Ada Moss?", [EvidenceItem(n=1, chunk_id="p", text=cut)]
         )
         is None
@@ -100,7 +102,7 @@ def test_no_total_from_a_table_the_passage_may_not_hold_whole() -> None:
     carried = EvidenceItem(
         n=1, chunk_id="p", text=PLAN, table_header="Unit | Engineer | Downtime (h)"
     )
-    assert recs.total("How many hours in total for Ada Moss?", [carried]) is None
+    assert tt.total("How many hours in total for Ada Moss?", [carried]) is None
 
 
 def test_a_record_is_quoted_briefly_by_its_key_and_what_was_read_from_it() -> None:
@@ -130,19 +132,19 @@ def test_a_row_the_question_describes_leads_to_the_asked_column_of_another_table
 
 def test_a_kind_noun_makes_a_column_asked_only_with_a_whole_word_before_it() -> None:
     # 'Account' is no 'count' column: 'Ac' is not a word of the question
-    assert recs.asked_head("How many units does the contract cover?", ["Account", "Customer"]) == ""
-    assert recs.asked_head("When will the pump ship?", ["Item", "Ship date"]) == "Ship date"
+    assert cols.asked_head("How many units does the contract cover?", ["Account", "Customer"]) == ""
+    assert cols.asked_head("When will the pump ship?", ["Item", "Ship date"]) == "Ship date"
 
 
 def test_those_few_points_at_rows_and_asks_no_count() -> None:
     """'那几台设备' (those devices), '哪几张' (which ones), '好几次' (several times) name rows;
     only '几台' or '多少台' on its own asks how many of them."""
-    assert recs.counts("Ada Moss 负责的设备一共有几台？")
+    assert tt.counts("Ada Moss 负责的设备一共有几台？")
     for pointing in ("Ada Moss 负责的那几台设备", "哪几张工单超时了？", "好几次停机是谁处理的？"):
-        assert not recs.counts(pointing), pointing
+        assert not tt.counts(pointing), pointing
     item = EvidenceItem(n=1, chunk_id="p", text=PLAN)
-    assert recs.total("Ada Moss 负责的那几台设备一共有几台？", [item]) is not None
-    assert recs.total("Ada Moss 负责的那几台设备，是谁负责的？", [item]) is None
+    assert tt.total("Ada Moss 负责的那几台设备一共有几台？", [item]) is not None
+    assert tt.total("Ada Moss 负责的那几台设备，是谁负责的？", [item]) is None
 
 
 def test_a_joined_field_must_be_of_the_asked_kind() -> None:

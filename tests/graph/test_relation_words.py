@@ -7,7 +7,7 @@ from __future__ import annotations
 from graph import text as tx
 from graph.offline import bridge as br
 from graph.offline.evidence import relevance
-from graph.offline.reader import holds_relation
+from graph.offline.reader_checks import holds_relation
 from graph.protocols import EvidenceItem, HopView
 from ingest.models import Hit
 from tests.fakes.rules import RuleReader
