@@ -124,7 +124,8 @@ def read_whole(
     that led to it) for every chunk of such a document the search did not return, and the ids
     of the documents read whole. The groups are enforced by the store; nothing for a
     retriever that cannot read a document (a capability, like phrase_counts)."""
-    from graph.offline.records import aggregates, tabular
+    from graph.offline.records import tabular
+    from graph.offline.totals import aggregates
 
     fetch = getattr(ctx.retriever, "document_hits", None)
     if fetch is None or not (aggregates(question) or (asked and aggregates(asked))):
