@@ -120,7 +120,13 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
     if ellipsis:
         other = (ellipsis.group("en") or ellipsis.group("zh") or "").strip()
         asks = other.split(" ", 1)[0].lower() in tx.EN_QUESTION_WORDS
-        swapped = _swap_subject(previous[-1], other) if other and not asks else None
+        # 'and if we only hit 99%, what do they get?' asks its own question: only a thing
+        # ('and Germany?', 'and the buyer?') takes the previous question's place
+        clause = bool(ellipsis.group("en")) and ("," in other or len(other.split()) > 5)
+        clause = clause or bool(
+            _PRONOUN_RE.search(other)
+        )  # '那他的副手呢': whose is resolved below
+        swapped = _swap_subject(previous[-1], other) if other and not (asks or clause) else None
         if swapped:
             return swapped
     pronoun = _PRONOUN_RE.search(q)
@@ -142,7 +148,9 @@ _PERSONAL_RE = re.compile(r"he|him|his|she|her|hers|他|她", re.IGNORECASE)
 
 def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
     """The person the last reply names ('Answer: Christopher Nolan [1]', '由工程师 E-1 章若
-    处理。'): what 'he' or 'she' in the next question most likely means."""
+    处理。'): what 'he' or 'she' in the next question most likely means. Of several, the one
+    the reply says someone is ('班组长是杨帆'), else the first: a reply names its answer
+    before what it adds ('…，持危险品操作证'; 'Ben Okoro is primary for Q3 2025')."""
     from graph.result import short_answer_of
     from ingest.phrases import cjk_name_kinds
 
@@ -150,13 +158,19 @@ def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
     reply = replies[-1] if replies else ""
     people = [n for n, kind in cjk_name_kinds(reply).items() if kind == "person"]
     if people:
-        return people[-1]
+        said = [n for n in people if re.search(f"(?:是|为|由)\\s*{re.escape(n)}", reply)]
+        return (said or sorted(people, key=reply.find))[0]
     answer = short_answer_of(reply)
     short = len(answer) <= 20 if tx.has_cjk(answer) else len(answer.split()) <= 6
     if answer and short:
         return answer
-    people = [n for line in reply.splitlines() for n in tx.capitalized_spans(line) if " " in n]
-    return people[-1] if people else None
+    people = [
+        n
+        for line in reply.splitlines()
+        for n in tx.capitalized_spans(line)
+        if " " in n and not any(c.isdigit() for c in n)  # 'Q3 2025' is no one
+    ]
+    return people[0] if people else None
 
 
 _ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "first": 1, "second": 2,

@@ -232,6 +232,34 @@ def test_a_follow_up_is_rewritten_only_when_it_depends_on_the_conversation() -> 
     ]) == "Who is the auditor of the lessee?"  # fmt: skip
 
 
+def test_he_means_the_person_the_reply_answered_with_not_a_later_name() -> None:
+    # the reply names its answer first and adds a period and a licence after it
+    assert rewrite_followup("and who's his deputy? his number too", [
+        {"role": "user", "content": "who leads the night shift at Pier 4?"},
+        {"role": "assistant", "content": "Tomas Reyl leads it for Q4 2026 (1 Oct – 31 Dec); "
+         "his number is 0161 555 0102."},
+    ]) == "and who's Tomas Reyl's deputy? his number too"  # fmt: skip
+    assert rewrite_followup("那他的副手呢？", [
+        {"role": "user", "content": "三号码头夜班组长是谁？"},
+        {"role": "assistant", "content": "三号码头夜班组长是杨帆，手机 13700000000，持叉车操作证。"},
+    ]) == "那杨帆的副手呢？"  # fmt: skip
+
+
+def test_and_with_a_clause_asks_its_own_question_about_the_same_thing() -> None:
+    history = [
+        {"role": "user", "content": "What uptime does the Velora contract promise?"},
+        {"role": "assistant", "content": "99.9% in each calendar month."},
+    ]
+    rewritten = rewrite_followup(
+        "and if we only reach 99.1% in a month, what do they get?", history
+    )
+    assert rewritten == "and if we only reach 99.1% in a month, what do Velora get?"
+    # a thing alone still takes the previous question's place
+    assert (
+        rewrite_followup("and Norrby?", history) == "What uptime does the Norrby contract promise?"
+    )
+
+
 def test_route_keeps_greetings_simple() -> None:
     for greeting in ("hi", "Hello there!", "谢谢", "你好！"):
         decision, usage = R.route(greeting, [])
