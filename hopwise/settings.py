@@ -65,6 +65,13 @@ class Settings(BaseSettings):
     fusion_cross_language_lexical_weight: float = Field(
         0.3, ge=0, description="BM25's weight for a chunk in another language than the question."
     )
+    fusion_cross_language_slots: int = Field(
+        2,
+        ge=0,
+        le=10,
+        description="Places of a search's top k kept for the other language's "
+        "best dense candidates, in a knowledge base of two languages (0: none).",
+    )
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
     embedding_model: str | None = None
@@ -318,6 +325,7 @@ class Settings(BaseSettings):
         return FusionConfig(
             lexical_weight=self.fusion_lexical_weight,
             cross_language_lexical_weight=self.fusion_cross_language_lexical_weight,
+            cross_language_slots=self.fusion_cross_language_slots,
         )
 
     @property

@@ -59,9 +59,11 @@ class FusionConfig:
     exact_weight: float = 1.0
     max_codes: int = 3  # codes of one query looked up
     # The built-in embedder ranks a chunk in the question's own language above a better one in
-    # the other: the dense channel reads `cross_language_depth` candidates, and when no chunk
-    # of the other language made the top k, the best one takes its last place.
+    # the other: the dense channel reads `cross_language_depth` candidates, and the top k holds
+    # at least `cross_language_slots` chunks of the other language when the knowledge base has
+    # some (the best dense ones it lacks take the last places; measured in docs/search.md).
     cross_language_depth: int = 60
+    cross_language_slots: int = 2
 
 
 @dataclass(frozen=True)

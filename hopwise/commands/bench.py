@@ -1,4 +1,4 @@
-"""`hopwise bench retrieval|ingestion|graph|crosslingual|parsing|llm|startup|api|all`: printed and saved as JSON.
+"""`hopwise bench retrieval|ingestion|graph|crosslingual|kbsearch|parsing|llm|startup|api|all`: printed and saved as JSON.
 
 Benchmarks are never timed tests; CI runs each one tiny as a smoke test.
 """
@@ -45,6 +45,16 @@ def register(subparsers: Any) -> None:
     crosslingual.add_argument("--dev-dir", dest="dev_dir", default=None, help="dev sets folder")
     _output_flags(crosslingual)
     crosslingual.set_defaults(handler=run_one("crosslingual"))
+
+    kbsearch = sub.add_parser(
+        "kbsearch",
+        help="answer in the top 10 on the company dev KBs, by places for the other language",
+    )
+    from hopwise.bench.kbsearch import register_arguments as kbsearch_arguments
+
+    kbsearch_arguments(kbsearch)
+    _output_flags(kbsearch)
+    kbsearch.set_defaults(handler=run_one("kbsearch"))
 
     parsing = sub.add_parser(
         "parsing", help="parse files: pages/s, and word recall against pdftotext for PDFs"

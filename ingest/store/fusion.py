@@ -1,5 +1,5 @@
-"""Reciprocal-rank fusion of the BM25, exact-phrase and dense channels, with one place kept
-for the other language's best dense candidate.
+"""Reciprocal-rank fusion of the BM25, exact-phrase and dense channels, with places kept
+for the other language's best dense candidates.
 """
 
 from __future__ import annotations
@@ -20,31 +20,38 @@ RRF_K = 60
 
 
 def other_language(
-    dense: list[tuple[float, dict[str, Any]]], asked: str
-) -> tuple[float, dict[str, Any]] | None:
-    """The best dense candidate in another language than the question's, if any."""
+    dense: list[tuple[float, dict[str, Any]]], asked: str, slots: int = 1
+) -> list[tuple[float, dict[str, Any]]]:
+    """The best `slots` dense candidates in another language than the question's."""
+    out: list[tuple[float, dict[str, Any]]] = []
     for score, entity in dense:
+        if len(out) >= slots:
+            break
         if chunk_language(str(entity.get("text", ""))[:2000]) != asked:
-            return score, entity
-    return None
+            out.append((score, entity))
+    return out
 
 
 def with_other_language(
-    hits: list[Hit], other: tuple[float, dict[str, Any]] | None, k: int, make: Any
+    hits: list[Hit], other: list[tuple[float, dict[str, Any]]], k: int, make: Any
 ) -> list[Hit]:
-    """The fused top k, its last place given to the best chunk in the other language when
-    none made it: the built-in embedder ranks a chunk in the question's own language above a
-    better one in the other (a Chinese question about an English manual: the right chunk
-    ranked 42nd by vectors, nowhere by keywords), and both channels agree on that bias."""
-    if other is None or len(hits) < k or k < 2:
+    """The fused top k with at least len(other) chunks of the other language: the best dense
+    ones it lacks take the last places. The built-in embedder ranks a chunk in the question's
+    own language above a better one in the other (a Chinese question about an English manual:
+    the right chunk ranked 42nd by vectors, nowhere by keywords), both channels agree on that
+    bias, and the one other-language chunk that made it is often the manual's wrong page."""
+    if not other or len(hits) < k or k < 2:
         return hits
-    entity = other[1]
-    language = chunk_language(str(entity.get("text", ""))[:2000])
-    if any(h.chunk_id == entity["chunk_id"] or chunk_language(h.text[:2000]) == language
-           for h in hits):  # fmt: skip
+    language = chunk_language(str(other[0][1].get("text", ""))[:2000])
+    held = {h.chunk_id for h in hits}
+    already = sum(1 for h in hits if chunk_language(h.text[:2000]) == language)
+    room = min(len(other) - already, k // 2)  # the question's own language keeps most places
+    missing = [(score, e) for score, e in other if e["chunk_id"] not in held][: max(room, 0)]
+    if not missing:
         return hits
     last = hits[-1]
-    return [*hits[:-1], make(entity, last.rank, fused=last.score, dense=other[0])]
+    added = [make(e, last.rank, fused=last.score, dense=score) for score, e in missing]
+    return [*hits[: k - len(added)], *added]
 
 
 def fuse(

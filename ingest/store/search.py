@@ -75,7 +75,10 @@ class SearchPart(StoreBase):
                 dense, has_vector = self._channel(vector, "dense", expr, wide), None
             else:
                 dense, has_vector = self._side_dense(vector, expr, wide, pending.result())
-            dense, other = dense[:depth], other_language(dense, language_of(query))
+            dense, other = (
+                dense[:depth],
+                other_language(dense, language_of(query), self.fusion.cross_language_slots),
+            )
         except Exception as exc:  # noqa: BLE001 - BM25 results stand while the dense side is down
             log.warning("dense channel skipped: %s", exc)
             sparse = pending.result()

@@ -145,3 +145,36 @@ def test_bench_startup_measures_a_fresh_app(capsys: pytest.CaptureFixture[str]) 
     times = [result[k] for k in stages]
     assert all(t > 0 for t in times) and times == sorted(times[:3]) + times[3:]
     assert result["ready_s"] <= result["first_answer_s"]
+
+
+def test_bench_kbsearch_counts_hits_per_language_and_chooses_leaving_one_out(
+    capsys: pytest.CaptureFixture[str], data_dir: Path, tmp_path: Path
+) -> None:
+    # two tiny knowledge bases of two languages each, written here
+    for name, en_fact, zh_fact, question, gold in (
+        ("kb-one", "The loading dock closes at 19:30 on weekdays.", "叉车每年检验一次，检验费八百元。",
+         "When does the loading dock close on weekdays?", "19:30"),
+        ("kb-two", "Badge renewals take four working days.", "会议室最多容纳二十四人。",
+         "How long do badge renewals take?", "four working days"),
+    ):  # fmt: skip
+        root = tmp_path / "shared" / name
+        (root / "docs").mkdir(parents=True)
+        (root / "docs" / "en.md").write_text(f"# Site notes\n\n{en_fact}\n", encoding="utf-8")
+        (root / "docs" / "zh.md").write_text(f"# 说明\n\n{zh_fact}\n", encoding="utf-8")
+        (root / "manifest.json").write_text(json.dumps([
+            {"file": "en.md", "lang": "en", "groups": ["all"]},
+            {"file": "zh.md", "lang": "zh", "groups": ["all"]},
+        ]), encoding="utf-8")  # fmt: skip
+        (root / "questions.jsonl").write_text(json.dumps({
+            "id": f"{name}-1", "question": question, "lang": "en",
+            "must_contain": [gold], "supporting": ["docs/en.md"],
+        }) + "\n", encoding="utf-8")  # fmt: skip
+    argv = ["bench", "kbsearch", "--shared", str(tmp_path / "shared"), "--slots", "0,1", "--json"]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    for n in ("0", "1"):
+        for name in ("kb-one", "kb-two"):
+            same = result["slots"][n][name]["same"]
+            assert same == [1, 1]  # its own words find it
+            assert result["slots"][n][name]["other"] == [0, 0]
+    assert result["held_out"]["kb-one"] == {"slots": 0, "hits": 1}  # a tie goes to fewer places
