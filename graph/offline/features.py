@@ -55,7 +55,9 @@ UNIT_FEATURES = (
     "rank",  # log of its passage's rank
     "own_step",  # its passage was found by the step read for
     "echo",  # it says nothing the question does not
-    "in_range",  # an amount of the question falls inside a range the unit states
+    "in_range",  # an amount of the question falls inside a range the unit states (1 bounded;
+    # an open one by how near its bound is: 'over 300,000' for 400,000, not 'over 2 days')
+    "out_range",  # the unit states a bounded range and no amount of the question is in it
     "date_hit",  # a full date of the question is in the unit
     "change",  # the unit states a change of a value ('amended to', '调整为')
     "foreign",  # the unit is in another language than the question
@@ -80,10 +82,10 @@ _CHANGE_RE = re.compile(
     re.IGNORECASE,
 )
 _RANGE_RE = re.compile(
-    r"(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<sa>万|千|k)?\s*(?:元|kg|公斤|件|人|个|USD|EUR|GBP|£|\$)?"
-    r"\s*(?:以上|起)?\s*(?:-|–|—|~|～|至|到|to|and)\s*(?P<b>\d[\d,]*(?:\.\d+)?)\s*(?P<sb>万|千|k)?"
-    r"|(?P<c>\d[\d,]*(?:\.\d+)?)\s*(?P<sc>万|千|k)?\s*(?:元|kg|公斤|件|人|个)?\s*(?P<side>以上|以下|及以下|及以上|起|\+|or more|or less|and above|and below|up to)"
-    r"|(?P<pre>over|above|under|below|up to|more than|less than|at least|at most|超过|不超过|低于|高于|不低于|不少于)\s*(?:[£$¥€]|USD|EUR|GBP|RMB|CNY)?\s*(?P<d>\d[\d,]*(?:\.\d+)?)\s*(?P<sd>万|千|k)?",
+    r"(?P<a>\d[\d,]*(?:\.\d+)?)\s*(?P<sa>万|千|k(?![a-z]))?\s*(?:元|kg|公斤|件|人|个|USD|EUR|GBP|£|\$)?"
+    r"\s*(?:以上|起)?\s*(?:-|–|—|~|～|至|到|to|and)\s*(?P<b>\d[\d,]*(?:\.\d+)?)\s*(?P<sb>万|千|k(?![a-z]))?"
+    r"|(?P<c>\d[\d,]*(?:\.\d+)?)\s*(?P<sc>万|千|k(?![a-z]))?\s*(?:元|kg|公斤|件|人|个)?\s*(?P<side>以上|以下|及以下|及以上|起|\+|or more|or less|and above|and below|up to)"
+    r"|(?P<pre>over|above|under|below|up to|more than|less than|at least|at most|超过|不超过|低于|高于|不低于|不少于)\s*(?:[£$¥€]|USD|EUR|GBP|RMB|CNY)?\s*(?P<d>\d[\d,]*(?:\.\d+)?)\s*(?P<sd>万|千|k(?![a-z]))?",
     re.IGNORECASE,
 )
 _BELOW = frozenset({"under", "below", "up to", "less than", "at most", "不超过", "低于"})
@@ -95,11 +97,18 @@ def _num(text: str | None, scale: str | None) -> float:
     return float((text or "0").replace(",", "")) * _SCALES.get(scale or "", 1.0)
 
 
+_PHONE_PART_RE = re.compile(r"0\d")  # '028-6650 3000': an area code, not a range's bound
+_DIGITS_ON_RE = re.compile(r"[ \-]?\d")
+
+
 def ranges_in(text: str) -> list[tuple[float, float]]:
-    """The numeric ranges a text states ('5,000元以上至50,000元', 'over 300 kg', '50万以下')."""
+    """The numeric ranges a text states ('5,000元以上至50,000元', 'over 300 kg', '50万以下');
+    a phone or code's digit groups ('028-6650 3000', '2024-09') are none."""
     out = []
     for m in _RANGE_RE.finditer(text):
         if m.group("a"):
+            if _PHONE_PART_RE.match(m.group("a")) or _DIGITS_ON_RE.match(text, m.end("b")):
+                continue
             lo, hi = _num(m.group("a"), m.group("sa")), _num(m.group("b"), m.group("sb"))
             if lo < hi:
                 out.append((lo, hi))
@@ -199,11 +208,27 @@ def _typed(asked: Asked, unit: Unit) -> float:
     return 0.5 if asked.kind == "number" and codes else 0.0
 
 
-def _in_range(asked: Asked, unit: Unit) -> float:
-    if not asked.amounts:
+def _in_range(asked: Asked, ranges: Sequence[tuple[float, float]]) -> float:
+    """1 when a bounded range holds an amount of the question; an open one ('over 300,000',
+    '50万以下') by how near the amount is to its bound, so 'more than 2 days' says nothing of
+    40,000 yuan."""
+    best = 0.0
+    for a in asked.amounts:
+        for lo, hi in ranges:
+            if not lo <= a <= hi or a <= 0:
+                continue
+            if lo > 0 and hi < _BIG:
+                return 1.0
+            best = max(best, lo / a if hi >= _BIG else a / hi)
+    return best
+
+
+def _out_range(asked: Asked, ranges: Sequence[tuple[float, float]]) -> float:
+    """1 when the unit states a bounded range (a band of a table) and no amount of the
+    question falls in any range it states: a sibling band."""
+    if not asked.amounts or not any(lo > 0 and hi < _BIG for lo, hi in ranges):
         return 0.0
-    ranges = ranges_in(unit.shown())
-    return 1.0 if any(lo <= a <= hi for a in asked.amounts for lo, hi in ranges) else 0.0
+    return 0.0 if any(lo <= a <= hi for a in asked.amounts for lo, hi in ranges) else 1.0
 
 
 def _echo(asked: Asked, unit: Unit) -> bool:
@@ -248,6 +273,7 @@ def unit_features(
         via = [h for v, h in links.items() if v in place] if held < 1.0 else []
         linked = 1.0 if via else 0.0
         bigrams = bigrams_of(shown) | bigrams_of(unit.context)
+        ranges = ranges_in(shown) if asked.amounts else []
         rule_unit = 1.0 if _ruled(asked, unit, shown) else 0.0
         rows.append(
             {
@@ -279,7 +305,8 @@ def unit_features(
                 "rank": math.log1p(unit.rank),
                 "own_step": 1.0 if asked.own and unit.chunk_id in asked.own else 0.0,
                 "echo": 1.0 if _echo(asked, unit) else 0.0,
-                "in_range": _in_range(asked, unit),
+                "in_range": _in_range(asked, ranges),
+                "out_range": _out_range(asked, ranges),
                 "date_hit": 1.0 if asked.dates and asked.dates & date_keys(shown) else 0.0,
                 "change": 1.0 if _CHANGE_RE.search(shown) else 0.0,
                 "foreign": 1.0 if unit.lang != asked.lang else 0.0,

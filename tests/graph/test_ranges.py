@@ -1,0 +1,37 @@
+"""The ranges a unit states and whether an amount of the question falls in them: a band of a
+threshold table is read by its bounds, a phone number or a weight unit is no range."""
+
+from __future__ import annotations
+
+from graph.offline.asked import read_question
+from graph.offline.features import UNIT_FEATURES, ranges_in, unit_features
+from graph.offline.units import units
+from graph.protocols import EvidenceItem
+
+
+def test_bands_are_ranges_and_phone_numbers_or_kilograms_are_not() -> None:
+    assert ranges_in("二档 | 8,000元以上至60,000元 | 部门经理") == [(8000.0, 60000.0)]
+    assert ranges_in("below 98.5% but at least 97.0%") == [(97.0, 98.5)]
+    assert ranges_in("总机：021-6650 3000") == []  # an area code and a number
+    assert ranges_in("10-20 kg per carton") == [(10.0, 20.0)]  # 'kg' is no thousand
+    assert ranges_in("5k-10k seats") == [(5000.0, 10000.0)]
+    assert ranges_in("订单号 2026-0412") == []
+
+
+def test_the_band_holding_the_amount_is_in_range_and_its_siblings_out() -> None:
+    table = (
+        "| Band | Amount | Approver |\n|---|---|---|\n"
+        "| 1 | 0 to 8,000 | Team lead |\n"
+        "| 2 | 8,000 to 60,000 | Plant manager |\n"
+        "| 3 | 60,000 to 400,000 | Finance director |\n"
+    )
+    item = EvidenceItem(n=1, chunk_id="c1", source="approvals.md", text=table)
+    found = units(item, rank=1)
+    rows = {u.shown(): s.features for u, s in zip(found, unit_features(
+        read_question("Who approves a purchase of 45,000?"), found), strict=True)}  # fmt: skip
+    band = {name: f for name, f in rows.items() if "Approver" in name or "|" in name}
+    holding = [f for text, f in band.items() if "Plant manager" in text]
+    siblings = [f for text, f in band.items() if "Finance director" in text]
+    assert holding and holding[0]["in_range"] == 1.0 and holding[0]["out_range"] == 0.0
+    assert siblings and siblings[0]["in_range"] == 0.0 and siblings[0]["out_range"] == 1.0
+    assert "out_range" in UNIT_FEATURES
