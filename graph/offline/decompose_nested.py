@@ -51,6 +51,8 @@ def chain_en(q: str, params: OfflineParams) -> list[Part] | None:
     noun = re.match(r"\s+([a-z][\w-]*)(?=\s|$)", body[end:])
     starts = [m.start() for m in _NP_START_RE.finditer(body) if m.end() <= pos]
     the = re.search(r"\bthe\s+$", body[:pos], re.I)
+    if noun and is_noun(noun.group(1)) and the and _LOCATIVE_RE.search(body[: the.start()]):
+        return None  # 'an engineer from the ⟨E⟩ office': a place the question names, no step
     if noun and is_noun(noun.group(1)) and the and _inside_phrase(body[: the.start()]):
         end += noun.end()  # 'of the ⟨E⟩ performer': the performer of ⟨E⟩, the innermost phrase
         starts.append(the.start())
@@ -111,6 +113,7 @@ def _inside_phrase(before: str) -> bool:
     )
 
 
+_LOCATIVE_RE = re.compile(r"\b(?:from|in|at|on)\s+$", re.IGNORECASE)
 _NEXT_WORD_RE = re.compile(r"\s+([a-z][\w-]*)")
 _CLOSING_NOUNS_RE = re.compile(r"(?:\s+[a-z][\w-]*){1,3}$")
 _OF_WORD_RE = re.compile(r"\s+of\s+[a-z][\w-]*")

@@ -338,3 +338,14 @@ def test_a_person_pronoun_after_a_who_question_is_whom_it_finds() -> None:
     ]
     leads = decompose_question("Which engineer closed WO-7 and what is his grade?")
     assert leads[1].question == "what is #1's grade?" and leads[1].depends_on == 1
+
+
+def test_a_place_the_question_names_is_no_step_of_a_chain() -> None:
+    # 'from the Pellham depot' names where the worker is from: nothing to find first
+    question = "What's the meal allowance per day for a driver from the Pellham depot?"
+    assert subs_of(question) == [question]
+    # a thing found through another still is: the performer first, then the birthplace
+    assert subs_of("What is the birthplace of the Ostrava Nights performer?") == [
+        "Ostrava Nights performer?",
+        "birthplace of #1?",
+    ]
