@@ -158,8 +158,7 @@ def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
     reply = replies[-1] if replies else ""
     people = [n for n, kind in cjk_name_kinds(reply).items() if kind == "person"]
     if people:
-        said = [n for n in people if re.search(f"(?:是|为|由)\\s*{re.escape(n)}", reply)]
-        return (said or sorted(people, key=reply.find))[0]
+        return _answered(people, reply)
     answer = short_answer_of(reply)
     short = len(answer) <= 20 if tx.has_cjk(answer) else len(answer.split()) <= 6
     if answer and short:
@@ -167,10 +166,23 @@ def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
     people = [
         n
         for line in reply.splitlines()
-        for n in tx.capitalized_spans(line)
+        for piece in _CJK_RUN_RE.split(line)  # 'Tier 1）由成都的…组长是Lin Haoran': two names
+        for n in tx.capitalized_spans(piece)
         if " " in n and not any(c.isdigit() for c in n)  # 'Q3 2025' is no one
     ]
-    return people[0] if people else None
+    return _answered(people, reply) if people else None
+
+
+_CJK_RUN_RE = re.compile(rf"[{tx.CJK}（）【】，。；：！？、]+")
+_SAYS_WHO_RE = r"(?:是|为|由|[:：])\s*"
+
+
+def _answered(people: Sequence[str], reply: str) -> str:
+    """Of the people a reply names, the one it says someone is ('组长是Lin Haoran'; English
+    'X is Y' names a role as often as a person, so only the Chinese copula counts), else the
+    first it names."""
+    said = [n for n in people if re.search(_SAYS_WHO_RE + re.escape(n), reply)]
+    return (said or sorted(people, key=reply.find))[0]
 
 
 _ORDINALS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "first": 1, "second": 2,

@@ -243,6 +243,17 @@ def test_he_means_the_person_the_reply_answered_with_not_a_later_name() -> None:
         {"role": "user", "content": "三号码头夜班组长是谁？"},
         {"role": "assistant", "content": "三号码头夜班组长是杨帆，手机 13700000000，持叉车操作证。"},
     ]) == "那杨帆的副手呢？"  # fmt: skip
+    # a Latin name inside a Chinese reply, after the service's own capitalised name
+    assert rewrite_followup("他的分机号多少？", [
+        {"role": "user", "content": "route-hub是哪个组负责的？"},
+        {"role": "assistant", "content": "route-hub（Routing Hub，Tier 2）由成都的Routing团队负责，"
+         "组长是Mara Quill。"},
+    ]) == "Mara Quill的分机号多少？"  # fmt: skip
+    # 'he is the X' names a role: the person is the one named first
+    assert rewrite_followup("when did he confirm the refund?", [
+        {"role": "user", "content": "who handles refunds at Norvik?"},
+        {"role": "assistant", "content": "Ansel Brandt - he is Norvik's Refunds Officer."},
+    ]) == "when did Ansel Brandt confirm the refund?"  # fmt: skip
 
 
 def test_and_with_a_clause_asks_its_own_question_about_the_same_thing() -> None:
