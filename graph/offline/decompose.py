@@ -90,7 +90,8 @@ _REQUEST_RE = re.compile(
 )
 _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
 _PERSONAL_RE = re.compile(r"\b(?:they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
-_WHO_RE = re.compile(r"^\s*(?:who|whom|which\s+[a-z]+)\b", re.IGNORECASE)
+# a question that asks who: 'Who is …', '⟨A⟩ is on leave - who signs off …', 'which engineer'
+_WHO_RE = re.compile(r"\b(?:who|whom)\b|^\s*which\s+[a-z]+\b", re.IGNORECASE)
 
 
 def _en(q: str, params: OfflineParams) -> list[Part]:
@@ -124,7 +125,7 @@ def _en(q: str, params: OfflineParams) -> list[Part]:
                 if asked and i else None  # fmt: skip
             # 'Who is the backup …, and what is their number?': a pronoun after a question
             # that asks who (or which one) stands for whom it finds, not for what it names
-            pronoun = _PERSONAL_RE.search(piece) if i and _WHO_RE.match(pieces[0]) else None
+            pronoun = _PERSONAL_RE.search(piece) if i and _WHO_RE.search(pieces[0]) else None
             if that:  # 'which engineer …, and what is that engineer's grade?': the answer's
                 piece = f"{piece[: that.start()]}#0{piece[that.end() :]}"  # '#0': see below
             elif pronoun:

@@ -349,3 +349,19 @@ def test_a_place_the_question_names_is_no_step_of_a_chain() -> None:
         "Ostrava Nights performer?",
         "birthplace of #1?",
     ]
+
+
+def test_a_later_part_about_whom_an_earlier_part_asks_for_waits_for_its_answer() -> None:
+    # the pronoun or the subjectless clause stands for the person found, not a name given
+    assert subs_of(
+        "Tova Lind is away - who approves refunds instead, and what's their mobile?"
+    ) == [
+        "Tova Lind is away - who approves refunds instead?",
+        "what's #1's mobile?",
+    ]
+    for question, asked in (("北仓夜班的班组长是谁？他分机多少？", "分机多少"),
+                            ("北仓夜班的班组长是谁？电话多少？", "电话多少")):  # fmt: skip
+        parts = subs_of(question)  # the last step asks it of the step before's answer
+        assert parts[-1] == f"#{len(parts) - 1}的{asked}", parts
+    # a clause that names its own subject, or asks who again, is its own question
+    assert "#1" not in subs_of("北仓夜班的班组长是谁？南仓夜班的班组长是谁？")[-1]
