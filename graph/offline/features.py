@@ -57,7 +57,6 @@ UNIT_FEATURES = (
     "echo",  # it says nothing the question does not
     "in_range",  # an amount of the question falls inside a range the unit states (1 bounded;
     # an open one by how near its bound is: 'over 300,000' for 400,000, not 'over 2 days')
-    "out_range",  # the unit states a bounded range and no amount of the question is in it
     "date_hit",  # a full date of the question is in the unit
     "change",  # the unit states a change of a value ('amended to', '调整为')
     "foreign",  # the unit is in another language than the question
@@ -223,14 +222,6 @@ def _in_range(asked: Asked, ranges: Sequence[tuple[float, float]]) -> float:
     return best
 
 
-def _out_range(asked: Asked, ranges: Sequence[tuple[float, float]]) -> float:
-    """1 when the unit states a bounded range (a band of a table) and no amount of the
-    question falls in any range it states: a sibling band."""
-    if not asked.amounts or not any(lo > 0 and hi < _BIG for lo, hi in ranges):
-        return 0.0
-    return 0.0 if any(lo <= a <= hi for a in asked.amounts for lo, hi in ranges) else 1.0
-
-
 def _echo(asked: Asked, unit: Unit) -> bool:
     shown = unit.shown()
     field = FIELD_RE.match(shown)
@@ -306,7 +297,6 @@ def unit_features(
                 "own_step": 1.0 if asked.own and unit.chunk_id in asked.own else 0.0,
                 "echo": 1.0 if _echo(asked, unit) else 0.0,
                 "in_range": _in_range(asked, ranges),
-                "out_range": _out_range(asked, ranges),
                 "date_hit": 1.0 if asked.dates and asked.dates & date_keys(shown) else 0.0,
                 "change": 1.0 if _CHANGE_RE.search(shown) else 0.0,
                 "foreign": 1.0 if unit.lang != asked.lang else 0.0,

@@ -18,7 +18,7 @@ def test_bands_are_ranges_and_phone_numbers_or_kilograms_are_not() -> None:
     assert ranges_in("订单号 2026-0412") == []
 
 
-def test_the_band_holding_the_amount_is_in_range_and_its_siblings_out() -> None:
+def test_the_band_holding_the_amount_is_in_range_and_its_siblings_are_not() -> None:
     table = (
         "| Band | Amount | Approver |\n|---|---|---|\n"
         "| 1 | 0 to 8,000 | Team lead |\n"
@@ -32,6 +32,16 @@ def test_the_band_holding_the_amount_is_in_range_and_its_siblings_out() -> None:
     band = {name: f for name, f in rows.items() if "Approver" in name or "|" in name}
     holding = [f for text, f in band.items() if "Plant manager" in text]
     siblings = [f for text, f in band.items() if "Finance director" in text]
-    assert holding and holding[0]["in_range"] == 1.0 and holding[0]["out_range"] == 0.0
-    assert siblings and siblings[0]["in_range"] == 0.0 and siblings[0]["out_range"] == 1.0
-    assert "out_range" in UNIT_FEATURES
+    assert holding and holding[0]["in_range"] == 1.0
+    assert siblings and siblings[0]["in_range"] == 0.0
+    assert "in_range" in UNIT_FEATURES
+
+
+def test_an_open_range_counts_by_how_near_its_bound_is() -> None:
+    table = "| Rule | Text |\n|---|---|\n| A | over 30,000 |\n| B | more than 2 days |\n"
+    item = EvidenceItem(n=1, chunk_id="c1", source="rules.md", text=table)
+    found = units(item, rank=1)
+    scored = unit_features(read_question("Who signs a purchase of 40,000?"), found)
+    near = [s.features["in_range"] for s in scored if "30,000" in s.unit.shown()]
+    far = [s.features["in_range"] for s in scored if "2 days" in s.unit.shown()]
+    assert near and far and near[0] == 0.75 and far[0] < 0.001
