@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graph import text as tx
+from graph.offline.column_groups import bound_cells
 from graph.offline.model import ReaderModel, load_model
 from graph.offline.operators import compute
 from graph.offline.reading import Reading, read
@@ -99,7 +100,9 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
     ):
         lead = ANSWER_LEAD["zh" if zh else "en"]
         return Lead(f"{lead}{span.text} [{unit.n}]", "short", (unit,))
-    shown = unit.shown()
+    # a row quoted without the column groups the question does not name ('Backup' asked:
+    # the primary's phone stays out)
+    shown = replace(unit, cells=bound_cells(reading.asked.question, unit.cells)).shown()
     sure_span = (
         span is not None
         and span.source != "whole"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from graph import text as tx
 from graph.offline.evidence import heading_like
@@ -307,6 +307,24 @@ def quoted_rows(answer: str, evidence: Sequence[EvidenceItem]) -> list[Unit]:
             if sum(1 for _, value in unit.cells if value) < 2:
                 continue
             at = next((k for k in cited if unit.shown() in lines[k]), -1)
+            if at < 0:  # the row quoted without a column group the question did not ask
+                at, unit = _part_of_row(unit, lines, cited)
             if at >= 0 and all(unit.shown() != u.shown() for _, u in found):
                 found.append((at, unit))
     return [unit for _, unit in sorted(found, key=lambda pair: pair[0])]
+
+
+_QUOTE_RE = re.compile(r"“([^”]+)”")
+
+
+def _part_of_row(unit: Unit, lines: Sequence[str], cited: Sequence[int]) -> tuple[int, Unit]:
+    """(the line, the row with only the cells it shows) when a cited line quotes some of the
+    row's cells as the row shows them ('Header: value; …', two or more, in order); (-1, unit)
+    otherwise."""
+    pieces = {(f"{h}: {v}" if h else v): (h, v) for h, v in unit.cells if v}
+    for k in cited:
+        for quoted in _QUOTE_RE.findall(lines[k]):
+            fields = quoted.split("; ")
+            if len(fields) >= 2 and all(f in pieces for f in fields):
+                return k, replace(unit, cells=tuple(pieces[f] for f in fields))
+    return -1, unit
