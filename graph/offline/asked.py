@@ -83,7 +83,7 @@ def names_of(text: str) -> list[str]:
     codes = set(codes_and_classes(text))
     out = []
     for found in text_phrases(text):
-        # a Latin name runs up to the first Chinese character ('Lin Haoran的分机号' -> 'Lin Haoran')
+        # a Latin name runs up to the first Chinese character ('Mara Quill的分机号' -> 'Mara Quill')
         name = found if not tx.has_cjk(found[:1]) else found
         if not tx.has_cjk(found[:1]) and tx.has_cjk(found):
             name = re.split(f"[{tx.CJK}]", found, maxsplit=1)[0].strip()

@@ -46,7 +46,7 @@ def named_heads(question: str, heads: Sequence[str]) -> set[str]:
     spans: dict[str, list[tuple[int, int]]] = {}
     for head in heads:
         h = head.casefold()
-        pattern = re.escape(h) if tx.has_cjk(h) else rf"\b{re.escape(h)}\b"
+        pattern = re.escape(h) if tx.has_cjk(h) else rf"(?<!\w){re.escape(h)}(?!\w)"
         spans[head] = [(m.start(), m.end()) for m in re.finditer(pattern, q)]
     named = set()
     for head, found in spans.items():
@@ -67,6 +67,15 @@ def bound_cells(question: str, cells: Cells) -> Cells:
         return cells
     dropped = {m for head, members in groups.items() if head not in named for m in members}
     dropped -= {m for head in named for m in groups[head]}
-    q = question.casefold()
-    kept = tuple((h, v) for h, v in cells if h not in dropped or (v and v.casefold() in q))
+    kept = tuple((h, v) for h, v in cells if h not in dropped or _given(v, question))
     return kept if len(kept) < len(cells) else cells
+
+
+def _given(value: str, question: str) -> bool:
+    """The question gives this value as a whole ('Ida Brandt'), not as a piece of a word or a
+    number ('2' of 'line 2')."""
+    if len(value.strip()) < 2:
+        return False
+    v = re.escape(value.strip().casefold())
+    pattern = v if tx.has_cjk(value) else rf"(?<![\w.-]){v}(?![\w.-])"
+    return re.search(pattern, question.casefold()) is not None

@@ -93,16 +93,17 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
         return Lead(not_said_line(reading.asked.question, zh), "not_found")
     unit = top.unit
     span = reading.span
+    # a row quoted without the column groups the question does not name ('Backup' asked:
+    # the primary's phone stays out), and a span from such a group is no answer
+    shown = replace(unit, cells=bound_cells(reading.asked.question, unit.cells)).shown()
     if (
         span is not None
         and span.source != "whole"
+        and (span.text in shown or shown == unit.shown())
         and reading.stated >= model.threshold("state", 0.95)
     ):
         lead = ANSWER_LEAD["zh" if zh else "en"]
         return Lead(f"{lead}{span.text} [{unit.n}]", "short", (unit,))
-    # a row quoted without the column groups the question does not name ('Backup' asked:
-    # the primary's phone stays out)
-    shown = replace(unit, cells=bound_cells(reading.asked.question, unit.cells)).shown()
     sure_span = (
         span is not None
         and span.source != "whole"

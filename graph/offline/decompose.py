@@ -91,7 +91,7 @@ _REQUEST_RE = re.compile(
 _PRONOUN_RE = re.compile(r"\b(?:it|its|they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
 _PERSONAL_RE = re.compile(r"\b(?:they|their|them|he|his|him|she|her)\b", re.IGNORECASE)
 # a question that asks who: 'Who is …', '⟨A⟩ is on leave - who signs off …', 'which engineer'
-_WHO_RE = re.compile(r"\b(?:who|whom)\b|^\s*which\s+[a-z]+\b", re.IGNORECASE)
+_WHO_RE = re.compile(r"(?:^|[-–—,:;]\s*)\s*(?:who|whom)\b|^\s*which\s+[a-z]+\b", re.IGNORECASE)
 
 
 def _en(q: str, params: OfflineParams) -> list[Part]:

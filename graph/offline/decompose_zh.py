@@ -53,23 +53,19 @@ def _zh_that(clause: str, earlier: Sequence[tuple[str, int]]) -> tuple[str, int]
     return None
 
 
-# 'X 的审批人是谁？他分机多少？' / '…班组长是谁？电话多少？': the person the clause before asks
-# for, by a pronoun or by a short clause that names nobody
-_ZH_HE_RE = re.compile(r"^(?:那|那么)?(?:他们|她们|他|她|其)(?:的)?")
+# 'X 的审批人是谁？他分机多少？': the person the clause before asks for, by a pronoun
+_ZH_HE_RE = re.compile(r"^(?:那|那么)?(?:他们|她们|他|她|其(?!他|中|余|实|次))(?:的)?")
 _ZH_WHO_RE = re.compile(r"谁")
-_ZH_SHORT_ASK = 8  # characters of a clause that asks one more thing of the same person
 
 
 def _zh_who(clause: str, earlier: Sequence[tuple[str, int]]) -> tuple[str, int] | None:
-    """A clause about the person an earlier clause asked for (谁): '他分机多少' or '电话多少'
+    """A clause about the person an earlier clause asked for (谁) by a pronoun: '他分机多少'
     after '审批人是谁' -> '#k的分机多少', k the earlier clause's last part; else None."""
     if not earlier or not _ZH_WHO_RE.search(earlier[-1][0]) or MASK_RE.search(clause):
         return None
     he = _ZH_HE_RE.match(clause)
-    rest = clause[he.end() :] if he else clause
-    if not rest or (not he and (len(clause) > _ZH_SHORT_ASK or _ZH_WHO_RE.search(clause))):
-        return None
-    return f"#{earlier[-1][1]}的{rest}", earlier[-1][1]
+    rest = clause[he.end() :] if he else ""
+    return (f"#{earlier[-1][1]}的{rest}", earlier[-1][1]) if rest else None
 
 
 def zh(q: str, params: OfflineParams) -> list[Part]:

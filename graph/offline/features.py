@@ -96,17 +96,21 @@ def _num(text: str | None, scale: str | None) -> float:
     return float((text or "0").replace(",", "")) * _SCALES.get(scale or "", 1.0)
 
 
-_PHONE_PART_RE = re.compile(r"0\d")  # '028-6650 3000': an area code, not a range's bound
+_PHONE_PART_RE = re.compile(r"0\d")  # '021-5550 1000': an area code, not a range's bound
 _DIGITS_ON_RE = re.compile(r"[ \-]?\d")
 
 
 def ranges_in(text: str) -> list[tuple[float, float]]:
     """The numeric ranges a text states ('5,000元以上至50,000元', 'over 300 kg', '50万以下');
-    a phone or code's digit groups ('028-6650 3000', '2024-09') are none."""
+    a phone or code's digit groups ('021-5550 1000', '2031-07') are none."""
     out = []
     for m in _RANGE_RE.finditer(text):
         if m.group("a"):
-            if _PHONE_PART_RE.match(m.group("a")) or _DIGITS_ON_RE.match(text, m.end("b")):
+            if (
+                _PHONE_PART_RE.match(m.group("a"))
+                or _PHONE_PART_RE.match(m.group("b"))  # '1999-0415': a code's groups
+                or _DIGITS_ON_RE.match(text, m.end("b"))
+            ):
                 continue
             lo, hi = _num(m.group("a"), m.group("sa")), _num(m.group("b"), m.group("sb"))
             if lo < hi:
@@ -208,17 +212,17 @@ def _typed(asked: Asked, unit: Unit) -> float:
 
 
 def _in_range(asked: Asked, ranges: Sequence[tuple[float, float]]) -> float:
-    """1 when a bounded range holds an amount of the question; an open one ('over 300,000',
-    '50万以下') by how near the amount is to its bound, so 'more than 2 days' says nothing of
-    40,000 yuan."""
+    """1 when a band holds an amount of the question (a bounded range, '0 to 8,000' and '50万以下'
+    included); an open one ('over 300,000') by how near the amount is to its bound, so 'more
+    than 2 days' says nothing of 40,000 yuan."""
     best = 0.0
     for a in asked.amounts:
         for lo, hi in ranges:
             if not lo <= a <= hi or a <= 0:
                 continue
-            if lo > 0 and hi < _BIG:
+            if hi < _BIG:  # a band, the lowest ('0 to 8,000', '50万以下') included
                 return 1.0
-            best = max(best, lo / a if hi >= _BIG else a / hi)
+            best = max(best, lo / a)
     return best
 
 

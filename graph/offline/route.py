@@ -125,7 +125,7 @@ def rewrite_followup(question: str, history: Sequence[dict[str, str]]) -> str:
         clause = bool(ellipsis.group("en")) and ("," in other or len(other.split()) > 5)
         clause = clause or bool(
             _PRONOUN_RE.search(other)
-        )  # '那他的副手呢': whose is resolved below
+        )  # '那他的助理呢': whose is resolved below
         swapped = _swap_subject(previous[-1], other) if other and not (asks or clause) else None
         if swapped:
             return swapped
@@ -149,8 +149,8 @@ _PERSONAL_RE = re.compile(r"he|him|his|she|her|hers|他|她", re.IGNORECASE)
 def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
     """The person the last reply names ('Answer: Christopher Nolan [1]', '由工程师 E-1 章若
     处理。'): what 'he' or 'she' in the next question most likely means. Of several, the one
-    the reply says someone is ('班组长是杨帆'), else the first: a reply names its answer
-    before what it adds ('…，持危险品操作证'; 'Ben Okoro is primary for Q3 2025')."""
+    the reply says someone is ('组长是洪柏'), else the first: a reply names its answer
+    before what it adds ('…，持叉车证'; 'Ansel Brandt leads it for Q4 2031')."""
     from graph.result import short_answer_of
     from ingest.phrases import cjk_name_kinds
 
@@ -166,9 +166,9 @@ def _previous_answer(history: Sequence[dict[str, str]]) -> str | None:
     people = [
         n
         for line in reply.splitlines()
-        for piece in _CJK_RUN_RE.split(line)  # 'Tier 1）由成都的…组长是Lin Haoran': two names
+        for piece in _CJK_RUN_RE.split(line)  # 'Tier 2）由…组长是Mara Quill': two names
         for n in tx.capitalized_spans(piece)
-        if " " in n and not any(c.isdigit() for c in n)  # 'Q3 2025' is no one
+        if " " in n and not any(c.isdigit() for c in n)  # 'Q4 2031' is no one
     ]
     return _answered(people, reply) if people else None
 
@@ -178,7 +178,7 @@ _SAYS_WHO_RE = r"(?:是|为|由|[:：])\s*"
 
 
 def _answered(people: Sequence[str], reply: str) -> str:
-    """Of the people a reply names, the one it says someone is ('组长是Lin Haoran'; English
+    """Of the people a reply names, the one it says someone is ('组长是Mara Quill'; English
     'X is Y' names a role as often as a person, so only the Chinese copula counts), else the
     first it names."""
     said = [n for n in people if re.search(_SAYS_WHO_RE + re.escape(n), reply)]

@@ -46,6 +46,8 @@ def run(args: Any) -> dict[str, Any]:
     if not folders:
         return {"error": f"no kb-* sets found in {shared}"}
     slots = [int(n) for n in str(getattr(args, "slots", "0,1,2,3,4,5")).split(",") if n.strip()]
+    if not slots:
+        return {"error": "--slots names no number of places"}
     settings = load_settings()
     table: dict[str, dict[str, dict[str, list[int]]]] = {}
     for folder in folders:

@@ -35,23 +35,28 @@ def other_language(
 def with_other_language(
     hits: list[Hit], other: list[tuple[float, dict[str, Any]]], k: int, make: Any
 ) -> list[Hit]:
-    """The fused top k with at least len(other) chunks of the other language: the best dense
-    ones it lacks take the last places. The built-in embedder ranks a chunk in the question's
-    own language above a better one in the other (a Chinese question about an English manual:
-    the right chunk ranked 42nd by vectors, nowhere by keywords), both channels agree on that
-    bias, and the one other-language chunk that made it is often the manual's wrong page."""
+    """The fused top k with at least len(other) chunks of the other language (at most half of
+    k): the best dense ones it lacks take the places of its last hits in the question's own
+    language, and the list is ranked again by position. The built-in embedder ranks a chunk in
+    the question's own language above a better one in the other (a Chinese question about an
+    English manual: the right chunk ranked 42nd by vectors, nowhere by keywords), both channels
+    agree on that bias, and the one other-language chunk that made it is often the manual's
+    wrong page."""
     if not other or len(hits) < k or k < 2:
         return hits
     language = chunk_language(str(other[0][1].get("text", ""))[:2000])
+    theirs = [chunk_language(h.text[:2000]) == language for h in hits]
     held = {h.chunk_id for h in hits}
-    already = sum(1 for h in hits if chunk_language(h.text[:2000]) == language)
-    room = min(len(other) - already, k // 2)  # the question's own language keeps most places
+    room = min(len(other), k // 2) - sum(theirs)
     missing = [(score, e) for score, e in other if e["chunk_id"] not in held][: max(room, 0)]
     if not missing:
         return hits
+    own = [i for i, t in enumerate(theirs) if not t]
+    gone = set(own[len(own) - len(missing) :])  # the question's language's last hits
     last = hits[-1]
     added = [make(e, last.rank, fused=last.score, dense=score) for score, e in missing]
-    return [*hits[: k - len(added)], *added]
+    kept = [h for i, h in enumerate(hits) if i not in gone] + added
+    return [h.model_copy(update={"rank": i}) for i, h in enumerate(kept, 1)]
 
 
 def fuse(

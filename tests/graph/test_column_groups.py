@@ -68,3 +68,19 @@ def test_the_page_draws_the_bound_row_as_a_small_table_of_its_cells() -> None:
     rows = quoted_rows(answer, [item])
     assert len(rows) == 1
     assert [h for h, _ in rows[0].cells] == ["Line", "Deputy", "Deputy phone"], answer
+
+
+def test_a_value_the_question_gives_only_inside_a_word_or_number_is_no_anchor() -> None:
+    row = (("Shift", "line 2"), ("Lead", "Ida Brandt"), ("Lead phone", "2"),
+           ("Deputy", "Omar Felt"), ("Deputy phone", "0161 555 0199"))  # fmt: skip
+    bound = bound_cells("who is the deputy on line 2?", row)
+    assert ("Lead phone", "2") not in bound and ("Deputy phone", "0161 555 0199") in bound
+    # a heading that ends in a bracket is named like any other
+    bracketed = (("Site", "Dock 4"), ("Contact (day)", "Ida Brandt"),
+                 ("Contact (day) phone", "0161 555 0101"), ("Contact (night)", "Omar Felt"),
+                 ("Contact (night) phone", "0161 555 0199"))  # fmt: skip
+    night = bound_cells("who is the contact (night) at Dock 4?", bracketed)
+    assert ("Contact (day) phone", "0161 555 0101") not in night
+    assert ("Contact (night) phone", "0161 555 0199") in night
+    # every group named: the row whole
+    assert bound_cells("the lead and the deputy on line 2?", row) == row

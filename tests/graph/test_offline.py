@@ -239,10 +239,10 @@ def test_he_means_the_person_the_reply_answered_with_not_a_later_name() -> None:
         {"role": "assistant", "content": "Tomas Reyl leads it for Q4 2026 (1 Oct – 31 Dec); "
          "his number is 0161 555 0102."},
     ]) == "and who's Tomas Reyl's deputy? his number too"  # fmt: skip
-    assert rewrite_followup("那他的副手呢？", [
+    assert rewrite_followup("那他的助理呢？", [
         {"role": "user", "content": "三号码头夜班组长是谁？"},
-        {"role": "assistant", "content": "三号码头夜班组长是杨帆，手机 13700000000，持叉车操作证。"},
-    ]) == "那杨帆的副手呢？"  # fmt: skip
+        {"role": "assistant", "content": "三号码头夜班组长是洪柏，手机 13700000000，持叉车证。"},
+    ]) == "那洪柏的助理呢？"  # fmt: skip
     # a Latin name inside a Chinese reply, after the service's own capitalised name
     assert rewrite_followup("他的分机号多少？", [
         {"role": "user", "content": "route-hub是哪个组负责的？"},

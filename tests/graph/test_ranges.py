@@ -45,3 +45,13 @@ def test_an_open_range_counts_by_how_near_its_bound_is() -> None:
     near = [s.features["in_range"] for s in scored if "30,000" in s.unit.shown()]
     far = [s.features["in_range"] for s in scored if "2 days" in s.unit.shown()]
     assert near and far and near[0] == 0.75 and far[0] < 0.001
+
+
+def test_the_lowest_band_from_zero_is_a_band() -> None:
+    table = "| Band | Amount |\n|---|---|\n| 1 | 0 to 8,000 |\n| 2 | 8,000 to 60,000 |\n"
+    item = EvidenceItem(n=1, chunk_id="c1", source="bands.md", text=table)
+    found = units(item, rank=1)
+    scored = unit_features(read_question("Who approves a purchase of 1,000?"), found)
+    lowest = [s.features["in_range"] for s in scored if "0 to 8,000" in s.unit.shown()]
+    assert lowest and lowest[0] == 1.0
+    assert ranges_in("order 1999-0415") == []  # a code's digit groups: no bound opens with 0

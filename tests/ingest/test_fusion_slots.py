@@ -49,3 +49,16 @@ def test_one_slot_changes_nothing_once_the_other_language_is_there_and_half_is_t
         "e2",
     ]  # the question's language keeps half
     assert with_other_language(fused, [], 4, _make) == fused  # one language: untouched
+
+
+def test_an_other_language_hit_in_the_tail_stays_and_ranks_follow_the_positions() -> None:
+    dense = [(0.8, _entity(f"e{i}", EN)) for i in range(1, 4)]
+    fused = _hits([("z1", ZH), ("z2", ZH), ("z3", ZH), ("e9", EN)])
+    out = with_other_language(fused, other_language(dense, "zh", 2), 4, _make)
+    # e9 already counts: one more place, taken from the question's own language's last hit
+    assert [h.chunk_id for h in out] == ["z1", "z2", "e9", "e1"]
+    assert [h.rank for h in out] == [1, 2, 3, 4]
+    # half of k at most, the ones already there counted
+    many = with_other_language(_hits([("z1", ZH), ("e9", EN), ("z3", ZH), ("z4", ZH)]),
+                               other_language(dense, "zh", 5), 4, _make)  # fmt: skip
+    assert sum(1 for h in many if h.chunk_id.startswith("e")) == 2
