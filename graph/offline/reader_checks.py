@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from graph import text as tx
 from graph.offline.evidence import relevance
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.reader_units import FIELD_RE, Unit
+from graph.offline.reader_units import Unit
+from graph.offline.units import FIELD_RE
 from graph.offline.values import class_anchors, codes_in, spans_of
 from ingest import lexicon
 from ingest.lang import CODE_RE

@@ -30,8 +30,9 @@ from graph.offline.reader_checks import (
     states_change,
 )
 from graph.offline.reader_classes import names_sibling
-from graph.offline.reader_units import FIELD_RE, Unit, unit_names, units
+from graph.offline.reader_units import Unit, unit_names, units
 from graph.offline.roles import asks_cast, role_spans
+from graph.offline.units import FIELD_RE
 from graph.offline.values import (
     DATE_RE,
     asks_clock,

@@ -16,15 +16,18 @@ from dataclasses import dataclass
 from graph import text as tx
 from graph.offline.evidence import heading_like
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.units import looks_like_data, table_cells  # one definition, the answer units'
+from graph.offline.units import (  # one definition, the answer units'
+    FIELD_RE,
+    RULE_RE,
+    TOC_RE,
+    lists_joined,
+    looks_like_data,
+    sentence_names,
+    table_cells,
+)
 from graph.protocols import EvidenceItem
-from ingest.lang import FIELD_LABEL
-from ingest.phrases import text_phrases
 
 LIST_RE = re.compile(r"^(?:[-*•]|\d{1,2}[.)、]|[（(]?\d{1,2}[）)])\s*")
-_TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
-# A 'Label: value' line (ingest.lang.FIELD_LABEL); records.py reads its fields with it too.
-FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,10 @@ class Reading:
     via: Unit | None = None  # the unit that put the question's subject in the read column's class
 
 
-_RULE_RE = re.compile(r"[-=_*#·~]{6,}")
-
-
 def _furniture(line: str, item: EvidenceItem) -> bool:
     """A heading, the document's title or a section name, a banner in capitals or a rule
     line: where an answer sits, never one."""
-    folded = tx.normalize_space(_RULE_RE.sub(" ", line)).casefold()
+    folded = tx.normalize_space(RULE_RE.sub(" ", line)).casefold()
     if not folded or folded in item.title.casefold() or folded in item.section.casefold():
         return True
     letters = [c for c in line if c.isascii() and c.isalpha()]
@@ -92,17 +92,11 @@ def _record_fields(lines: Sequence[str], params: OfflineParams = PARAMS) -> list
     return [ln for ln in fields if len(ln) <= params.reader_record_field_chars]
 
 
-def _subject(sentence: str) -> str:
-    """The names a sentence gives: what a next sentence that refers back ('He …', 'The
-    conference …') may be about."""
-    return " ".join(text_phrases(sentence))
-
-
 def units(item: EvidenceItem, params: OfflineParams = PARAMS) -> list[Unit]:
     """The passage's units in order: sentences, field lines, table rows with their headers."""
     out: list[Unit] = []
     where = " ".join(p for p in (item.title, item.section) if p)
-    for block in _lists_joined(re.split(r"\n\s*\n", item.text)):
+    for block in lists_joined(re.split(r"\n\s*\n", item.text), LIST_RE):
         lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
         if not lines:
             continue
@@ -125,7 +119,7 @@ def units(item: EvidenceItem, params: OfflineParams = PARAMS) -> list[Unit]:
         listed = tuple(items) if len(items) >= 2 else ()
         record = _record_fields(lines)
         for line in lines:
-            if _TOC_RE.search(line):
+            if TOC_RE.search(line):
                 continue
             # a short field line ('内容：…', 'Reason: …') is one value, whatever its stops; any
             # other line is read sentence by sentence, however short
@@ -138,27 +132,11 @@ def units(item: EvidenceItem, params: OfflineParams = PARAMS) -> list[Unit]:
                 if _furniture(sentence, item):
                     continue
                 listing = listed if line in items else ()
-                before = _subject(sentences[k - 1]) if k and tx.refers_back(sentence) else ""
+                before = sentence_names(sentences[k - 1]) if k and tx.refers_back(sentence) else ""
                 out.append(
                     Unit(sentence, context, item.n, 0, listed=listing, title=item.title,
                          referent=before, heading=re.split(r"\s*>\s*", item.section)[-1])
                 )  # fmt: skip
-    return out
-
-
-def _lists_joined(blocks: Sequence[str]) -> list[str]:
-    """Blocks in order, a run of list items that each stand alone ('1. Sign in …', '2. Attach
-    …': parsers give every item its own block) joined into the one list they are."""
-    out: list[str] = []
-    listed_before = False
-    for block in blocks:
-        lines = [ln for ln in block.splitlines() if ln.strip()]
-        listed = bool(lines) and all(LIST_RE.match(ln.strip()) for ln in lines)
-        if listed and listed_before:
-            out[-1] = f"{out[-1]}\n{block.strip()}"
-        else:
-            out.append(block)
-        listed_before = listed
     return out
 
 

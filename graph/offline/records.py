@@ -24,7 +24,7 @@ from graph.offline.columns import asked_clause, asked_head
 from graph.offline.kinds import answer_type
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.spans import question_spans
-from graph.offline.units import table_cells
+from graph.offline.units import FIELD_RE, table_cells
 from graph.protocols import EvidenceItem
 from ingest.phrases import text_phrases
 
@@ -61,7 +61,7 @@ def records(items: Sequence[EvidenceItem]) -> list[Record]:
                 if tag:
                     fields.append(("", tag.group(0).strip("[]")))
                 for piece in _FIELD_SPLIT_RE.split(line[tag.end() :] if tag else line):
-                    m = ru.FIELD_RE.match(piece.strip())
+                    m = FIELD_RE.match(piece.strip())
                     if m:
                         fields.append((m.group("label"), m.group("value").strip()))
                     elif (
@@ -368,7 +368,7 @@ def tabular(text: str) -> bool:
     """A passage that holds a table (two rows of cells) or a log (two field lines)."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     rows = sum(1 for ln in lines if len(table_cells(ln)) >= 2)
-    return rows >= 2 or sum(1 for ln in lines if ru.FIELD_RE.match(ln)) >= 2
+    return rows >= 2 or sum(1 for ln in lines if FIELD_RE.match(ln)) >= 2
 
 
 def filter_value(value: str, question: str) -> bool:

@@ -23,8 +23,8 @@ from ingest.phrases import text_phrases
 _LIST_RE = re.compile(
     r"^(?:[-*•]|\d{1,2}[.)、]|[（(]?\d{1,2}[）)]|第[一二三四五六七八九十\d]+步)\s*"
 )
-_TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
-_RULE_RE = re.compile(r"[-=_*#·~]{6,}")
+TOC_RE = re.compile(r"(?:\.{4,}|…{2,}|·{4,})\s*\d+\s*$")
+RULE_RE = re.compile(r"[-=_*#·~]{6,}")
 # A 'Label: value' line (ingest.lang.FIELD_LABEL); records read their fields with it too.
 FIELD_RE = re.compile(rf"^(?P<label>{FIELD_LABEL})[:：]\s*(?P<value>\S.*)$")
 # A log line: it opens with a date or time stamp or a bracketed tag, or names two key=value pairs
@@ -101,7 +101,7 @@ def looks_like_data(cells: Sequence[str]) -> bool:
 def furniture(line: str, item: EvidenceItem) -> bool:
     """A heading, the document's title or a section name, a banner in capitals or a rule
     line: where an answer sits, never one."""
-    folded = tx.normalize_space(_RULE_RE.sub(" ", line)).casefold()
+    folded = tx.normalize_space(RULE_RE.sub(" ", line)).casefold()
     if not folded or folded in item.title.casefold() or folded in item.section.casefold():
         return True
     letters = [c for c in line if c.isascii() and c.isalpha()]
@@ -124,18 +124,20 @@ def record_fields(lines: Sequence[str]) -> list[str]:
     return [ln for ln in fields if len(ln) <= RECORD_FIELD_CHARS]
 
 
-def _names(sentence: str) -> str:
+def sentence_names(sentence: str) -> str:
     """The names a sentence gives: what a next sentence that refers back may be about."""
     return " ".join(text_phrases(sentence))
 
 
-def _lists_joined(blocks: Sequence[str]) -> list[str]:
-    """Blocks in order, a run of list items that each stand alone joined into one list."""
+def lists_joined(blocks: Sequence[str], marker: re.Pattern[str] = _LIST_RE) -> list[str]:
+    """Blocks in order, a run of list items that each stand alone ('1. Sign in …', '2. Attach
+    …': parsers give every item its own block) joined into the one list they are; `marker`
+    says what opens an item."""
     out: list[str] = []
     listed_before = False
     for block in blocks:
         lines = [ln for ln in block.splitlines() if ln.strip()]
-        listed = bool(lines) and all(_LIST_RE.match(ln.strip()) for ln in lines)
+        listed = bool(lines) and all(marker.match(ln.strip()) for ln in lines)
         if listed and listed_before:
             out[-1] = f"{out[-1]}\n{block.strip()}"
         else:
@@ -165,7 +167,7 @@ def units(item: EvidenceItem, rank: int = 0) -> list[Unit]:
     base = {"n": item.n, "rank": rank, "title": item.title, "source": item.source,
             "chunk_id": item.chunk_id or ""}  # fmt: skip
     last_heading = heading
-    for block in _lists_joined(re.split(r"\n\s*\n", item.text)):
+    for block in lists_joined(re.split(r"\n\s*\n", item.text)):
         lines = [ln.strip() for ln in block.splitlines() if ln.strip()]
         if not lines:
             continue
@@ -194,7 +196,7 @@ def units(item: EvidenceItem, rank: int = 0) -> list[Unit]:
                      lang=language_of(block), **base)  # type: ignore[arg-type]
             )  # fmt: skip
         for line in lines:
-            if _TOC_RE.search(line) or (record and line == key_line and line == head
+            if TOC_RE.search(line) or (record and line == key_line and line == head
                                         and not FIELD_RE.match(line)):  # fmt: skip
                 continue  # a record's key line is shown with each of its fields
             whole = (len(line) <= FIELD_LINE_CHARS and FIELD_RE.match(line)) or _log_line(line)
@@ -213,7 +215,7 @@ def units(item: EvidenceItem, rank: int = 0) -> list[Unit]:
                 context = (
                     f"{head if line != head else ''} {fields} {opening} {last_heading} {where}"
                 )
-                before = _names(sentences[k - 1]) if k and tx.refers_back(sentence) else ""
+                before = sentence_names(sentences[k - 1]) if k and tx.refers_back(sentence) else ""
                 field = FIELD_RE.match(record[0]) if record else None
                 out.append(
                     Unit(sentence, tx.normalize_space(context), kind=kind,
