@@ -170,10 +170,28 @@ def _via_hop(
     return None
 
 
+# a Chinese predicate adjective that compares where it ends a clause ('谁的额度高？'), never
+# inside one ('高级', '小时'): comparatives_final.txt
+_FINAL = {
+    w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives_final") for w in ws
+}
+_FINAL_RE = re.compile(
+    r"(?<![多很太好])("  # '多长', '很多' ask or describe: no comparison
+    + "|".join(sorted(map(re.escape, _FINAL), key=len, reverse=True))
+    + ")"
+    r"(?:一些|一点|些|点)?(?:呢|啊|吗)?\s*(?:[？?。，,！!；;]|$)"
+)
+
+
 def comparison_direction(question: str) -> int:
     """-1 when the question asks for the smaller value or earlier date, +1 the larger or
-    later, 0 when it compares nothing (comparatives.txt)."""
-    return next((d for w, d in DIRECTIONS.items() if _has_word(question, w)), 0)
+    later, 0 when it compares nothing (comparatives.txt; comparatives_final.txt at the end
+    of a clause)."""
+    said = next((d for w, d in DIRECTIONS.items() if _has_word(question, w)), 0)
+    if said:
+        return said
+    final = _FINAL_RE.search(question)
+    return _FINAL[final.group(1)] if final else 0
 
 
 def _has_word(text: str, word: str) -> bool:

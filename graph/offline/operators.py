@@ -16,6 +16,7 @@ from graph.offline import totals as tt
 from graph.offline.answer import short_answer
 from graph.offline.kinds import answer_type
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.row_compare import compare_named_rows
 from graph.protocols import EvidenceItem, HopView, Similarity
 
 
@@ -24,7 +25,7 @@ class Computed:
     text: str  # the answer line without its lead
     cites: list[int]  # its citations
     shown: list[tuple[int, str]]  # (citation, line) of every value it used
-    how: str  # which computation: choice | yes_no | difference | common | total | gap
+    how: str  # which computation: rows | choice | yes_no | difference | common | total | gap
 
 
 def compute(
@@ -36,6 +37,9 @@ def compute(
 ) -> Computed | None:
     """The computed answer, or None when no computation applies."""
     steps = [h for h in hops if not h.follow_up]
+    rows = compare_named_rows(question, evidence, similarity, params)
+    if rows is not None:  # named rows of one table compared on the asked column
+        return Computed(rows.text, rows.cites, rows.shown, "rows")
     kind = answer_type(question)
     if kind in ("choice", "yes_no"):
         decided = short_answer(question, evidence, steps, params, similarity)
