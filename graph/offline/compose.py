@@ -6,7 +6,8 @@ The first line is one of three, by the reader's probabilities (graph/offline/rea
 - the best unit quoted verbatim, its answering span in bold only when the model is sure of
   that span (`bold`);
 - 'The documents do not say ⟨what was asked⟩ directly.' when even the best unit is unlikely
-  (`quote`), followed by the closest passages, each cited.
+  (`quote`) or is about another thing of the asked kind (a sibling of the code asked: its
+  record is no answer), followed by the closest passages, each cited.
 A value computed from stated ones (a sum, a difference, a choice between compared values:
 graph/offline/operators.py) is stated with every value it used shown. Then the evidence: the
 best unit of each earlier step of a chain (the link it followed), then the units after the
@@ -25,6 +26,7 @@ from graph.offline.model import ReaderModel, load_model
 from graph.offline.operators import compute
 from graph.offline.reading import Reading, read
 from graph.offline.units import Unit, without_planted
+from graph.offline.values import codes_in
 from graph.protocols import EvidenceItem, HopView, Similarity
 from graph.result import LOOKED_FOR_LEAD, NOT_SAID_LEAD, QUOTE_LEAD
 
@@ -89,7 +91,11 @@ def not_said_line(what: str, zh: bool) -> str:
 def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
     """The first line from a reading, by the model's thresholds."""
     top = reading.top
-    if top is None or reading.sure < model.threshold("quote", 0.2):
+    if (
+        top is None
+        or reading.sure < model.threshold("quote", 0.2)
+        or about_sibling(reading.asked.question, top.unit)
+    ):
         return Lead(not_said_line(reading.asked.question, zh), "not_found")
     unit = top.unit
     span = reading.span
@@ -113,6 +119,24 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
     text = clip(shown, span.text if span else "")
     return Lead(quote_line(bold(text, span.text) if sure_span and span else text, unit.n, zh),
                 "quote", (unit,))  # fmt: skip
+
+
+def _shape(code: str) -> str:
+    return re.sub(r"\d", "9", code)
+
+
+def about_sibling(question: str, unit: Unit) -> bool:
+    """Whether the unit is about another thing of the kind the question names: it holds a
+    code of the same shape as one the question gives ('LQ-MR-003' for 'LQ-MR-002') and none
+    of the question's own, so what it says is not said of what is asked."""
+    asked = codes_in(question)
+    if not asked:
+        return False
+    held = set(codes_in(f"{unit.shown()} {unit.context} {unit.lead} {unit.referent}"))
+    if held & set(asked):
+        return False
+    shapes = {_shape(c) for c in asked}
+    return any(_shape(c) in shapes for c in held)
 
 
 def compose(

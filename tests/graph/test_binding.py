@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from graph.binding import bound, unbound_values
 from graph.claims import check, split_claims
-from graph.offline.units import units
+from graph.offline.compose import about_sibling, compose
+from graph.offline.units import Unit, units
 from graph.protocols import EvidenceItem
 
 ROSTER = EvidenceItem(
@@ -47,3 +48,17 @@ def test_a_verbatim_quote_is_bound_as_its_passage_binds_it() -> None:
     quote = "The documents say: “Ona Brisk moved to the Harbour office in 2030.” [2]"
     claims = check(split_claims(quote), [NOTES], "When did Pell Varga join?")
     assert claims[0].verdict == "supported"
+
+
+def test_a_unit_about_a_sibling_code_is_no_answer_for_the_code_asked() -> None:
+    log = "Pump PX-301 · last serviced: 2024-03-02 · technician: Ada Fenn"
+    unit = Unit(log, "Service log", 1, 0, kind="record")
+    assert about_sibling("When was PX-302 last serviced?", unit)  # another pump's record
+    assert not about_sibling("When was PX-301 last serviced?", unit)
+    assert not about_sibling("When was the pump last serviced?", unit)  # no code asked
+    assert not about_sibling("Who services RQ-12?", unit)  # a code of another shape
+    item = EvidenceItem(n=1, chunk_id="c3", source="log.txt", title="Service log", text=log)
+    first = "".join(compose("When was PX-302 last serviced?", [item], [])).splitlines()[0]
+    assert first.startswith("The documents do not say"), first
+    asked = "".join(compose("When was PX-301 last serviced?", [item], [])).splitlines()[0]
+    assert "2024-03-02" in asked, asked
