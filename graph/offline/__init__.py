@@ -23,6 +23,7 @@ from graph.offline.decompose import decompose_question
 from graph.offline.model import ReaderModel
 from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.reading import Reading
+from graph.offline.row_link import row_link
 from graph.protocols import EvidenceItem, HopView, PhraseLookup, Similarity, Usage
 from graph.schemas import (
     Decomposition,
@@ -94,7 +95,7 @@ class OfflineReasoner:
         for k in dict.fromkeys(tx.placeholder_ids(sub_question)) or [len(earlier)]:
             hop = earlier[k - 1] if 0 < k <= len(earlier) else earlier[-1]
             hits = [e for e in evidence if e.chunk_id] or hop.top_hits
-            named = br.named_by_hop(hop, hits)  # type: ignore[arg-type]
+            named = br.named_by_hop(hop, hits) or row_link(hop, hits, self.params)  # type: ignore[arg-type]
             found = [named] if named else br.candidates(hop, hits, "", self.params)  # type: ignore[arg-type]
             found = _not_named_in(sub_question, found)
             if hop.entity and not br.linked(found):  # nothing found is said of the entity

@@ -54,7 +54,8 @@ def pieces(cell: str) -> list[str]:
 _STOP = tx.EN_STOPWORDS
 
 
-def _given(piece: str, question: str) -> bool:
+def given(piece: str, question: str) -> bool:
+    """Whether the question gives this piece of a cell (a Latin piece as whole words)."""
     if tx.has_cjk(piece):
         return piece in question
     return re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", question) is not None
@@ -78,7 +79,7 @@ def named_rows(question: str, rows: Sequence[Unit]) -> list[tuple[str, Unit]]:
     holders: dict[str, list[Unit]] = {}
     for row in rows:
         for piece in {p for _, value in row.cells for p in pieces(value)}:
-            if _given(piece, question):
+            if given(piece, question):
                 holders.setdefault(piece, []).append(row)
     headers = " ".join(h for h, _ in rows[0].cells) if rows else ""
     named: dict[int, tuple[str, Unit]] = {}
