@@ -121,22 +121,38 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
                 "quote", (unit,))  # fmt: skip
 
 
+# a name numbered in brackets: '补充协议（二）', 'Annex (3)' (its last four characters kept)
+_NUMBERED_RE = re.compile(r"([^\s（()）]{2,4})\s?[（(]\s*([一二三四五六七八九十]+|\d{1,3})\s*[）)]")
+
+
 def _shape(code: str) -> str:
     return re.sub(r"\d", "9", code)
 
 
+def _numbered(text: str) -> list[str]:
+    """Codes and names numbered in brackets, each as written ('PX-301', '补充协议（一）')."""
+    return codes_in(text) + [f"{m.group(1)}（{m.group(2)}）" for m in _NUMBERED_RE.finditer(text)]
+
+
+def _kind_of(numbered: str) -> str:
+    """What a code or a numbered name is one of: its shape ('PX-999'), its name ('补充协议')."""
+    bracket = numbered.find("（")
+    return numbered[:bracket] if bracket > 0 else _shape(numbered)
+
+
 def about_sibling(question: str, unit: Unit) -> bool:
     """Whether the unit is about another thing of the kind the question names: it holds a
-    code of the same shape as one the question gives ('LQ-MR-003' for 'LQ-MR-002') and none
-    of the question's own, so what it says is not said of what is asked."""
-    asked = codes_in(question)
+    code of the same shape as one the question gives ('PX-301' for 'PX-302'), or the same name
+    under another number ('补充协议（一）' for '补充协议（二）'), and none of the question's own,
+    so what it says is not said of what is asked."""
+    asked = _numbered(question)
     if not asked:
         return False
-    held = set(codes_in(f"{unit.shown()} {unit.context} {unit.lead} {unit.referent}"))
+    held = set(_numbered(f"{unit.shown()} {unit.context} {unit.lead} {unit.referent}"))
     if held & set(asked):
         return False
-    shapes = {_shape(c) for c in asked}
-    return any(_shape(c) in shapes for c in held)
+    kinds = {_kind_of(c) for c in asked}
+    return any(_kind_of(c) in kinds for c in held)
 
 
 def compose(

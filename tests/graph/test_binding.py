@@ -62,3 +62,12 @@ def test_a_unit_about_a_sibling_code_is_no_answer_for_the_code_asked() -> None:
     assert first.startswith("The documents do not say"), first
     asked = "".join(compose("When was PX-301 last serviced?", [item], [])).splitlines()[0]
     assert "2024-03-02" in asked, asked
+
+
+def test_a_name_under_another_number_is_a_sibling_too() -> None:
+    row = Unit(
+        "项目: 签订日期; 内容: 2031年3月2日", "一、基本信息 仓储服务合同补充协议（一）", 1, 0
+    )
+    assert about_sibling("仓储服务合同的补充协议（二）是哪天签订的？", row)
+    assert not about_sibling("仓储服务合同的补充协议（一）是哪天签订的？", row)
+    assert not about_sibling("仓储服务合同是哪天签订的？", row)  # no number asked
