@@ -170,16 +170,17 @@ def _via_hop(
     return None
 
 
-# a Chinese predicate adjective that compares where it ends a clause ('谁的额度高？'), never
-# inside one ('高级', '小时'): comparatives_final.txt
+# a Chinese predicate adjective that compares where it ends a clause that asks 谁/哪 ('谁的额度
+# 高？', '哪家便宜'), never inside a word ('组长', '身高', '延长') or a pair ('大小', '长短'), nor
+# after a degree word ('这么贵', '很多') or in 多长/多久, which ask: comparatives_final.txt
 _FINAL = {
     w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives_final") for w in ws
 }
 _FINAL_RE = re.compile(
-    r"(?<![多很太好])("  # '多长', '很多' ask or describe: no comparison
+    r"(?:谁|哪)[^，,。？?！!；;\s是为当任做]*?"  # '谁是站长' names a post: no comparison
+    r"(?<![多很太好么组部事身体特延大小长短高低远近早晚轻重])("
     + "|".join(sorted(map(re.escape, _FINAL), key=len, reverse=True))
-    + ")"
-    r"(?:一些|一点|些|点)?(?:呢|啊|吗)?\s*(?:[？?。，,！!；;]|$)"
+    + r")(?![大小长短高低远近早晚轻重])(?:一些|一点|些|点)?(?:呢|啊|吗)?\s*(?:[？?。，,！!；;]|$)"
 )
 
 

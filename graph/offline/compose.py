@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from graph import text as tx
 from graph.offline.column_groups import bound_cells
+from graph.offline.kinds import answer_type
 from graph.offline.model import ReaderModel, load_model
 from graph.offline.operators import compute
 from graph.offline.reading import Reading, read
@@ -121,38 +122,52 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
                 "quote", (unit,))  # fmt: skip
 
 
-# a name numbered in brackets: '补充协议（二）', 'Annex (3)' (its last four characters kept)
-_NUMBERED_RE = re.compile(r"([^\s（()）]{2,4})\s?[（(]\s*([一二三四五六七八九十]+|\d{1,3})\s*[）)]")
+# a name numbered in brackets: '补充协议（二）', 'Annex (3)' (its last four characters kept; the
+# name holds a letter, the number is one or two digits or a Chinese numeral up to 十)
+_NUMBERED_RE = re.compile(
+    r"([^\s（()）]{0,3}[^\W\d_])\s?[（(]\s*([一二三四五六七八九十]|[1-9]\d?)\s*[）)]"
+)
+_ZH_DIGITS = {c: str(i) for i, c in enumerate("一二三四五六七八九十", start=1)}
+# a code in a range or list of its like ('PX-301 to PX-310', 'PX-301/302'): it may hold any
+_SERIES_RE = r"\s*(?:/|,|、|to|至|到|~|～|–|—|-|and|和)\s*[A-Z0-9]"
+# the kinds of answer a sibling's unit cannot give: what it says is said of the other thing
+# (a 'which' question may ask for the sibling itself: 'which firmware replaced FW-20?')
+_SIBLING_KINDS = frozenset({"number", "date", "person", "place", "yes_no", "explain"})
 
 
 def _shape(code: str) -> str:
     return re.sub(r"\d", "9", code)
 
 
-def _numbered(text: str) -> list[str]:
-    """Codes and names numbered in brackets, each as written ('PX-301', '补充协议（一）')."""
-    return codes_in(text) + [f"{m.group(1)}（{m.group(2)}）" for m in _NUMBERED_RE.finditer(text)]
-
-
-def _kind_of(numbered: str) -> str:
-    """What a code or a numbered name is one of: its shape ('PX-999'), its name ('补充协议')."""
-    bracket = numbered.find("（")
-    return numbered[:bracket] if bracket > 0 else _shape(numbered)
+def _numbered(text: str) -> list[tuple[str, str]]:
+    """Codes and names numbered in brackets, each as (what it is one of, which one): a code by
+    its shape ('PX-999', 'PX-301'), a name by its last word or two Chinese characters and its
+    number, a number in words as its digits (('附录', '1') for '维修规程附录（一）')."""
+    names = []
+    for m in _NUMBERED_RE.finditer(text):
+        stem = m.group(1)
+        key = stem[-2:] if tx.has_cjk(stem[-1:]) else re.split(r"[^\w]", stem)[-1].casefold()
+        names.append((key, _ZH_DIGITS.get(m.group(2), m.group(2))))
+    return [(_shape(c), c) for c in codes_in(text)] + names
 
 
 def about_sibling(question: str, unit: Unit) -> bool:
     """Whether the unit is about another thing of the kind the question names: it holds a
     code of the same shape as one the question gives ('PX-301' for 'PX-302'), or the same name
     under another number ('补充协议（一）' for '补充协议（二）'), and none of the question's own,
-    so what it says is not said of what is asked."""
+    nor a range or list of them that may hold it; what it says is then not said of what is
+    asked (for a question asking a value, a date, a person, a place, yes or no, or why)."""
     asked = _numbered(question)
-    if not asked:
+    if not asked or answer_type(question) not in _SIBLING_KINDS:
         return False
-    held = set(_numbered(f"{unit.shown()} {unit.context} {unit.lead} {unit.referent}"))
+    text = f"{unit.shown()} {unit.context} {unit.lead} {unit.referent}"
+    held = set(_numbered(text))
     if held & set(asked):
         return False
-    kinds = {_kind_of(c) for c in asked}
-    return any(_kind_of(c) in kinds for c in held)
+    kinds = {kind for kind, _ in asked}
+    siblings = [which for kind, which in held if kind in kinds]
+    in_series = any(re.search(re.escape(c) + _SERIES_RE, text) for c in siblings)
+    return bool(siblings) and not in_series
 
 
 def compose(

@@ -5,7 +5,8 @@ A row is named when the question gives a piece of one of its cells (the cell, a 
 characters of it, a part of it between dashes or brackets) that no other row of the table
 holds. The column is the one whose header holds the question's words (`header_match`); when
 none does and the headers are in the other language, the comparable columns all shown,
-nearest in meaning first (the built-in embedder), if they all pick the same row.
+nearest in meaning first (the built-in embedder), if two or more all pick the same row. Only
+a question that picks one ('which', 'A or B', '谁', '哪') and asks no difference is read so.
 Nothing is stated unless every named row has a value in that column and the values differ.
 """
 
@@ -19,16 +20,21 @@ from graph import text as tx
 from graph.offline.answer_compare import comparison_direction
 from graph.offline.columns import header_match
 from graph.offline.params import PARAMS, OfflineParams
+from graph.offline.totals import asks_difference
 from graph.offline.units import Unit, pool_units
-from graph.offline.values import numeric_value
+from graph.offline.values import date_keys, numeric_value
 from graph.protocols import EvidenceItem, Similarity
 from ingest.lang import CODE_RE
 
 MAX_ROWS = 4  # a question names at most this many rows to compare
 MAX_COLUMNS = 3  # columns that agree are all shown; more than this are no answer
-_CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff]{2,}")
+_CJK_RUN_RE = re.compile(f"[{tx.CJK}]{{2,}}")
 _SEGMENT_RE = re.compile(r"\s+[—–-]\s+|[(),;/（）；，、:：]")
-_LETTER_RE = re.compile(r"[A-Za-z\u4e00-\u9fff]")
+_LETTER_RE = re.compile(f"[A-Za-z{tx.CJK}]")
+# a question that picks one of the named things ('which', 'A or B', '谁', '哪', '还是')
+_CHOICE_RE = re.compile(r"\b(?:which|who|whose|whom|or)\b|哪|谁|还是", re.IGNORECASE)
+# digits in groups ('0100 555', '028-8512 6630') or after a leading zero: a phone, an ID
+_DIGIT_GROUPS_RE = re.compile(r"\d[\s-]+\d|^\+?0\d")
 
 
 @dataclass(frozen=True)
@@ -105,9 +111,19 @@ def _columns(named: Sequence[tuple[str, Unit]]) -> list[str]:
         values = [dict(row.cells).get(header, "") for _, row in named]
         if any(piece in v for v in values for piece, _ in named):
             continue
-        if all(v and not CODE_RE.search(v) and numeric_value(v) is not None for v in values):
+        if all(_comparable(v) for v in values):
             out.append(header)
     return out
+
+
+def _comparable(value: str) -> bool:
+    """A value to compare: a date, or an amount that is no code, phone number or ID."""
+    value = value.strip()
+    if not value or CODE_RE.search(value):
+        return False
+    if date_keys(value):
+        return True
+    return numeric_value(value) is not None and not _DIGIT_GROUPS_RE.search(value)
 
 
 def _pick(values: Sequence[float], direction: int) -> int | None:
@@ -126,8 +142,8 @@ def compare_named_rows(
     """The named row the comparison word picks on the asked column, with every value shown;
     None unless the question compares and names two to MAX_ROWS rows of one table."""
     direction = comparison_direction(question)
-    if not direction:
-        return None
+    if not direction or not _CHOICE_RE.search(question) or asks_difference(question):
+        return None  # no pick among named things: 'how much more' is a difference
     for rows in tables(pool_units(evidence)):
         named = named_rows(question, rows)
         if not 2 <= len(named) <= MAX_ROWS:
@@ -158,7 +174,8 @@ def _column(
 ) -> list[str]:
     """The compared column: the one whose header holds the question's words; when none does,
     the comparable columns headed in the other language (where words cannot match), nearest
-    in meaning first, if they all pick the same row; [] when neither tells."""
+    in meaning first, if there are two or more and they all pick the same row; [] when
+    neither tells."""
     columns = _columns(named)
     if not columns:
         return []
@@ -180,9 +197,9 @@ def _column(
         _pick([numeric_value(dict(r.cells)[h]) or 0.0 for _, r in named], direction)
         for h in columns
     }
-    if len(picks) != 1 or None in picks or len(columns) > MAX_COLUMNS:
-        return []  # the columns disagree, and no header says which one is asked
-    if similarity is None or len(columns) == 1:
+    if len(picks) != 1 or None in picks or not 2 <= len(columns) <= MAX_COLUMNS:
+        return []  # one column says nothing of being asked; several that disagree, neither
+    if similarity is None:
         return columns
     try:
         sims = similarity(tx.normalize_space(asked), list(columns))

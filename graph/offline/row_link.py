@@ -18,8 +18,10 @@ from graph.offline.params import PARAMS, OfflineParams
 from graph.offline.row_compare import given, pieces
 from graph.offline.units import pool_units
 from graph.protocols import EvidenceItem, HopView
+from ingest import lexicon
 
 _LETTER_RE = re.compile(r"[^\W\d_]")
+_PLACEHOLDERS = lexicon.words("placeholders")  # 'TBD', '待定': no one to link through
 
 
 def _item(hit: Any, n: int) -> EvidenceItem:
@@ -72,6 +74,8 @@ def row_link(hop: HopView, hits: Sequence[Any], params: OfflineParams = PARAMS) 
             for piece in anchors.values()
         ):
             return None
+        if value.casefold() in _PLACEHOLDERS:
+            return None  # the asked cell is blank in words: the table names no one yet
         if _LETTER_RE.search(value) and not given(value, asked):
             found.setdefault(value, row.rank + 1)
     if len(found) != 1:

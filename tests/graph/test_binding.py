@@ -65,9 +65,17 @@ def test_a_unit_about_a_sibling_code_is_no_answer_for_the_code_asked() -> None:
 
 
 def test_a_name_under_another_number_is_a_sibling_too() -> None:
-    row = Unit(
-        "项目: 签订日期; 内容: 2031年3月2日", "一、基本信息 仓储服务合同补充协议（一）", 1, 0
-    )
-    assert about_sibling("仓储服务合同的补充协议（二）是哪天签订的？", row)
-    assert not about_sibling("仓储服务合同的补充协议（一）是哪天签订的？", row)
-    assert not about_sibling("仓储服务合同是哪天签订的？", row)  # no number asked
+    row = Unit("生效日期: 2031年3月2日", "维修规程附录（一） 一、总则", 1, 0)
+    assert about_sibling("维修规程附录（3）什么时候生效？", row)
+    assert not about_sibling("维修规程附录（1）什么时候生效？", row)  # 1 and 一 are one number
+    assert not about_sibling("维修规程什么时候生效？", row)  # no number asked
+
+
+def test_a_range_or_list_of_codes_and_a_which_question_are_no_siblings() -> None:
+    ranged = Unit("Pumps PX-301 to PX-310 were serviced on 2 May.", "Service log", 1, 0)
+    assert not about_sibling("When was PX-302 last serviced?", ranged)
+    listed = Unit("PX-301/302 were serviced on 2 May.", "Service log", 1, 0)
+    assert not about_sibling("When was PX-302 last serviced?", listed)
+    # the answer to 'which' may be the sibling itself
+    replaced = Unit("Firmware FW-21 replaced it in March.", "Release notes", 1, 0)
+    assert not about_sibling("Which firmware replaced FW-20?", replaced)

@@ -8,18 +8,19 @@ from graph.offline.row_link import row_link
 from graph.protocols import EvidenceItem, HopView
 
 ROSTER = (
-    "| Service | Primary | Primary phone | Backup | Backup phone |\n| --- | --- | --- | --- | --- |\n"
-    "| ledger-api | Ona Brisk | 0100 111 | Pell Varga | 0100 222 |\n"
-    "| mail-relay | Ivo Mart | 0100 333 | Una Saar | 0100 444 |\n"
-    "| card-vault | Ivo Mart | 0100 333 | Rae Quist | 0100 555 |\n"
+    "| Shift | Lead | Lead phone | Deputy | Deputy phone |\n| --- | --- | --- | --- | --- |\n"
+    "| dawn-dock | Ona Brisk | 0100 111 | Pell Varga | 0100 222 |\n"
+    "| noon-gate | Ivo Mart | 0100 333 | Una Saar | 0100 444 |\n"
+    "| dusk-yard | Ivo Mart | 0100 333 | Rae Quist | 0100 555 |\n"
+    "| night-pier | Lia Dorn | 0100 666 | TBD | — |\n"
 )
 ZH = (
-    "| 班组 | 班组长 | 班组长手机 | 副班组长 | 副班组长手机 |\n| --- | --- | --- | --- | --- |\n"
-    "| 甲组 | 杨一帆 | 13700000001 | 马二林 | 13700000002 |\n"
-    "| 乙组 | 吴三水 | 13700000003 | 邓四海 | 13700000004 |\n"
+    "| 门店 | 店长 | 店长电话 | 副店长 | 副店长电话 |\n| --- | --- | --- | --- | --- |\n"
+    "| 东湖店 | 杨一帆 | 13700000001 | 马二林 | 13700000002 |\n"
+    "| 西岭店 | 吴三水 | 13700000003 | 邓四海 | 13700000004 |\n"
 )
 ITEM = EvidenceItem(n=1, chunk_id="r1", source="roster.md", title="On-call roster", text=ROSTER)
-ZH_ITEM = EvidenceItem(n=1, chunk_id="z1", source="banzu.md", title="班组名单", text=ZH)
+ZH_ITEM = EvidenceItem(n=1, chunk_id="z1", source="stores.md", title="门店值班表", text=ZH)
 
 
 def hop(sub_question: str) -> HopView:
@@ -27,31 +28,32 @@ def hop(sub_question: str) -> HopView:
 
 
 def test_the_named_row_and_the_asked_column_give_the_link() -> None:
-    found = row_link(hop("backup of Ona Brisk?"), [ITEM])
+    found = row_link(hop("deputy of Ona Brisk?"), [ITEM])
     assert found is not None and found.text == "Pell Varga"
-    primary = row_link(hop("Who is the primary for mail-relay?"), [ITEM])
+    primary = row_link(hop("Who is the lead for noon-gate?"), [ITEM])
     assert primary is not None and primary.text == "Ivo Mart"
-    zh = row_link(hop("甲组的副班组长是谁？"), [ZH_ITEM])
+    zh = row_link(hop("东湖店的副店长是谁？"), [ZH_ITEM])
     assert zh is not None and zh.text == "马二林"
 
 
 def test_no_link_when_rows_columns_or_values_are_not_one() -> None:
-    assert row_link(hop("backup of Ivo Mart?"), [ITEM]) is None  # two rows, two backups
+    assert row_link(hop("deputy of Ivo Mart?"), [ITEM]) is None  # two rows, two deputies
     assert row_link(hop("Who is Ona Brisk?"), [ITEM]) is None  # no column asked
-    assert row_link(hop("backup phone of Ona Brisk?"), [ITEM]) is None  # a number names none
-    assert row_link(hop("backup of Lia Dorn?"), [ITEM]) is None  # no row holds her
+    assert row_link(hop("deputy phone of Ona Brisk?"), [ITEM]) is None  # a number names none
+    assert row_link(hop("deputy of Kai Wren?"), [ITEM]) is None  # no row holds him
+    assert row_link(hop("deputy of Lia Dorn?"), [ITEM]) is None  # 'TBD' names no one
 
 
 def test_the_offline_chain_asks_its_next_step_about_the_link() -> None:
     reasoner = OfflineReasoner()
-    first = hop("backup of Ona Brisk?").model_copy(update={"hit_ids": ["r1"]})
+    first = hop("deputy of Ona Brisk?").model_copy(update={"hit_ids": ["r1"]})
     query, _ = reasoner.bridge("What is #1's phone?", [first], [ITEM])
     assert "Pell Varga" in query and "Ona Brisk" not in query
 
 
 def test_a_sentence_that_says_it_of_the_thing_decides_instead_of_the_table() -> None:
     note = EvidenceItem(n=2, chunk_id="r2", source="roster.md", title="Changes",
-                        text="From 3 May, Una Saar is backup for ledger-api while Pell Varga "
+                        text="From 3 May, Una Saar is deputy for dawn-dock while Pell Varga "
                              "is away.")  # fmt: skip
-    assert row_link(hop("backup for ledger-api?"), [ITEM]) is not None
-    assert row_link(hop("backup for ledger-api?"), [ITEM, note]) is None
+    assert row_link(hop("deputy for dawn-dock?"), [ITEM]) is not None
+    assert row_link(hop("deputy for dawn-dock?"), [ITEM, note]) is None
