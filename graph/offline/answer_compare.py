@@ -22,9 +22,13 @@ from ingest.phrases import text_phrases
 if TYPE_CHECKING:
     from graph.protocols import Similarity
 
-DIRECTIONS = {
-    w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives") for w in ws
-}
+
+def _directions(name: str) -> dict[str, int]:
+    """A comparatives lexicon's words and the direction each picks ('-' smaller or earlier)."""
+    return {w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table(name) for w in ws}
+
+
+DIRECTIONS = _directions("comparatives")
 
 
 def _items_of(question: str) -> list[str]:
@@ -173,9 +177,7 @@ def _via_hop(
 # a Chinese predicate adjective that compares where it ends a clause that asks 谁/哪 ('谁的额度
 # 高？', '哪家便宜'), never inside a word ('组长', '身高', '延长') or a pair ('大小', '长短'), nor
 # after a degree word ('这么贵', '很多') or in 多长/多久, which ask: comparatives_final.txt
-_FINAL = {
-    w: (-1 if sign == "-" else 1) for sign, ws in lexicon.table("comparatives_final") for w in ws
-}
+_FINAL = _directions("comparatives_final")
 _FINAL_RE = re.compile(
     r"(?:谁|哪)[^，,。？?！!；;\s是为当任做]*?"  # '谁是站长' names a post: no comparison
     r"(?<![多很太好么组部事身体特延大小长短高低远近早晚轻重])("

@@ -45,6 +45,11 @@ def _lexicons() -> tuple[dict[str, _Unit], dict[str, set[str]], dict[str, float]
 _UNITS, _MARKS, _VALUES = _lexicons()
 
 
+def number_word(word: str) -> float | None:
+    """The value of a number word ('three', '十'; number_values.txt), None for other words."""
+    return _VALUES.get(word.casefold())
+
+
 def base_unit(word: str) -> tuple[str, float] | None:
     """(quantity, size in its base unit) of a unit's name ('metres' -> ('length', 1.0))."""
     unit = _UNITS.get(word.casefold())

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from graph import text as tx
+from graph.offline.calc import number_word
 from graph.offline.column_groups import bound_cells
 from graph.offline.kinds import answer_type
 from graph.offline.model import ReaderModel, load_model
@@ -127,7 +128,6 @@ def lead_line(reading: Reading, model: ReaderModel, zh: bool) -> Lead:
 _NUMBERED_RE = re.compile(
     r"([^\s（()）]{0,3}[^\W\d_])\s?[（(]\s*([一二三四五六七八九十]|[1-9]\d?)\s*[）)]"
 )
-_ZH_DIGITS = {c: str(i) for i, c in enumerate("一二三四五六七八九十", start=1)}
 # a code in a range or list of its like ('PX-301 to PX-310', 'PX-301/302'): it may hold any
 _SERIES_RE = r"\s*(?:/|,|、|to|至|到|~|～|–|—|-|and|和)\s*[A-Z0-9]"
 # the kinds of answer a sibling's unit cannot give: what it says is said of the other thing
@@ -147,7 +147,8 @@ def _numbered(text: str) -> list[tuple[str, str]]:
     for m in _NUMBERED_RE.finditer(text):
         stem = m.group(1)
         key = stem[-2:] if tx.has_cjk(stem[-1:]) else re.split(r"[^\w]", stem)[-1].casefold()
-        names.append((key, _ZH_DIGITS.get(m.group(2), m.group(2))))
+        which = m.group(2)
+        names.append((key, which if which.isdigit() else f"{number_word(which) or 0:g}"))
     return [(_shape(c), c) for c in codes_in(text)] + names
 
 

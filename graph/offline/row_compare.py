@@ -13,7 +13,7 @@ Nothing is stated unless every named row has a value in that column and the valu
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from graph import text as tx
@@ -67,6 +67,25 @@ def given(piece: str, question: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(piece)}(?!\w)", question) is not None
 
 
+def given_pieces(row: Unit, question: str) -> list[tuple[str, str]]:
+    """(cell value, piece) of each piece of the row's cells the question gives, no header's
+    word among them (a code aside): what the question names the row by."""
+    headers = " ".join(h for h, _ in row.cells)
+    return [
+        (value, piece)
+        for _, value in row.cells
+        for piece in pieces(value)
+        if given(piece, question) and (piece not in headers or CODE_RE.fullmatch(piece))
+    ]
+
+
+def without(question: str, named: Iterable[str]) -> str:
+    """The question without the pieces it names rows by: what it asks of them."""
+    for piece in sorted(named, key=len, reverse=True):
+        question = question.replace(piece, " ")
+    return question
+
+
 def tables(units: Sequence[Unit]) -> list[list[Unit]]:
     """The rows of the evidence grouped by table (same headers and context), in order."""
     out: dict[tuple[str, tuple[str, ...]], list[Unit]] = {}
@@ -84,13 +103,11 @@ def named_rows(question: str, rows: Sequence[Unit]) -> list[tuple[str, Unit]]:
     question's order; a piece that more rows hold names none of them."""
     holders: dict[str, list[Unit]] = {}
     for row in rows:
-        for piece in {p for _, value in row.cells for p in pieces(value)}:
-            if given(piece, question):
-                holders.setdefault(piece, []).append(row)
-    headers = " ".join(h for h, _ in rows[0].cells) if rows else ""
+        for piece in {p for _, p in given_pieces(row, question)}:
+            holders.setdefault(piece, []).append(row)
     named: dict[int, tuple[str, Unit]] = {}
     for piece, held in holders.items():
-        if len(held) != 1 or (piece in headers and not CODE_RE.fullmatch(piece)):
+        if len(held) != 1:
             continue
         row = held[0]
         current = named.get(id(row))
@@ -179,9 +196,7 @@ def _column(
     columns = _columns(named)
     if not columns:
         return []
-    asked = question
-    for piece, _ in named:
-        asked = asked.replace(piece, " ")
+    asked = without(question, (piece for piece, _ in named))
     by_words = sorted(((header_match(asked, h), h) for h in columns), key=lambda x: -x[0])
     if by_words[0][0] >= params.reader_column_min and (
         len(by_words) == 1 or by_words[1][0] < by_words[0][0]

@@ -15,7 +15,7 @@ from graph import text as tx
 from graph.offline.bridge import Candidate
 from graph.offline.columns import header_match
 from graph.offline.params import PARAMS, OfflineParams
-from graph.offline.row_compare import given, pieces
+from graph.offline.row_compare import given, given_pieces, without
 from graph.offline.units import pool_units
 from graph.protocols import EvidenceItem, HopView
 from ingest import lexicon
@@ -47,18 +47,10 @@ def row_link(hop: HopView, hits: Sequence[Any], params: OfflineParams = PARAMS) 
     prose = [u.text for u in units if not u.cells]
     found: dict[str, int] = {}
     for row in rows:
-        headers = " ".join(h for h, _ in row.cells)
-        anchors = {
-            value: piece
-            for _, value in row.cells
-            for piece in pieces(value)
-            if given(piece, asked) and piece not in headers
-        }
+        anchors = dict(given_pieces(row, asked))
         if not anchors:
             continue
-        rest = asked
-        for piece in sorted(anchors.values(), key=len, reverse=True):
-            rest = rest.replace(piece, " ")
+        rest = without(asked, anchors.values())
         scored = sorted(  # of two as near, the longer that holds the other ('副班组长', '班组长')
             ((header_match(rest, h), h, v) for h, v in row.cells if h and v and v not in anchors),
             key=lambda x: (-x[0], -len(x[1])),
